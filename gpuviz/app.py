@@ -1,0 +1,153 @@
+"""Entry points of the desktop app: ``run_app`` (the window) and ``snapshot`` (a PNG, headless).
+
+``gpuviz`` with no argument opens the window on an embedded default: a bundled kernel
+(``matmul_tiled`` at a small size) captured on the spot with the CPU executor: no GPU, no file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_KERNEL = "matmul_tiled"
+DEFAULT_SIZE = 32  # 2 x 2 blocks of 16 x 16 threads: every view readable, captured in well under a second
+
+
+def default_trace():
+    """The embedded default: ``matmul_tiled`` at size 32, captured now with the CPU executor."""
+    import numpy as np
+
+    import gpuviz
+    from kernels import get_kernel
+
+    spec = get_kernel(DEFAULT_KERNEL)
+    grid, block = spec.launch(DEFAULT_SIZE, spec.default_block)
+    args = spec.make_args(DEFAULT_SIZE, np.random.default_rng(0))
+    return gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
+
+
+def _load(path_or_trace):
+    from .model.trace import Trace
+
+    if path_or_trace is None:
+        return default_trace(), f"embedded default: {DEFAULT_KERNEL} size {DEFAULT_SIZE}"
+    if isinstance(path_or_trace, Trace):
+        return path_or_trace, ""
+    path = Path(path_or_trace)
+    if not path.exists():
+        raise FileNotFoundError(f"no trace file at {path}")
+    return Trace.load(path), str(path)
+
+
+def _application(headless: bool = False):
+    if headless and not os.environ.get("QT_QPA_PLATFORM") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform in ("win32", "darwin")
+    ):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setApplicationName("gpuviz")
+    return app
+
+
+def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int:
+    """Open the main window on ``trace_path`` (or the embedded default); returns the exit status."""
+    app = _application()
+    from .ui.theme import get_theme
+    from .ui.window import MainWindow
+
+    try:
+        trace, label = _load(trace_path)
+    except Exception as e:
+        print(f"gpuviz: {e}", file=sys.stderr)
+        return 2
+    window = MainWindow(trace, theme=get_theme(theme), source_label=label)
+    window.resize(1600, 950)
+    if present:
+        window.toggle_present()
+    else:
+        window.show()
+    return app.exec()
+
+
+def _parse_size(size) -> tuple[int, int]:
+    if isinstance(size, str):
+        try:
+            w, h = (int(x) for x in size.lower().split("x"))
+        except ValueError:
+            raise ValueError(f"size {size!r}: write WIDTHxHEIGHT, e.g. 1920x1080") from None
+        size = (w, h)
+    w, h = (int(x) for x in size)
+    if w < 64 or h < 64:
+        raise ValueError(f"size {w}x{h} is too small: at least 64x64")
+    return w, h
+
+
+def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size=(1920, 1080), out_png="snapshot.png",
+             theme: str = "light", scale: float = 1.0, selection: dict | None = None) -> Path:
+    """Render the whole window, or one view (by view id: ``grid``, ``block``, ``source`` ...), to a PNG.
+
+    ``frame`` may be negative (counted from the end). Works headless (offscreen Qt). Returns the path.
+    """
+    w, h = _parse_size(size)
+    app = _application(headless=True)
+    from PySide6.QtCore import Qt
+
+    from .ui.session import Session
+    from .ui.theme import get_theme
+    from .ui.views.base import available_views
+    from .ui.window import MainWindow
+
+    trace, label = _load(path_or_trace)
+    views = available_views()
+    if view is not None and view not in views and view != "window":
+        raise ValueError(f"no view named {view!r}; views: window, {', '.join(views)}")
+    session = Session(theme=get_theme(theme, scale))
+    session.set_trace(trace, label)
+    n = session.frames.n_frames
+    if frame is not None and n:
+        f = int(frame) + (n if int(frame) < 0 else 0)
+        if not 0 <= f < n:
+            raise ValueError(f"frame {frame} out of range: this trace has {n} frames")
+        session.set_frame(f)
+    if selection:
+        sel = session.selection
+        if "thread" in selection:
+            sel.select_thread(selection["block"], selection["thread"])
+        elif "warp" in selection:
+            sel.select_warp(selection["block"], selection["warp"])
+        elif "block" in selection:
+            sel.select_block(selection["block"])
+        if "array" in selection:
+            sel.select_cell(selection["array"], selection["index"])
+    if view is None or view == "window":
+        widget = MainWindow(session=session)
+    else:
+        widget = views[view](session)
+        widget.setWindowTitle(views[view].title)
+    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    widget.resize(w, h)
+    widget.show()
+    app.processEvents()
+    if view not in (None, "window"):
+        widget.refresh()
+    else:
+        widget.arrange_default()
+    for _ in range(3):  # dock layouts settle over a few passes (tab bars are placed last)
+        app.processEvents()
+    if view in (None, "window"):
+        widget._hide_stale_tab_bars()
+    out = Path(out_png)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    image = widget.grab()
+    if not image.save(str(out), "PNG"):
+        raise OSError(f"could not write {out}")
+    widget.close()
+    widget.deleteLater()
+    session.shutdown()
+    app.processEvents()
+    return out

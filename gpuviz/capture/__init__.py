@@ -1,0 +1,130 @@
+"""Capture: run an unmodified Numba CUDA kernel instrumented and return its :class:`~gpuviz.model.Trace`.
+
+Backends:
+    "cpu"  gpuviz's own lockstep executor (numpy; no GPU; the default)
+    "sim"  numba's CUDA simulator running a per-thread instrumented copy of the kernel (the reference)
+    "gpu"  numba-cuda on a real NVIDIA GPU
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+
+import numpy as np
+
+from ..model.trace import ArrayInfo, Launch, Trace
+from .errors import (
+    BackendUnavailable,
+    CaptureError,
+    DivergentBarrierError,
+    KernelFault,
+    LaunchConfigError,
+    TraceTooLarge,
+    UnsupportedConstruct,
+)
+from .limits import check_launch, normalize_dims
+
+__all__ = [
+    "BackendUnavailable",
+    "CaptureError",
+    "DivergentBarrierError",
+    "KernelFault",
+    "LaunchConfigError",
+    "TraceTooLarge",
+    "UnsupportedConstruct",
+    "capture",
+]
+
+BACKENDS = ("cpu", "sim", "gpu")
+
+
+def versions() -> dict[str, str]:
+    import sys
+
+    from .. import __version__
+
+    out = {"gpuviz": __version__, "python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("numba", "numba_cuda"):
+        m = sys.modules.get(mod)
+        if m is not None and getattr(m, "__version__", None):
+            out[mod] = str(m.__version__)
+    return out
+
+
+def _arrays_of(rt) -> list[ArrayInfo]:
+    out = []
+    for h in rt.arrays:
+        out.append(ArrayInfo(name=h.name, shape=tuple(h.shape), dtype=str(h.dtype), space=h.space if h.space != "const" else "global", line=h.line))
+    return out
+
+
+def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None, max_events: int = 50_000_000,
+            time_plain: bool = False, **options) -> Trace:
+    """Run ``kernel[grid, block](*args)`` instrumented and return its trace (see :func:`gpuviz.capture`)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    grid, block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
+    if backend == "sim":
+        from .perthread import capture_sim
+
+        return capture_sim(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
+    if backend == "gpu":
+        from .gpu import capture_gpu
+
+        return capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
+    return _capture_cpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
+                        time_plain=time_plain, **options)
+
+
+def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_plain=False, max_loop_iterations=5_000_000):
+    from .executor import compile_for_cpu, make_runtime, run_cpu
+    from .source import source_span
+
+    ck = compile_for_cpu(kernel)
+    root = ck.root
+    check_launch(grid, block, shared_bytes=ck.shared_bytes, where=f"{root.file}:{root.first_line}", kernel=root.name)
+    timings = {"compile_s": ck.compile_seconds}
+    if time_plain:
+        # the same lockstep code with recording off: what the executor costs without the trace
+        copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        t0 = time.perf_counter()
+        run_cpu(ck, make_runtime(ck, grid, block, record=False, max_loop_iterations=max_loop_iterations), copies)
+        timings["plain_s"] = time.perf_counter() - t0
+    text, first, _last = source_span(root)
+    t0 = time.perf_counter()
+    rt = make_runtime(ck, grid, block, record_blocks=record_blocks, max_events=max_events,
+                      max_loop_iterations=max_loop_iterations)
+    try:
+        run_cpu(ck, rt, args)
+    except CaptureError as exc:
+        # keep what was recorded up to the failure: the app can still show the partial launch
+        exc.trace = _build_trace(rt, root, grid, block, text, first, timings, partial=True)
+        raise
+    timings["instrumented_s"] = time.perf_counter() - t0
+    return _build_trace(rt, root, grid, block, text, first, timings)
+
+
+def _build_trace(rt, root, grid, block, text, first, timings, partial=False) -> Trace:
+    warnings = list(rt.warnings)
+    if partial:
+        warnings.insert(0, "partial trace: the launch stopped with an error")
+    meta = {"kernel_lines": [root.first_line, root.last_line], "threads_recorded": "all" if rt.recorded is None else "chosen blocks"}
+    if rt.printed:
+        meta["printed"] = rt.printed
+    launch = Launch(
+        kernel_name=root.name,
+        grid=grid,
+        block=block,
+        arrays=_arrays_of(rt),
+        source=text,
+        source_file=root.file,
+        first_line=first,
+        backend="cpu",
+        device="gpuviz CPU executor (lockstep SIMT, numpy)",
+        versions=versions(),
+        timings=timings,
+        warnings=warnings,
+        meta=meta,
+    )
+    return Trace(launch, rt.events())

@@ -1,0 +1,44 @@
+"""Errors a capture can end in. Each says what is wrong and where (file, line, block, thread)."""
+
+from __future__ import annotations
+
+
+class CaptureError(Exception):
+    """Base class: a kernel could not be captured. ``str()`` is a message for a person."""
+
+    def __init__(self, message: str, *, file: str = "", line: int = -1, trace=None):
+        super().__init__(message)
+        self.file = file
+        self.line = line
+        #: the partial trace recorded up to the failure, when there is one (the app can still show it)
+        self.trace = trace
+
+
+class UnsupportedConstruct(CaptureError):
+    """The kernel uses Python that gpuviz cannot instrument (slicing, arrays in tuples, ...)."""
+
+
+class LaunchConfigError(CaptureError):
+    """The launch configuration is impossible on a GPU (too many threads per block, too much shared memory...)."""
+
+
+class KernelFault(CaptureError):
+    """The kernel did something a GPU would fault on or silently corrupt: an out-of-range index, a bad type."""
+
+
+class DivergentBarrierError(CaptureError):
+    """A ``cuda.syncthreads()`` that not every live thread of a block reached (a deadlock or UB on a GPU)."""
+
+    def __init__(self, message: str, *, block=None, arrived=(), missing=(), **kw):
+        super().__init__(message, **kw)
+        self.block = block
+        self.arrived = list(arrived)
+        self.missing = list(missing)
+
+
+class TraceTooLarge(CaptureError):
+    """The trace would exceed the event limit: record fewer blocks or a smaller problem."""
+
+
+class BackendUnavailable(CaptureError):
+    """The backend asked for cannot run here (no GPU, or numba's simulator not selected at import)."""

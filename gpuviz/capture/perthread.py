@@ -1,0 +1,450 @@
+"""Per-thread instrumentation: the kernel's own code, with a recording call at each memory access.
+
+Used with numba's CUDA simulator (``backend="sim"``), the reference the CPU executor is tested
+against. The rewrite keeps the user's statements and their evaluation order and only wraps:
+
+* ``A[idx]`` (load)       -> ``A[__gv_ld(A, idx, LINE)]``  (records, returns idx unchanged)
+* ``A[idx] = v``          -> ``A[__gv_st(A, idx, LINE)] = v``  (v is evaluated first, as in Python)
+* ``A[idx] op= v``        -> ``__gv_i = idx; A[__gv_st(A, __gv_i)] = A[__gv_ld(A, __gv_i)] op v``
+* ``cuda.atomic.op(A, idx, v)`` -> operands hoisted to temporaries, the event recorded, then the atomic
+* ``cuda.syncthreads()``  -> ``__gv_bar(LINE)`` before it; warp primitives record as they are called
+* a prologue that records START, ``__gv_end(LINE)`` before each ``return`` and at the end.
+
+Which subscripted objects are arrays worth recording is decided at run time by identity: kernel
+array arguments, ``cuda.shared.array`` results and module-level arrays register themselves; local
+arrays and tuples do not.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import sys
+import threading
+
+import numpy as np
+
+from ..model.trace import ArrayInfo, EventKind, Launch, Trace
+from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
+from .limits import check_launch
+from .simt_compile import _WARP, module_role
+from .source import FunctionSource, collect_device_functions, parse_function, python_function, source_span
+
+PREFIX = "__gv_"
+
+
+class PerThreadRewriter(ast.NodeTransformer):
+    """Rewrites one function's AST in place (on a copy) to call the recorder functions."""
+
+    def __init__(self, fs: FunctionSource, *, is_kernel: bool):
+        self.fs = fs
+        self.is_kernel = is_kernel
+        self.ns = fs.names()
+        self.tmp = 0
+
+    def fresh(self) -> str:
+        self.tmp += 1
+        return f"{PREFIX}t{self.tmp}"
+
+    def error(self, node, what):
+        line = getattr(node, "lineno", self.fs.first_line)
+        return UnsupportedConstruct(f"{self.fs.file}:{line}: {what}\n    {self.fs.line_text(line)}", file=self.fs.file, line=line)
+
+    def dotted(self, node) -> list[str] | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        role = module_role(self.ns.get(node.id))
+        if role is None:
+            return None
+        parts.append(role)
+        parts.reverse()
+        if parts[0] == "numba" and len(parts) > 1 and parts[1] == "cuda":
+            parts = parts[1:]
+        return parts
+
+    @staticmethod
+    def call(name, *args, line=None):
+        a = list(args) + ([ast.Constant(line)] if line is not None else [])
+        return ast.Call(func=ast.Name(PREFIX + name, ast.Load()), args=a, keywords=[])
+
+    @staticmethod
+    def index_expr(slice_node):
+        if isinstance(slice_node, ast.Slice) or (
+            isinstance(slice_node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in slice_node.elts)
+        ):
+            return None
+        return slice_node
+
+    # ---- function ------------------------------------------------------------------------------
+    def rewrite(self) -> ast.FunctionDef:
+        tree = copy.deepcopy(self.fs.tree)
+        tree.body = self.stmts(tree.body)
+        if self.is_kernel:
+            prologue = [ast.Expr(self.call("enter", *[
+                ast.Attribute(ast.Attribute(ast.Name(PREFIX + "cuda", ast.Load()), comp, ast.Load()), ax, ast.Load())
+                for comp in ("blockIdx", "threadIdx") for ax in "xyz"
+            ], line=self.fs.first_line))]
+            for p in self.fs.params:
+                prologue.append(ast.Expr(self.call("reg", ast.Name(p, ast.Load()), ast.Constant(p))))
+            for name, obj in self.ns.items():
+                if isinstance(obj, np.ndarray) and any(
+                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(self.fs.tree)
+                ):
+                    prologue.append(ast.Expr(self.call("reg", ast.Name(name, ast.Load()), ast.Constant(name))))
+            tree.body = prologue + tree.body
+            if not tree.body or not isinstance(tree.body[-1], ast.Return):
+                tree.body.append(ast.Expr(self.call("end", line=self.fs.last_line)))
+        ast.fix_missing_locations(tree)
+        return tree
+
+    def stmts(self, body):
+        out = []
+        for s in body:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s) -> list:
+        line = getattr(s, "lineno", -1)
+        if isinstance(s, ast.Return):
+            if self.is_kernel:
+                return [ast.copy_location(ast.Expr(self.call("end", line=line)), s), s]
+            if s.value is not None:
+                s.value = self.visit(s.value)
+            return [s]
+        if isinstance(s, (ast.If, ast.While)):
+            s.test = self.visit(s.test)
+            s.body = self.stmts(s.body)
+            s.orelse = self.stmts(s.orelse)
+            return [s]
+        if isinstance(s, ast.For):
+            s.iter = self.visit(s.iter)
+            s.body = self.stmts(s.body)
+            s.orelse = self.stmts(s.orelse)
+            return [s]
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
+            idx = self.index_expr(s.target.slice)
+            if idx is None:
+                raise self.error(s, "array slicing is not supported: index one element at a time")
+            base = s.target.value
+            tmp_i, tmp_b = self.fresh(), self.fresh()
+            pre = [
+                ast.Assign([ast.Name(tmp_b, ast.Store())], self.visit(base)),
+                ast.Assign([ast.Name(tmp_i, ast.Store())], self.visit(idx)),
+            ]
+            load = ast.Subscript(ast.Name(tmp_b, ast.Load()),
+                                 self.call("ld", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line), ast.Load())
+            value = ast.BinOp(load, s.op, self.visit(s.value))
+            target = ast.Subscript(ast.Name(tmp_b, ast.Load()),
+                                   self.call("st", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line), ast.Store())
+            out = pre + [ast.Assign([target], value)]
+            return [ast.copy_location(n, s) for n in out]
+        if isinstance(s, ast.Assign):
+            atomic = self.atomic_call(s.value)
+            if atomic is not None:
+                pre, call = atomic
+                s.value = call
+                s.targets = [self.target(t) for t in s.targets]
+                return [ast.copy_location(n, s) for n in pre] + [s]
+            s.value = self.visit(s.value)
+            s.targets = [self.target(t) for t in s.targets]
+            if self.is_shared_decl(s.value) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                reg = ast.Expr(self.call("reg_shared", ast.Name(s.targets[0].id, ast.Load()),
+                                         ast.Constant(s.targets[0].id), line=line))
+                return [s, ast.copy_location(reg, s)]
+            return [s]
+        if isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                s.value = self.visit(s.value)
+            s.target = self.target(s.target)
+            return [s]
+        if isinstance(s, ast.AugAssign):
+            s.value = self.visit(s.value)
+            return [s]
+        if isinstance(s, ast.Expr):
+            atomic = self.atomic_call(s.value)
+            if atomic is not None:
+                pre, call = atomic
+                return [ast.copy_location(n, s) for n in pre] + [ast.copy_location(ast.Expr(call), s)]
+            parts = self.dotted(s.value.func) if isinstance(s.value, ast.Call) else None
+            if parts and parts[0] == "cuda" and parts[1:] in (["syncthreads"], ["syncwarp"]) and not s.value.args:
+                kind = "bar" if parts[1] == "syncthreads" else "warp_stmt"
+                return [ast.copy_location(ast.Expr(self.call(kind, line=line)), s), s]
+            s.value = self.visit(s.value)
+            return [s]
+        return [self.visit(s)]
+
+    def target(self, t):
+        if isinstance(t, ast.Subscript):
+            idx = self.index_expr(t.slice)
+            if idx is None:
+                raise self.error(t, "array slicing is not supported: index one element at a time")
+            base = self.visit(t.value)
+            t.value = base
+            t.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno)
+            return t
+        if isinstance(t, (ast.Tuple, ast.List)):
+            t.elts = [self.target(e) for e in t.elts]
+            return t
+        return t
+
+    def is_shared_decl(self, node) -> bool:
+        if isinstance(node, ast.Call):
+            parts = self.dotted(node.func)
+            return bool(parts) and parts[0] == "cuda" and parts[1:] == ["shared", "array"]
+        return False
+
+    def atomic_call(self, node):
+        """(statements before, the call) for cuda.atomic.op(A, idx, v...) in statement position."""
+        if not isinstance(node, ast.Call):
+            return None
+        parts = self.dotted(node.func)
+        if not parts or parts[0] != "cuda" or len(parts) != 3 or parts[1] != "atomic":
+            return None
+        if len(node.args) < 3 or node.keywords:
+            raise self.error(node, "cuda.atomic.* takes (array, index, value...) as positional arguments")
+        line = node.lineno
+        pre, names = [], []
+        for a in node.args:
+            t = self.fresh()
+            pre.append(ast.Assign([ast.Name(t, ast.Store())], self.visit(a)))
+            names.append(t)
+        pre.append(ast.Expr(self.call("at", ast.Name(names[0], ast.Load()), ast.Name(names[1], ast.Load()), line=line)))
+        call = ast.Call(func=node.func, args=[ast.Name(n, ast.Load()) for n in names], keywords=[])
+        return pre, call
+
+    # ---- expressions ---------------------------------------------------------------------------
+    def visit_Subscript(self, node):
+        if isinstance(node.ctx, ast.Load):
+            idx = self.index_expr(node.slice)
+            if idx is None:
+                raise self.error(node, "array slicing is not supported: index one element at a time")
+            base = self.visit(node.value)
+            node.value = base
+            node.slice = self.call("ld", copy.deepcopy(base), self.visit(idx), line=node.lineno)
+        return node
+
+    def visit_Call(self, node):
+        parts = self.dotted(node.func)
+        if parts and parts[0] == "cuda":
+            name = ".".join(parts[1:])
+            if name == "atomic" or (len(parts) == 3 and parts[1] == "atomic"):
+                raise self.error(node, "gpuviz records cuda.atomic.* used as a statement or assigned to a name")
+            node.args = [self.visit(a) for a in node.args]
+            if name in _WARP or name == "syncwarp":
+                if node.args:
+                    node.args[-1] = self.call("warp", node.args[-1], line=node.lineno)
+                return node
+            if name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"):
+                # record the barrier, then call it: (record, call)[1]
+                rec = self.call("bar", line=node.lineno)
+                return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
+            return node
+        self.generic_visit(node)
+        return node
+
+
+class SimRecorder:
+    """Collects events from the simulator's threads (one Python thread per CUDA thread)."""
+
+    def __init__(self, grid, block, array_params: list[str], record_blocks=None):
+        self.grid, self.block = grid, block
+        self.tpb = block[0] * block[1] * block[2]
+        self.local = threading.local()
+        self.events: list[tuple] = []
+        self.by_id: dict[int, int] = {}
+        self.arrays: list[ArrayInfo] = []
+        self.aid_of_name: dict[tuple, int] = {}
+        self.array_params = array_params
+        self.record_blocks = None if record_blocks is None else set(int(b) for b in record_blocks)
+        self.lock = threading.Lock()
+        self.shapes: dict[int, tuple] = {}
+
+    def _aid(self, key, name, shape, dtype, space, line=-1):
+        with self.lock:
+            aid = self.aid_of_name.get(key)
+            if aid is None:
+                aid = len(self.arrays)
+                self.arrays.append(ArrayInfo(name, tuple(int(s) for s in shape), str(np.dtype(dtype)), space, line))
+                self.aid_of_name[key] = aid
+            return aid
+
+    def functions(self) -> dict:
+        rec = self
+
+        def enter(bx, by, bz, tx, ty, tz, line):
+            gx, gy, _ = rec.grid
+            bdx, bdy, _ = rec.block
+            st = rec.local
+            st.block = bx + by * gx + bz * gx * gy
+            st.thread = tx + ty * bdx + tz * bdx * bdy
+            st.seq = 0
+            st.on = rec.record_blocks is None or st.block in rec.record_blocks
+            emit(EventKind.START, -1, -1, line)
+
+        def emit(kind, aid, flat, line):
+            st = rec.local
+            if st.on:
+                rec.events.append((st.block, st.thread, st.seq, int(kind), aid, flat, line))
+                st.seq += 1
+
+        def reg(obj, name):
+            if name in rec.array_params and hasattr(obj, "shape"):
+                aid = rec._aid(("param", name), name, obj.shape, obj.dtype, "global")
+                rec.by_id[id(obj)] = aid
+                rec.shapes[aid] = tuple(obj.shape)
+            elif isinstance(obj, np.ndarray) and name not in rec.array_params:
+                aid = rec._aid(("const", name), name, obj.shape, obj.dtype, "global")
+                rec.by_id[id(obj)] = aid
+                rec.shapes[aid] = tuple(obj.shape)
+
+        def reg_shared(obj, name, line):
+            aid = rec._aid(("shared", line), name, obj.shape, obj.dtype, "shared", line)
+            rec.by_id[id(obj)] = aid
+            rec.shapes[aid] = tuple(obj.shape)
+
+        def flat_of(aid, idx):
+            shape = rec.shapes[aid]
+            if not isinstance(idx, tuple):
+                idx = (idx,)
+            flat = 0
+            for i, s in zip(idx, shape):
+                i = int(i)
+                if i < 0:
+                    i += s
+                flat = flat * s + i
+            return flat
+
+        def access(kind_global, kind_shared):
+            def f(arr, idx, line):
+                aid = rec.by_id.get(id(arr))
+                if aid is not None:
+                    kind = kind_shared if rec.arrays[aid].space == "shared" else kind_global
+                    emit(kind, aid, flat_of(aid, idx), line)
+                return idx
+
+            return f
+
+        def at(arr, idx, line):
+            aid = rec.by_id.get(id(arr))
+            if aid is not None:
+                emit(EventKind.ATOMIC, aid, flat_of(aid, idx), line)
+
+        def bar(line):
+            emit(EventKind.BARRIER, -1, -1, line)
+
+        def warp(value, line):
+            emit(EventKind.WARP_OP, -1, -1, line)
+            return value
+
+        def warp_stmt(line):
+            emit(EventKind.WARP_OP, -1, -1, line)
+
+        def end(line):
+            emit(EventKind.END, -1, -1, line)
+
+        return {
+            PREFIX + "enter": enter,
+            PREFIX + "reg": reg,
+            PREFIX + "reg_shared": reg_shared,
+            PREFIX + "ld": access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD),
+            PREFIX + "st": access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE),
+            PREFIX + "at": at,
+            PREFIX + "bar": bar,
+            PREFIX + "warp": warp,
+            PREFIX + "warp_stmt": warp_stmt,
+            PREFIX + "end": end,
+        }
+
+    def trace_events(self) -> dict[str, np.ndarray]:
+        ev = np.array(self.events, dtype=np.int64).reshape(-1, 7)
+        return {
+            "block": ev[:, 0], "thread": ev[:, 1], "seq": ev[:, 2], "kind": ev[:, 3],
+            "array": ev[:, 4], "index": ev[:, 5], "line": ev[:, 6],
+        }
+
+
+def simulator_cuda():
+    """numba.cuda in simulator mode, importing it so if numba.cuda is not imported yet."""
+    mod = sys.modules.get("numba.cuda")
+    if mod is None:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        from numba import config
+
+        config.reload_config()
+        from numba import cuda as mod
+    if not getattr(mod, "simulator_enabled", False) and "simulator" not in type(getattr(mod, "jit", None)).__module__:
+        from numba import config
+
+        if not config.ENABLE_CUDASIM:
+            raise BackendUnavailable(
+                "backend='sim' needs numba's CUDA simulator, which numba chooses when numba.cuda is first imported: "
+                "set NUMBA_ENABLE_CUDASIM=1 before importing numba (the gpuviz CLI and app do this in their worker)"
+            )
+    return mod
+
+
+def build_sim_kernel(kernel, recorder: SimRecorder):
+    """The per-thread instrumented copy of ``kernel`` jitted with the simulator's cuda.jit."""
+    cuda = simulator_cuda()
+    root = parse_function(python_function(kernel))
+    collect_device_functions(root)
+    recorder_fns = recorder.functions()
+    built: dict[int, object] = {}
+
+    def build(fs: FunctionSource, is_kernel: bool):
+        key = id(fs.fn)
+        if key in built:
+            return built[key]
+        ns = dict(fs.names())
+        ns.update(recorder_fns)
+        ns[PREFIX + "cuda"] = cuda  # the simulator swaps it for its per-thread module during the launch
+        for call_name, sub in fs.device_functions.items():
+            ns[call_name] = build(sub, False)
+        tree = PerThreadRewriter(fs, is_kernel=is_kernel).rewrite()
+        module = ast.Module(body=[tree], type_ignores=[])
+        exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
+        fn = ns[fs.name]
+        jitted = cuda.jit(device=not is_kernel)(fn)
+        built[key] = jitted
+        return jitted
+
+    return root, build(root, True)
+
+
+def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_000_000, **_ignored) -> Trace:
+    import time
+
+    from . import versions
+
+    root = parse_function(python_function(kernel))
+    array_params = [p for p, a in zip(root.params, args) if hasattr(a, "shape") and hasattr(a, "dtype")]
+    check_launch(grid, block, where=f"{root.file}:{root.first_line}", kernel=root.name)
+    recorder = SimRecorder(grid, block, array_params, record_blocks)
+    root, jitted = build_sim_kernel(kernel, recorder)
+    t0 = time.perf_counter()
+    try:
+        jitted[grid, block](*args)
+    except CaptureError:
+        raise
+    except Exception as exc:  # the simulator raises plain Python errors (IndexError, ...) from the kernel
+        raise CaptureError(f"{root.file}: {root.name} failed under numba's simulator: {type(exc).__name__}: {exc}",
+                           file=root.file) from exc
+    elapsed = time.perf_counter() - t0
+    events = recorder.trace_events()
+    if len(events["kind"]) > max_events:
+        from .errors import TraceTooLarge
+
+        raise TraceTooLarge(f"the trace has {len(events['kind']):,} events, over max_events={max_events:,}")
+    text, first, _ = source_span(root)
+    launch = Launch(
+        kernel_name=root.name, grid=grid, block=block, arrays=recorder.arrays, source=text, source_file=root.file,
+        first_line=first, backend="sim", device="numba CUDA simulator", versions=versions(),
+        timings={"instrumented_s": elapsed},
+        meta={"kernel_lines": [root.first_line, root.last_line]},
+    )
+    return Trace(launch, events)

@@ -1,0 +1,591 @@
+"""Compile a Numba CUDA kernel's Python source into lockstep numpy code (gpuviz's CPU executor).
+
+Every per-thread value becomes either a uniform Python/numpy scalar or an array with one entry per
+thread of the whole grid. Each statement runs once for all threads, under a boolean *mask* of the
+threads that execute it: ``if`` splits the mask, loops run while any thread is still in them, and
+``return``/``break``/``continue`` take threads out of the mask. This is how a GPU runs a warp (SIMT),
+and it is what makes the executor fast: a statement costs a few numpy operations, whatever the number
+of threads.
+
+The generated code calls a runtime object ``rt`` (see :mod:`gpuviz.capture.simt_runtime`) for memory
+accesses, barriers, atomics and warp primitives; those calls record the trace.
+
+Generated names start with ``_`` (masks ``_m*``, loop state ``_brk*``/``_cnt*``); the kernel's own
+variables live in a dict ``V`` so that a variable first assigned in a branch never raises NameError.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import types
+
+import numpy as np
+
+from .errors import UnsupportedConstruct
+from .source import FunctionSource, assigned_names, is_device_function
+
+# cuda.<attr>.<component> -> runtime expression
+_CUDA_DIMS = {"threadIdx": "rt.tid", "blockIdx": "rt.bid", "blockDim": "rt.bdim", "gridDim": "rt.gdim"}
+_XYZ = {"x": 0, "y": 1, "z": 2}
+
+_MATH = {
+    "sqrt": "np.sqrt", "exp": "np.exp", "log": "np.log", "log2": "np.log2", "log10": "np.log10",
+    "log1p": "np.log1p", "expm1": "np.expm1", "sin": "np.sin", "cos": "np.cos", "tan": "np.tan",
+    "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan", "atan2": "np.arctan2",
+    "sinh": "np.sinh", "cosh": "np.cosh", "tanh": "np.tanh", "fabs": "np.abs", "pow": "np.power",
+    "floor": "rt.math_floor", "ceil": "rt.math_ceil", "trunc": "rt.math_trunc", "isnan": "np.isnan",
+    "isinf": "np.isinf", "isfinite": "np.isfinite", "copysign": "np.copysign", "hypot": "np.hypot",
+    "fmod": "np.fmod", "erf": "rt.math_erf", "exp2": "np.exp2",
+}
+_BUILTINS = {"min": "rt.b_min", "max": "rt.b_max", "abs": "np.abs", "int": "rt.b_int", "float": "rt.b_float",
+             "bool": "rt.truth", "round": "rt.b_round", "len": "rt.b_len"}
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitAnd: "&",
+           ast.BitXor: "^"}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+_ATOMICS = {"add", "sub", "max", "min", "nanmax", "nanmin", "exch", "cas", "compare_and_swap", "inc", "dec",
+            "and_", "or_", "xor"}
+_WARP = {"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "all_sync",
+         "any_sync", "eq_sync", "match_any_sync"}
+
+
+def module_role(obj) -> str | None:
+    """'cuda', 'math', 'numpy' or 'numba' for the modules a kernel may use, else None."""
+    if not isinstance(obj, types.ModuleType):
+        return None
+    name = obj.__name__
+    if name == "math":
+        return "math"
+    if name == "numpy":
+        return "numpy"
+    if "cuda" in name.split(".")[-1] and name.startswith(("numba", "numba_cuda")):
+        return "cuda"
+    if name in ("numba", "numba.types", "numba.core.types"):
+        return "numba"
+    return None
+
+
+class _Ctx:
+    """Where a block of statements sits: its mask variable and the enclosing loop."""
+
+    def __init__(self, mask: str, loop: str | None):
+        self.mask = mask
+        self.loop = loop
+
+
+class SimtCompiler:
+    """Turns one kernel (or device function) AST into the source of a lockstep numpy function."""
+
+    def __init__(self, fs: FunctionSource, *, is_kernel: bool, device_names: dict[str, str], globals_var: str = "G"):
+        self.fs = fs
+        self.globals_var = globals_var  # name under which the generated code finds this function's globals
+        self.is_kernel = is_kernel
+        self.device_names = device_names  # name used in source -> generated function name
+        self.ns = fs.names()
+        self.locals = assigned_names(fs.tree) | set(fs.params)
+        self.counter = 0
+        self.lines: list[str] = []
+        self.shared_decls: dict[str, int] = {}
+
+    # ---- helpers -------------------------------------------------------------------------------
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"_{prefix}{self.counter}"
+
+    def error(self, node, what: str) -> UnsupportedConstruct:
+        line = getattr(node, "lineno", self.fs.first_line)
+        text = self.fs.line_text(line)
+        return UnsupportedConstruct(
+            f"{self.fs.file}:{line}: {what}\n    {text}", file=self.fs.file, line=line
+        )
+
+    def emit(self, indent: int, text: str):
+        self.lines.append("    " * indent + text)
+
+    def const_eval(self, node):
+        """Evaluate a compile-time constant (shapes, dtypes) in the function's namespace."""
+        try:
+            code = compile(ast.Expression(body=node), self.fs.file, "eval")
+            return eval(code, dict(self.ns))  # noqa: S307 - the user's own module constants
+        except Exception as exc:  # noqa: BLE001
+            raise self.error(node, f"expected a compile-time constant here ({type(exc).__name__}: {exc})") from exc
+
+    def dotted(self, node) -> list[str] | None:
+        """['cuda', 'threadIdx', 'x'] for cuda.threadIdx.x when the root is a module global."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in self.locals:
+            return None
+        obj = self.ns.get(node.id)
+        role = module_role(obj)
+        if role is None:
+            return None
+        parts.append(role)
+        parts.reverse()
+        # `from numba import cuda` and `import numba; numba.cuda....` both land on 'cuda'
+        if parts[0] == "numba" and len(parts) > 1 and parts[1] == "cuda":
+            parts = parts[1:]
+        return parts
+
+    # ---- function ------------------------------------------------------------------------------
+    def compile(self, gen_name: str) -> str:
+        tree = self.fs.tree
+        params = ", ".join(f"p_{p}" for p in self.fs.params)
+        self.emit(0, f"def {gen_name}(rt, _m0{', ' if params else ''}{params}):")
+        self.emit(1, "V = {}")
+        for p in self.fs.params:
+            self.emit(1, f"V[{p!r}] = p_{p}")
+        self.emit(1, "_ret = rt.no_lanes()")
+        self.emit(1, "_rv = None")
+        self.block(tree.body, 1, _Ctx("_m0", None))
+        if self.is_kernel:
+            self.emit(1, f"rt.kernel_end(_m0 & ~_ret, {self.fs.last_line})")
+        self.emit(1, "return _rv")
+        return "\n".join(self.lines) + "\n"
+
+    # ---- statements ----------------------------------------------------------------------------
+    def block(self, body: list[ast.stmt], ind: int, ctx: _Ctx):
+        for i, stmt in enumerate(body):
+            self.stmt(stmt, ind, ctx)
+            if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+                return  # the rest of the block is dead code for the threads that got here
+            if self.exits_inside(stmt):
+                # some threads may have left (return/break/continue): drop them from this block's mask
+                exits = ["_ret"]
+                if ctx.loop:
+                    exits += [f"_brk{ctx.loop}", f"_cnt{ctx.loop}"]
+                self.emit(ind, f"{ctx.mask} = {ctx.mask} & ~({' | '.join(exits)})")
+                if i + 1 < len(body):
+                    self.emit(ind, f"if {ctx.mask}.any():")
+                    self.block(body[i + 1 :], ind + 1, ctx)
+                    self.emit(ind + 1, "pass")
+                return
+
+    @staticmethod
+    def exits_inside(stmt) -> bool:
+        if not isinstance(stmt, (ast.If, ast.For, ast.While)):
+            return False
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Return):
+                return True
+            if isinstance(node, (ast.Break, ast.Continue)) and isinstance(stmt, ast.If):
+                return True
+        return False
+
+    def stmt(self, s: ast.stmt, ind: int, ctx: _Ctx):
+        m = ctx.mask
+        line = getattr(s, "lineno", -1)
+        if isinstance(s, ast.Assign):
+            if len(s.targets) == 1:
+                self.assign(s.targets[0], self.expr(s.value, m), ind, m, line)
+            else:
+                tmp = self.fresh("t")
+                self.emit(ind, f"{tmp} = {self.expr(s.value, m)}")
+                for t in s.targets:
+                    self.assign(t, tmp, ind, m, line)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                self.assign(s.target, self.expr(s.value, m), ind, m, line)
+        elif isinstance(s, ast.AugAssign):
+            self.augassign(s, ind, m)
+        elif isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Constant):
+                return  # docstring
+            self.emit(ind, self.expr(s.value, m))
+        elif isinstance(s, ast.If):
+            c = self.fresh("c")
+            ma, mb = self.fresh("m"), self.fresh("m")
+            self.emit(ind, f"{c} = rt.truth({self.expr(s.test, m)})")
+            self.emit(ind, f"{ma} = rt.land({m}, {c})")
+            self.emit(ind, f"if {ma}.any():")
+            self.block(s.body, ind + 1, _Ctx(ma, ctx.loop))
+            self.emit(ind + 1, "pass")
+            if s.orelse:
+                self.emit(ind, f"{mb} = rt.land({m}, rt.lnot({c}))")
+                self.emit(ind, f"if {mb}.any():")
+                self.block(s.orelse, ind + 1, _Ctx(mb, ctx.loop))
+                self.emit(ind + 1, "pass")
+        elif isinstance(s, ast.While):
+            if s.orelse:
+                raise self.error(s, "'while ... else' is not supported in kernels")
+            self.loop_while(s, ind, ctx)
+        elif isinstance(s, ast.For):
+            self.loop_for(s, ind, ctx)
+        elif isinstance(s, ast.Return):
+            if s.value is not None:
+                if self.is_kernel:
+                    raise self.error(s, "a kernel cannot return a value")
+                self.emit(ind, f"_rv = rt.merge({m}, {self.expr(s.value, m)}, _rv)")
+            elif self.is_kernel:
+                self.emit(ind, f"rt.kernel_end({m}, {line})")
+            self.emit(ind, f"_ret = _ret | {m}")
+        elif isinstance(s, ast.Break):
+            if ctx.loop is None:
+                raise self.error(s, "'break' outside a loop")
+            self.emit(ind, f"_brk{ctx.loop} = _brk{ctx.loop} | {m}")
+        elif isinstance(s, ast.Continue):
+            if ctx.loop is None:
+                raise self.error(s, "'continue' outside a loop")
+            self.emit(ind, f"_cnt{ctx.loop} = _cnt{ctx.loop} | {m}")
+        elif isinstance(s, ast.Pass):
+            self.emit(ind, "pass")
+        else:
+            raise self.error(s, f"'{type(s).__name__}' statements are not supported in kernels")
+
+    def assign(self, target, value_src: str, ind: int, m: str, line: int):
+        if isinstance(target, ast.Name):
+            self.emit(ind, f"V[{target.id!r}] = rt.merge({m}, {value_src}, V.get({target.id!r}))")
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            tmp = self.fresh("t")
+            self.emit(ind, f"{tmp} = rt.unpack({value_src}, {len(target.elts)}, {line})")
+            for k, elt in enumerate(target.elts):
+                self.assign(elt, f"{tmp}[{k}]", ind, m, line)
+        elif isinstance(target, ast.Subscript):
+            base = self.expr(target.value, m)
+            idx = self.index(target.slice, m)
+            self.emit(ind, f"rt.store({m}, {base}, {idx}, {value_src}, {line})")
+        else:
+            raise self.error(target, f"cannot assign to a {type(target).__name__} in a kernel")
+
+    def augassign(self, s: ast.AugAssign, ind: int, m: str):
+        op = _BINOPS.get(type(s.op))
+        if op is None:
+            raise self.error(s, f"operator {type(s.op).__name__} is not supported")
+        line = s.lineno
+        if isinstance(s.target, ast.Name):
+            name = s.target.id
+            self.emit(ind, f"V[{name!r}] = rt.merge({m}, V[{name!r}] {op} ({self.expr(s.value, m)}), V[{name!r}])")
+        elif isinstance(s.target, ast.Subscript):
+            base, idx = self.fresh("b"), self.fresh("i")
+            self.emit(ind, f"{base} = {self.expr(s.target.value, m)}")
+            self.emit(ind, f"{idx} = {self.index(s.target.slice, m)}")
+            # a[i] += v is a load, then v, then a store: the same order a GPU (and numba's simulator) follows
+            self.emit(
+                ind,
+                f"rt.store({m}, {base}, {idx}, rt.load({m}, {base}, {idx}, {line}) {op} ({self.expr(s.value, m)}), {line})",
+            )
+        else:
+            raise self.error(s, "augmented assignment to this target is not supported")
+
+    def loop_while(self, s: ast.While, ind: int, ctx: _Ctx):
+        L = str(self.counter + 1)
+        self.counter += 1
+        lm = f"_ml{L}"
+        self.emit(ind, f"_brk{L} = rt.no_lanes()")
+        self.emit(ind, f"{lm} = {ctx.mask}")
+        self.emit(ind, "while True:")
+        self.emit(ind + 1, f"rt.loop_tick({s.lineno})")
+        self.emit(ind + 1, f"{lm} = rt.land({lm}, rt.truth({self.expr(s.test, lm)}))")
+        self.emit(ind + 1, f"if not {lm}.any(): break")
+        self.emit(ind + 1, f"_cnt{L} = rt.no_lanes()")
+        body_mask = f"_mb{L}"
+        self.emit(ind + 1, f"{body_mask} = {lm}")
+        self.block(s.body, ind + 1, _Ctx(body_mask, L))
+        self.emit(ind + 1, f"{lm} = {lm} & ~(_brk{L} | _ret)")
+
+    def loop_for(self, s: ast.For, ind: int, ctx: _Ctx):
+        it = s.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and it.func.id not in self.locals and not it.keywords and 1 <= len(it.args) <= 3):
+            raise self.error(s, "kernels can only loop 'for ... in range(...)'")
+        if not isinstance(s.target, ast.Name):
+            raise self.error(s, "the loop variable must be a plain name")
+        if s.orelse:
+            raise self.error(s, "'for ... else' is not supported in kernels")
+        L = str(self.counter + 1)
+        self.counter += 1
+        var = s.target.id
+        r, lm, body_mask, iv = f"_r{L}", f"_ml{L}", f"_mb{L}", f"_iv{L}"
+        args = ", ".join(self.expr(a, ctx.mask) for a in it.args)
+        # One loop serves uniform and per-thread bounds: with uniform bounds the counter stays a Python int,
+        # the condition a Python bool, and the loop costs what a plain Python loop costs.
+        self.emit(ind, f"{r} = rt.range_args({args})")
+        self.emit(ind, f"_brk{L} = rt.no_lanes()")
+        self.emit(ind, f"{lm} = {ctx.mask}")
+        self.emit(ind, f"{iv} = {r}[0]")
+        self.emit(ind, "while True:")
+        self.emit(ind + 1, f"rt.loop_tick({s.lineno})")
+        self.emit(ind + 1, f"{lm} = rt.land({lm}, rt.range_cond({iv}, {r}[1], {r}[2]))")
+        self.emit(ind + 1, f"if not {lm}.any(): break")
+        self.emit(ind + 1, f"_cnt{L} = rt.no_lanes()")
+        self.emit(ind + 1, f"{body_mask} = {lm}")
+        self.emit(ind + 1, f"V[{var!r}] = rt.merge({body_mask}, {iv}, V.get({var!r}))")
+        self.block(s.body, ind + 1, _Ctx(body_mask, L))
+        self.emit(ind + 1, f"{lm} = {lm} & ~(_brk{L} | _ret)")
+        self.emit(ind + 1, f"{iv} = {iv} + {r}[2]")
+
+    # ---- expressions ---------------------------------------------------------------------------
+    def index(self, node, m: str) -> str:
+        if isinstance(node, ast.Slice):
+            raise self.error(node, "array slicing (a[i:j]) is not supported: index one element at a time")
+        if isinstance(node, ast.Tuple):
+            for e in node.elts:
+                if isinstance(e, ast.Slice):
+                    raise self.error(node, "array slicing (a[i, :]) is not supported: index one element at a time")
+            return "(" + "".join(self.expr(e, m) + ", " for e in node.elts) + ")"
+        return "(" + self.expr(node, m) + ",)"
+
+    def expr(self, n, m: str) -> str:  # noqa: C901 - one branch per construct reads best here
+        if isinstance(n, ast.Constant):
+            if isinstance(n.value, (int, float, bool)) or n.value is None:
+                return _literal(n.value)
+            if isinstance(n.value, str):
+                return repr(n.value)
+            raise self.error(n, f"constant {n.value!r} is not supported")
+        if isinstance(n, ast.Name):
+            return self.name(n)
+        if isinstance(n, ast.BinOp):
+            op = _BINOPS.get(type(n.op))
+            if op is None:
+                raise self.error(n, f"operator {type(n.op).__name__} is not supported")
+            return f"({self.expr(n.left, m)} {op} {self.expr(n.right, m)})"
+        if isinstance(n, ast.UnaryOp):
+            v = self.expr(n.operand, m)
+            if isinstance(n.op, ast.Not):
+                return f"rt.lnot({v})"
+            return {ast.USub: f"(-{v})", ast.UAdd: f"(+{v})", ast.Invert: f"(~{v})"}[type(n.op)]
+        if isinstance(n, ast.Compare):
+            parts = []
+            left = self.expr(n.left, m)
+            for k, (op, right) in enumerate(zip(n.ops, n.comparators)):
+                o = _CMPOPS.get(type(op))
+                if o is None:
+                    raise self.error(n, f"comparison {type(op).__name__} is not supported in kernels")
+                r = self.expr(right, m)
+                if k < len(n.ops) - 1:
+                    tmp = self.fresh("cmp")
+                    r = f"({tmp} := {r})"
+                    parts.append(f"({left} {o} {r})")
+                    left = tmp
+                else:
+                    parts.append(f"({left} {o} {r})")
+            return parts[0] if len(parts) == 1 else "rt.all_of(" + ", ".join(parts) + ")"
+        if isinstance(n, ast.BoolOp):
+            fn = "rt.and_" if isinstance(n.op, ast.And) else "rt.or_"
+            out = self.expr(n.values[0], m)
+            for v in n.values[1:]:
+                lm = self.fresh("ml")
+                out = f"{fn}({m}, {out}, lambda {lm}: {self.expr(v, lm)})"
+            return out
+        if isinstance(n, ast.IfExp):
+            a, b = self.fresh("ml"), self.fresh("ml")
+            return (f"rt.ifexp({m}, {self.expr(n.test, m)}, lambda {a}: {self.expr(n.body, a)}, "
+                    f"lambda {b}: {self.expr(n.orelse, b)})")
+        if isinstance(n, ast.Subscript):
+            base = self.expr(n.value, m)
+            return f"rt.load({m}, {base}, {self.index(n.slice, m)}, {n.lineno})"
+        if isinstance(n, ast.Tuple):
+            return "(" + "".join(self.expr(e, m) + ", " for e in n.elts) + ")"
+        if isinstance(n, ast.Attribute):
+            return self.attribute(n, m)
+        if isinstance(n, ast.Call):
+            return self.call(n, m)
+        if isinstance(n, ast.NamedExpr):
+            raise self.error(n, "':=' is not supported in kernels")
+        if isinstance(n, (ast.List, ast.ListComp, ast.Dict, ast.Set, ast.GeneratorExp, ast.Lambda, ast.JoinedStr)):
+            raise self.error(n, f"a {type(n).__name__} cannot be used inside a CUDA kernel")
+        raise self.error(n, f"'{type(n).__name__}' expressions are not supported in kernels")
+
+    def name(self, n: ast.Name) -> str:
+        if n.id in self.locals:
+            return f"V[{n.id!r}]"
+        if n.id in ("True", "False", "None"):
+            return n.id
+        if n.id not in self.ns:
+            import builtins
+
+            if hasattr(builtins, n.id):
+                raise self.error(n, f"the builtin {n.id!r} cannot be used as a value in a kernel")
+            raise self.error(n, f"name {n.id!r} is not defined (not a parameter, local, or module-level constant)")
+        obj = self.ns[n.id]
+        if isinstance(obj, (bool, int, float, np.integer, np.floating, np.bool_)):
+            return _literal(obj.item() if isinstance(obj, np.generic) else obj)
+        if isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj):
+            return "(" + "".join(_literal(x) + ", " for x in obj) + ")"
+        if isinstance(obj, np.ndarray):
+            # a module-level array is a constant array on a GPU (read-only global memory)
+            return f"rt.const_array({n.id!r}, {self.globals_var}[{n.id!r}], {n.lineno})"
+        raise self.error(n, f"{n.id!r} ({type(obj).__name__}) cannot be used as a value in a kernel")
+
+    def attribute(self, n: ast.Attribute, m: str) -> str:
+        parts = self.dotted(n)
+        if parts is not None:
+            if parts[0] == "cuda":
+                if len(parts) == 3 and parts[1] in _CUDA_DIMS and parts[2] in _XYZ:
+                    return f"{_CUDA_DIMS[parts[1]]}[{_XYZ[parts[2]]}]"
+                if parts[1:] == ["laneid"]:
+                    return "rt.laneid"
+                if parts[1:] == ["warpsize"]:
+                    return "rt.warp_size"
+            if parts[0] == "math" and len(parts) == 2 and isinstance(getattr(math, parts[1], None), float):
+                return _literal(getattr(math, parts[1]))
+            if parts[0] in ("numba", "numpy") and len(parts) >= 2:
+                return f"rt.dtype_of({parts[-1]!r})"
+            raise self.error(n, f"'{'.'.join(parts)}' is not supported in kernels")
+        base = self.expr(n.value, m)
+        if n.attr in ("shape", "size", "ndim", "dtype"):
+            return f"rt.array_attr({base}, {n.attr!r}, {n.lineno})"
+        if n.attr in ("real", "imag"):
+            return f"np.{n.attr}({base})"
+        raise self.error(n, f"attribute '.{n.attr}' is not supported in kernels")
+
+    def call(self, n: ast.Call, m: str) -> str:
+        line = n.lineno
+        if isinstance(n.func, ast.Name) and n.func.id not in self.locals:
+            fname = n.func.id
+            obj = self.ns.get(fname)
+            if fname in self.device_names:
+                if n.keywords:
+                    raise self.error(n, "keyword arguments to device functions are not supported")
+                args = "".join(", " + self.expr(a, m) for a in n.args)
+                return f"rt.call_device({self.device_names[fname]}, {m}{args})"
+            if obj is None and fname in _BUILTINS:
+                if fname == "print":
+                    pass
+                args = ", ".join(self.expr(a, m) for a in n.args)
+                return f"{_BUILTINS[fname]}({args})"
+            if obj is None and fname == "print":
+                args = ", ".join(self.expr(a, m) for a in n.args)
+                return f"rt.kernel_print({m}, {line}, {args})"
+            if obj is not None and module_role(obj) is None and hasattr(obj, "__module__"):
+                # names imported from modules: `from math import sqrt`, `from numba.cuda import syncthreads`
+                mod = getattr(obj, "__module__", "") or ""
+                qual = getattr(obj, "__name__", fname)
+                if mod == "math" and qual in _MATH:
+                    return self.call_dotted(["math", qual], n, m)
+                if "cuda" in mod and mod.startswith(("numba", "numba_cuda")):
+                    return self.call_dotted(["cuda", qual], n, m)
+                if isinstance(obj, type) and issubclass(obj, np.generic):
+                    return self.call_dotted(["numpy", qual], n, m)
+                if getattr(obj, "name", None) and type(obj).__module__.startswith("numba.core.types"):
+                    return self.call_dotted(["numba", obj.name], n, m)
+            if obj is not None and is_device_function(obj):
+                raise self.error(n, f"device function {fname!r} was not found when the kernel was parsed")
+            raise self.error(n, f"calling {fname!r} is not supported inside a kernel")
+        parts = self.dotted(n.func)
+        if parts is None:
+            raise self.error(n, "only cuda.*, math.*, numpy/numba casts and device functions can be called in a kernel")
+        return self.call_dotted(parts, n, m)
+
+    def call_dotted(self, parts: list[str], n: ast.Call, m: str) -> str:  # noqa: C901
+        line = n.lineno
+        kw = {k.arg: k.value for k in n.keywords}
+
+        def arg(i, name=None, default=None):
+            if i < len(n.args):
+                return n.args[i]
+            if name in kw:
+                return kw[name]
+            if default is not None:
+                return default
+            raise self.error(n, f"{'.'.join(parts)}: missing argument {name or i}")
+
+        def ex(node):
+            return self.expr(node, m)
+
+        root, rest = parts[0], parts[1:]
+        if root == "cuda":
+            name = ".".join(rest)
+            if name == "grid":
+                return f"rt.grid({self.const_eval(arg(0, 'ndim'))})"
+            if name == "gridsize":
+                return f"rt.gridsize({self.const_eval(arg(0, 'ndim'))})"
+            if name == "syncthreads":
+                return f"rt.syncthreads({m}, {line})"
+            if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
+                return f"rt.syncthreads({m}, {line}, {ex(arg(0, 'predicate'))}, {name.split('_')[1]!r})"
+            if name == "syncwarp":
+                return f"rt.syncwarp({m}, {line})"
+            if name in ("threadfence", "threadfence_block", "threadfence_system"):
+                return "None"
+            if name == "activemask":
+                return f"rt.activemask({m})"
+            if name == "lanemask_lt":
+                return "rt.lanemask_lt()"
+            if name in _WARP:
+                args = ", ".join(ex(a) for a in n.args)
+                return f"rt.warp_op({name!r}, {m}, {line}, {args})"
+            if name in ("shared.array", "local.array"):
+                shape = self.const_eval(arg(0, "shape"))
+                dtype = self.const_eval(arg(1, "dtype"))
+                space = rest[0]
+                return f"rt.{space}_array({shape!r}, {self.np_dtype(dtype, n)!r}, {line})"
+            if name == "const.array_like":
+                return ex(arg(0, "ary"))
+            if rest and rest[0] == "atomic" and len(rest) == 2 and rest[1] in _ATOMICS:
+                op = rest[1]
+                args = ", ".join(ex(a) for a in n.args)
+                return f"rt.atomic({op!r}, {m}, {line}, {args})"
+            if name == "fma":
+                return f"({ex(arg(0))} * {ex(arg(1))} + {ex(arg(2))})"
+            if name in ("selp",):
+                return f"rt.ifexp({m}, {ex(arg(0))}, lambda _a: {ex(arg(1))}, lambda _b: {ex(arg(2))})"
+            raise self.error(n, f"cuda.{name}() is not supported by gpuviz's executor")
+        if root == "math":
+            if len(rest) == 1 and rest[0] in _MATH:
+                args = ", ".join(ex(a) for a in n.args)
+                return f"{_MATH[rest[0]]}({args})"
+            raise self.error(n, f"math.{'.'.join(rest)}() is not supported")
+        if root in ("numpy", "numba"):
+            name = rest[-1]
+            if len(n.args) == 1 and not kw and _is_dtype_name(name):
+                return f"rt.cast({ex(n.args[0])}, {name!r})"
+            if root == "numpy" and len(rest) == 1 and hasattr(np, name) and isinstance(getattr(np, name), np.ufunc):
+                args = ", ".join(ex(a) for a in n.args)
+                return f"np.{name}({args})"
+            raise self.error(n, f"{root}.{'.'.join(rest)}() is not supported in kernels")
+        raise self.error(n, "unsupported call")
+
+    def np_dtype(self, dtype, node) -> str:
+        name = getattr(dtype, "name", None)
+        try:
+            if name is not None:
+                return str(np.dtype(name))
+            return str(np.dtype(dtype))
+        except TypeError as exc:
+            raise self.error(node, f"unknown dtype {dtype!r}") from exc
+
+
+def _literal(v) -> str:
+    """Source text for a constant; inf and nan have no literal of their own."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"float({str(v)!r})"
+    return repr(v)
+
+
+def _is_dtype_name(name: str) -> bool:
+    try:
+        np.dtype(name)
+        return name not in ("object",)
+    except TypeError:
+        return False
+
+
+def compile_kernel(root: FunctionSource) -> tuple[str, str, dict[str, dict]]:
+    """(source of the generated functions, the kernel's generated name, namespaces they need)."""
+    gen_names: dict[int, str] = {}
+    all_funcs = [root]
+    seen = {id(root.fn)}
+    stack = [root]
+    while stack:
+        fs = stack.pop()
+        for sub in fs.device_functions.values():
+            if id(sub.fn) not in seen:
+                seen.add(id(sub.fn))
+                all_funcs.append(sub)
+                stack.append(sub)
+    for i, fs in enumerate(all_funcs):
+        gen_names[id(fs.fn)] = f"__simt_{fs.name}_{i}"
+    chunks = []
+    namespaces = {}
+    for i, fs in enumerate(all_funcs):
+        names = {call_name: gen_names[id(sub.fn)] for call_name, sub in fs.device_functions.items()}
+        comp = SimtCompiler(fs, is_kernel=fs is root, device_names=names, globals_var=f"G{i}")
+        chunks.append(comp.compile(gen_names[id(fs.fn)]))
+        namespaces[f"G{i}"] = fs.names()
+    return "\n".join(chunks), gen_names[id(root.fn)], namespaces

@@ -1,0 +1,160 @@
+"""Read a kernel's Python source and what its names refer to.
+
+Both instrumenters (the SIMT executor's and the per-thread one used on numba's simulator and on a
+GPU) start here: the function's AST with absolute line numbers, its globals, and the device functions
+it calls (transitively), so that their memory accesses are recorded too.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+import types
+from dataclasses import dataclass, field
+
+from .errors import UnsupportedConstruct
+
+
+def python_function(kernel):
+    """The Python function behind a ``@cuda.jit`` dispatcher (numba's or the simulator's), or the function itself."""
+    fn = getattr(kernel, "py_func", None)
+    if fn is None and isinstance(kernel, types.FunctionType):
+        fn = kernel
+    if not isinstance(fn, types.FunctionType):
+        raise UnsupportedConstruct(
+            f"{kernel!r} is not a @cuda.jit kernel or a Python function: gpuviz needs its Python source"
+        )
+    return fn
+
+
+def is_device_function(obj) -> bool:
+    return hasattr(obj, "py_func") and isinstance(getattr(obj, "py_func"), types.FunctionType)
+
+
+@dataclass
+class FunctionSource:
+    """A parsed kernel or device function."""
+
+    name: str
+    fn: types.FunctionType
+    tree: ast.FunctionDef  # line numbers are absolute lines of ``file``
+    file: str
+    first_line: int
+    last_line: int
+    globals: dict
+    params: list[str]
+    device_functions: dict[str, "FunctionSource"] = field(default_factory=dict)
+
+    def where(self, node) -> str:
+        return f"{self.file}:{getattr(node, 'lineno', self.first_line)}"
+
+    def line_text(self, line: int) -> str:
+        return linecache.getline(self.file, line).strip() if self.file else ""
+
+    def names(self) -> dict:
+        """Globals plus closure variables: what the function's free names refer to."""
+        ns = dict(self.fn.__globals__)
+        if self.fn.__closure__:
+            for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
+                try:
+                    ns[name] = cell.cell_contents
+                except ValueError:  # empty cell
+                    pass
+        return ns
+
+
+def parse_function(fn: types.FunctionType) -> FunctionSource:
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise UnsupportedConstruct(
+            f"cannot read the source of {fn.__qualname__}: {exc}. gpuviz instruments a kernel from its "
+            "Python source, so define it in a .py file (or a notebook cell)"
+        ) from exc
+    file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    src = textwrap.dedent("".join(lines))
+    try:
+        module = ast.parse(src)
+    except SyntaxError as exc:
+        raise UnsupportedConstruct(f"{file}:{first_line}: cannot parse {fn.__qualname__}: {exc}", file=file) from exc
+    ast.increment_lineno(module, first_line - 1)
+    fdefs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
+    if not fdefs:
+        raise UnsupportedConstruct(f"{file}:{first_line}: {fn.__qualname__} is not a plain 'def' function", file=file)
+    tree = fdefs[0]
+    tree.decorator_list = []
+    args = tree.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        raise UnsupportedConstruct(
+            f"{file}:{tree.lineno}: kernel {tree.name} has *args, **kwargs, keyword-only or default "
+            "arguments; CUDA kernels take plain positional parameters",
+            file=file,
+            line=tree.lineno,
+        )
+    last_line = max(getattr(n, "end_lineno", tree.lineno) or tree.lineno for n in ast.walk(tree))
+    fs = FunctionSource(
+        name=fn.__name__,
+        fn=fn,
+        tree=tree,
+        file=file,
+        first_line=tree.lineno,
+        last_line=last_line,
+        globals=fn.__globals__,
+        params=[a.arg for a in args.args],
+    )
+    return fs
+
+
+def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
+    """All device functions reachable from ``root`` by name, keyed by the name used at the call."""
+    found: dict[int, FunctionSource] = {}
+    by_name: dict[str, FunctionSource] = {}
+
+    def visit(fs: FunctionSource):
+        ns = fs.names()
+        local_names = assigned_names(fs.tree) | set(fs.params)
+        for node in ast.walk(fs.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                name = node.func.id
+                if name in local_names:
+                    continue
+                obj = ns.get(name)
+                if obj is not None and is_device_function(obj):
+                    key = id(obj.py_func)
+                    if key not in found:
+                        sub = parse_function(obj.py_func)
+                        found[key] = sub
+                        visit(sub)
+                    fs.device_functions[name] = found[key]
+                    by_name.setdefault(name, found[key])
+
+    visit(root)
+    return by_name
+
+
+def assigned_names(tree: ast.FunctionDef) -> set[str]:
+    """Names bound inside the function body (Python makes them local)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            raise UnsupportedConstruct(f"line {node.lineno}: 'global'/'nonlocal' cannot be used in a CUDA kernel")
+    return out
+
+
+def source_span(root: FunctionSource) -> tuple[str, int, int]:
+    """(text, first, last): the lines of root's file that hold root and its same-file device functions."""
+    funcs = [root] + [f for f in root.device_functions.values() if f.file == root.file]
+    first = min(f.first_line for f in funcs)
+    last = max(f.last_line for f in funcs)
+    # include decorators above the first def so the source reads as the user wrote it
+    lines = linecache.getlines(root.file)
+    while first > 1 and lines and lines[first - 2].lstrip().startswith("@"):
+        first -= 1
+    if not lines:
+        text = textwrap.dedent(inspect.getsource(root.fn))
+        return text, root.first_line, root.first_line + text.count("\n")
+    return "".join(lines[first - 1 : last]), first, last

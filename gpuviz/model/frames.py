@@ -1,0 +1,543 @@
+"""Frames: the steps of the animation, each one something a teacher can say out loud.
+
+The finest frame is **one warp instruction**: the events of one warp of one block at one lockstep issue
+step (``trace.issue_step``). "Block (1,0) · warp 2 · step 5: 32 lanes load A[3, 0..31]."
+
+Frames are ordered so the animation reads like the launch:
+
+``order="block"`` (default)
+    block by block (in linear block order), then barrier phase, then issue step, then warp. Inside a
+    block every warp does its k-th instruction before any does its (k+1)-th, and no warp passes a
+    ``syncthreads`` before every warp reached it.
+``order="wave"``
+    ``blocks_per_wave`` blocks are resident together: wave, then phase, then step, then block, then
+    warp. The blocks of a wave advance side by side, as they would on the SMs of a GPU.
+
+``Frames.events(f)`` maps a frame to the indices of its events (into the trace's field arrays) in O(1)
+through a precomputed permutation and offsets, so scrubbing is instant at any size. Everything that
+does not change per frame (per-frame block/warp/step/phase/line/kind arrays, first and last frame of
+each block and thread, barrier bookkeeping) is computed once, vectorised, when the object is built.
+
+numpy only: no Qt, no numba.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import OrderedDict
+from functools import cached_property
+
+import numpy as np
+
+from .trace import EventKind, Trace
+
+_BARRIER_BIT = 1 << int(EventKind.BARRIER)
+
+
+class BlockState(enum.IntEnum):
+    """What a block is doing at a frame."""
+
+    WAITING = 0  # not started yet (not resident)
+    RESIDENT = 1  # running
+    BARRIER = 2  # running, with warps waiting at a syncthreads
+    DONE = 3  # all its threads exited
+
+    @property
+    def label(self) -> str:
+        return _BLOCK_LABELS[self]
+
+
+_BLOCK_LABELS = {
+    BlockState.WAITING: "waiting",
+    BlockState.RESIDENT: "resident",
+    BlockState.BARRIER: "at barrier",
+    BlockState.DONE: "done",
+}
+
+
+class LaneState(enum.IntEnum):
+    """What one thread (lane) is doing at a frame."""
+
+    NOT_STARTED = 0  # its block, or its warp, has not started yet
+    IDLE = 1  # started, but its warp is not the one issuing now
+    ACTIVE = 2  # executes the current warp instruction
+    DIVERGED = 3  # in the issuing warp but masked off: it sits on another branch
+    BARRIER = 4  # waiting at a syncthreads for the rest of its block
+    EXITED = 5  # ran to the end of the kernel
+
+    @property
+    def label(self) -> str:
+        return _LANE_LABELS[self]
+
+
+_LANE_LABELS = {
+    LaneState.NOT_STARTED: "not started",
+    LaneState.IDLE: "idle",
+    LaneState.ACTIVE: "active",
+    LaneState.DIVERGED: "diverged",
+    LaneState.BARRIER: "at barrier",
+    LaneState.EXITED: "exited",
+}
+
+# kind -> (verb for "N lanes ...", whether an array index follows)
+_VERBS = {
+    EventKind.START: "start",
+    EventKind.END: "exit",
+    EventKind.GLOBAL_LOAD: "load",
+    EventKind.GLOBAL_STORE: "store",
+    EventKind.SHARED_LOAD: "read shared",
+    EventKind.SHARED_STORE: "write shared",
+    EventKind.ATOMIC: "atomically update",
+    EventKind.BARRIER: "reach syncthreads",
+    EventKind.WARP_OP: "exchange values (warp op)",
+}
+
+
+def _mixed_radix_key(columns: list[np.ndarray]) -> np.ndarray | None:
+    """Combine non-negative integer columns (most significant first) into one int64 key, or None
+    when they do not fit in 63 bits (the caller then falls back to ``np.lexsort``)."""
+    radices = [int(c.max()) + 1 if len(c) else 1 for c in columns]
+    total = 1
+    for r in radices:
+        total *= r
+    if total >= 2**62:
+        return None
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col, radix in zip(columns, radices):
+        key *= radix
+        key += col
+    return key
+
+
+def format_block(launch, b: int) -> str:
+    """Block coordinates as people write them: ``3`` for 1-d grids, ``(1,0)`` for 2-d, ``(1,0,2)`` for 3-d."""
+    x, y, z = (int(v) for v in launch.block_coords(int(b)))
+    gx, gy, gz = launch.grid
+    if gy == 1 and gz == 1:
+        return str(x)
+    if gz == 1:
+        return f"({x},{y})"
+    return f"({x},{y},{z})"
+
+
+def format_thread(launch, t: int) -> str:
+    x, y, z = (int(v) for v in launch.thread_coords(int(t)))
+    bx, by, bz = launch.block
+    if by == 1 and bz == 1:
+        return str(x)
+    if bz == 1:
+        return f"({x},{y})"
+    return f"({x},{y},{z})"
+
+
+def format_indices(info, flat: np.ndarray) -> str:
+    """``A[3, 0..31]``: the elements of an array a warp touches, dimension by dimension."""
+    flat = np.unique(np.asarray(flat, dtype=np.int64))
+    flat = flat[flat >= 0]
+    if len(flat) == 0:
+        return info.name
+    shape = info.shape if info.shape else (info.size,)
+    if int(flat.max()) >= int(np.prod(shape)):
+        return f"{info.name}[{int(flat.min())}..{int(flat.max())}] (out of bounds)"
+    coords = np.unravel_index(flat, shape)
+    parts = []
+    for c in coords:
+        lo, hi = int(c.min()), int(c.max())
+        parts.append(str(lo) if lo == hi else f"{lo}..{hi}")
+    return f"{info.name}[{', '.join(parts)}]"
+
+
+class Frames:
+    """The frames of one trace, with O(1) frame -> events and per-frame summaries."""
+
+    def __init__(self, trace: Trace, order: str = "block", blocks_per_wave: int = 4):
+        if order not in ("block", "wave"):
+            raise ValueError(f"frame order must be 'block' or 'wave', got {order!r}")
+        if order == "wave" and blocks_per_wave < 1:
+            raise ValueError(f"blocks_per_wave must be at least 1, got {blocks_per_wave}")
+        self.trace = trace
+        self.launch = trace.launch
+        self.order = order
+        self.blocks_per_wave = int(blocks_per_wave) if order == "wave" else 1
+        self._lane_cache: OrderedDict[int, tuple] = OrderedDict()
+        self._build()
+
+    # ---- construction --------------------------------------------------------------------------
+    def _build(self) -> None:
+        tr, L = self.trace, self.launch
+        n = len(tr)
+        block = tr.block.astype(np.int64)
+        warp = tr.warp.astype(np.int64)
+        step = np.maximum(tr.issue_step, 0).astype(np.int64)
+        phase = tr.phase.astype(np.int64)
+        thread = tr.thread.astype(np.int64)
+        seq = tr.seq.astype(np.int64)
+        if self.order == "block":
+            major = [block, phase, step, warp]
+        else:
+            major = [block // self.blocks_per_wave, phase, step, block, warp]
+        key = _mixed_radix_key(major + [thread, seq]) if n else None
+        if key is not None:
+            perm = np.argsort(key, kind="stable")
+        elif n:
+            perm = np.lexsort(tuple(reversed(major + [thread, seq])))
+        else:
+            perm = np.zeros(0, dtype=np.int64)
+        # frame boundaries: where (block, warp, phase, step) changes along the sorted order
+        if n:
+            b, w, p, s = block[perm], warp[perm], phase[perm], step[perm]
+            change = (b[1:] != b[:-1]) | (w[1:] != w[:-1]) | (p[1:] != p[:-1]) | (s[1:] != s[:-1])
+            starts = np.r_[0, np.flatnonzero(change) + 1]
+        else:
+            starts = np.zeros(0, dtype=np.int64)
+        self.perm = perm.astype(np.int64)
+        self.offsets = np.r_[starts, n].astype(np.int64)
+        self.n_frames = len(starts)
+        first_ev = self.perm[starts] if n else np.zeros(0, dtype=np.int64)
+
+        # per-frame summaries (one entry per frame)
+        self.block = tr.block[first_ev].astype(np.int32)
+        self.warp = tr.warp[first_ev].astype(np.int32)
+        self.step = tr.issue_step[first_ev].astype(np.int32)
+        self.phase = tr.phase[first_ev].astype(np.int32)
+        self.line = tr.line[first_ev].astype(np.int32)
+        self.array = tr.array[first_ev].astype(np.int16)
+        kinds = tr.kind[self.perm].astype(np.int64)
+        self.kind_mask = (
+            np.bitwise_or.reduceat(np.left_shift(1, kinds), starts) if n else np.zeros(0, dtype=np.int64)
+        ).astype(np.int32)
+        # the frame's kind: a barrier wins (it is what the frame is about), else its first event's kind
+        self.kind = np.where(self.kind_mask & _BARRIER_BIT, int(EventKind.BARRIER), tr.kind[first_ev]).astype(np.uint8)
+        th_sorted = tr.thread[self.perm]
+        new_lane = np.ones(n, dtype=np.int64)
+        if n:
+            new_lane[1:] = th_sorted[1:] != th_sorted[:-1]
+            new_lane[starts] = 1
+        self.n_lanes = (np.add.reduceat(new_lane, starts) if n else np.zeros(0, dtype=np.int64)).astype(np.int32)
+        counts = np.diff(self.offsets)
+        self.frame_of_event = np.empty(n, dtype=np.int32)
+        self.frame_of_event[self.perm] = np.repeat(np.arange(self.n_frames, dtype=np.int32), counts)
+
+        # blocks: first and last frame each block appears in (-1 when it has no events)
+        nb = L.n_blocks
+        self.block_first = np.full(nb, -1, dtype=np.int64)
+        self.block_last = np.full(nb, -1, dtype=np.int64)
+        if self.n_frames:
+            ub, first_idx = np.unique(self.block, return_index=True)
+            self.block_first[ub] = first_idx
+            ub_r, last_idx_r = np.unique(self.block[::-1], return_index=True)
+            self.block_last[ub_r] = self.n_frames - 1 - last_idx_r
+        # number of barrier phases each block goes through (barriers + 1)
+        self.block_phases = np.zeros(nb, dtype=np.int32)
+        if self.n_frames:
+            np.maximum.at(self.block_phases, self.block, self.phase + 1)
+
+        # barriers: frames where a warp executes a barrier; a barrier *completes* at the last such
+        # frame of its (block, phase): every warp of the block is then waiting.
+        is_bar = (self.kind_mask & _BARRIER_BIT) != 0
+        self.barrier_frames = np.flatnonzero(is_bar).astype(np.int64)
+        group = self.block.astype(np.int64) * (int(self.phase.max()) + 1 if self.n_frames else 1) + self.phase
+        if len(self.barrier_frames):
+            g = group[self.barrier_frames]
+            _, last_in_group = np.unique(g[::-1], return_index=True)
+            self.barrier_complete_frames = np.sort(self.barrier_frames[len(g) - 1 - last_in_group])
+        else:
+            self.barrier_complete_frames = np.zeros(0, dtype=np.int64)
+        # for each barrier frame, the frame at which that barrier opens (-1 for other frames)
+        self.release_frame = np.full(self.n_frames, -1, dtype=np.int64)
+        if len(self.barrier_complete_frames):
+            cg = group[self.barrier_complete_frames]
+            o = np.argsort(cg)
+            pos = np.searchsorted(cg[o], group[self.barrier_frames])
+            self.release_frame[self.barrier_frames] = self.barrier_complete_frames[o][pos]
+        # warps waiting at a barrier in the frame's block right after the frame: count of barrier
+        # frames so far within the frame's (block, phase), in frame order
+        order = np.argsort(group, kind="stable")
+        bar_sorted = is_bar[order].astype(np.int64)
+        csum = np.cumsum(bar_sorted)
+        g_sorted = group[order]
+        g_start = np.r_[True, g_sorted[1:] != g_sorted[:-1]] if self.n_frames else np.zeros(0, dtype=bool)
+        base = np.maximum.accumulate(np.where(g_start, csum - bar_sorted, 0)) if self.n_frames else csum
+        self.waiting_warps = np.empty(self.n_frames, dtype=np.int32)
+        self.waiting_warps[order] = csum - base
+        # frames of each block in frame order, for "latest frame of block b at or before f"
+        self._by_block_key = np.sort(self.block.astype(np.int64) * max(self.n_frames, 1) + np.arange(self.n_frames))
+        # lockstep steps: a new step starts where (block or wave, phase, step) changes
+        if self.order == "block":
+            unit = self.block.astype(np.int64)
+        else:
+            unit = self.block.astype(np.int64) // self.blocks_per_wave
+        if self.n_frames:
+            ch = (unit[1:] != unit[:-1]) | (self.phase[1:] != self.phase[:-1]) | (self.step[1:] != self.step[:-1])
+            self.step_starts = np.r_[0, np.flatnonzero(ch) + 1].astype(np.int64)
+            uch = unit[1:] != unit[:-1]
+            self.unit_starts = np.r_[0, np.flatnonzero(uch) + 1].astype(np.int64)
+        else:
+            self.step_starts = np.zeros(0, dtype=np.int64)
+            self.unit_starts = np.zeros(0, dtype=np.int64)
+        self.block_starts = np.unique(self.block_first[self.block_first >= 0])
+
+    # ---- frames -> events ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self.n_frames
+
+    def _check(self, f: int) -> int:
+        f = int(f)
+        if not 0 <= f < self.n_frames:
+            raise IndexError(f"frame {f} out of range: this trace has {self.n_frames} frames (0..{self.n_frames - 1})")
+        return f
+
+    def events(self, f: int) -> np.ndarray:
+        """Indices (into the trace's event arrays) of the events of frame ``f``, lanes in order."""
+        f = self._check(f)
+        return self.perm[self.offsets[f] : self.offsets[f + 1]]
+
+    def events_upto(self, f: int) -> np.ndarray:
+        """Indices of every event of frames 0..f (inclusive), in frame order."""
+        f = self._check(f)
+        return self.perm[: self.offsets[f + 1]]
+
+    def frame_of(self, event_index: int) -> int:
+        return int(self.frame_of_event[int(event_index)])
+
+    def warps_in_block(self) -> int:
+        return self.launch.warps_per_block
+
+    def lanes_in_warp(self, warp: int) -> int:
+        L = self.launch
+        return int(min(L.warp_size, L.threads_per_block - int(warp) * L.warp_size))
+
+    # ---- navigation (each returns a frame index; it stays put when there is nowhere to go) ---------
+    @staticmethod
+    def _next_in(sorted_frames: np.ndarray, f: int, default: int) -> int:
+        i = int(np.searchsorted(sorted_frames, f, side="right"))
+        return int(sorted_frames[i]) if i < len(sorted_frames) else default
+
+    @staticmethod
+    def _prev_in(sorted_frames: np.ndarray, f: int, default: int) -> int:
+        i = int(np.searchsorted(sorted_frames, f, side="left")) - 1
+        return int(sorted_frames[i]) if i >= 0 else default
+
+    def next_barrier(self, f: int) -> int:
+        """The next frame at which a barrier completes (the last warp of a block reaches it)."""
+        return self._next_in(self.barrier_complete_frames, f, f)
+
+    def prev_barrier(self, f: int) -> int:
+        return self._prev_in(self.barrier_complete_frames, f, f)
+
+    def next_block(self, f: int) -> int:
+        """The first frame of the next block (in ``wave`` order: of the next wave)."""
+        starts = self.unit_starts if self.order == "wave" else self.block_starts
+        return self._next_in(starts, f, f)
+
+    def prev_block(self, f: int) -> int:
+        """The start of the current block, or of the previous one when already at its start."""
+        starts = self.unit_starts if self.order == "wave" else self.block_starts
+        return self._prev_in(starts, f, f)
+
+    def next_step(self, f: int) -> int:
+        """The first frame of the next lockstep step: every warp of the block did this one."""
+        return self._next_in(self.step_starts, f, f)
+
+    def prev_step(self, f: int) -> int:
+        return self._prev_in(self.step_starts, f, f)
+
+    def _warp_frames(self, f: int) -> np.ndarray:
+        b, w = int(self.block[f]), int(self.warp[f])
+        return self.frames_of_warp(b, w)
+
+    def frames_of_warp(self, block: int, warp: int) -> np.ndarray:
+        key = self._warp_keys
+        k = int(block) * (self.launch.warps_per_block + 1) + int(warp)
+        lo, hi = np.searchsorted(key, k, "left"), np.searchsorted(key, k, "right")
+        return self._warp_order[lo:hi]
+
+    @cached_property
+    def _warp_order(self) -> np.ndarray:
+        return np.argsort(self._warp_key_per_frame, kind="stable").astype(np.int64)
+
+    @cached_property
+    def _warp_key_per_frame(self) -> np.ndarray:
+        return self.block.astype(np.int64) * (self.launch.warps_per_block + 1) + self.warp
+
+    @cached_property
+    def _warp_keys(self) -> np.ndarray:
+        return self._warp_key_per_frame[self._warp_order]
+
+    def next_warp_step(self, f: int) -> int:
+        """The next instruction of the same warp (skipping the other warps' frames)."""
+        f = self._check(f)
+        return self._next_in(self._warp_frames(f), f, f)
+
+    def prev_warp_step(self, f: int) -> int:
+        f = self._check(f)
+        return self._prev_in(self._warp_frames(f), f, f)
+
+    def first_frame_of_block(self, block: int) -> int:
+        return int(self.block_first[int(block)])
+
+    def frames_of_thread(self, block: int, thread: int) -> np.ndarray:
+        """Frames in which one thread executes, in order."""
+        ev = self.trace.events_of_thread(block, thread)
+        return np.unique(self.frame_of_event[ev])
+
+    # ---- state at a frame --------------------------------------------------------------------------
+    def latest_frame_of_blocks(self, blocks: np.ndarray, f: int) -> np.ndarray:
+        """For each block, its latest frame at or before ``f`` (-1 when it has none)."""
+        blocks = np.asarray(blocks, dtype=np.int64)
+        F = max(self.n_frames, 1)
+        q = blocks * F + int(f)
+        idx = np.searchsorted(self._by_block_key, q, side="right") - 1
+        out = np.full(len(blocks), -1, dtype=np.int64)
+        ok = idx >= 0
+        k = self._by_block_key[np.maximum(idx, 0)]
+        ok &= (k // F) == blocks
+        out[ok] = k[ok] % F
+        return out
+
+    def block_states(self, f: int) -> np.ndarray:
+        """A :class:`BlockState` (uint8) per block at frame ``f``."""
+        f = self._check(f)
+        first, last = self.block_first, self.block_last
+        out = np.full(len(first), BlockState.WAITING, dtype=np.uint8)
+        done = (last >= 0) & (last < f)
+        out[done] = BlockState.DONE
+        resident = np.flatnonzero((first >= 0) & (first <= f) & (last >= f))
+        if len(resident):
+            out[resident] = BlockState.RESIDENT
+            latest = self.latest_frame_of_blocks(resident, f)
+            waiting = self.waiting_warps[np.maximum(latest, 0)] > 0
+            out[resident[waiting & (latest >= 0)]] = BlockState.BARRIER
+        return out
+
+    def _block_events(self, block: int) -> tuple:
+        """Per-block cache: the block's events in frame order (frame, thread, kind) and per-thread
+        first/last frame."""
+        block = int(block)
+        hit = self._lane_cache.get(block)
+        if hit is not None:
+            self._lane_cache.move_to_end(block)
+            return hit
+        tr = self.trace
+        ev = np.flatnonzero(tr.block == block) if self.n_frames else np.zeros(0, dtype=np.int64)
+        fr = self.frame_of_event[ev]
+        o = np.argsort(fr, kind="stable")
+        ev, fr = ev[o], fr[o].astype(np.int64)
+        th = tr.thread[ev].astype(np.int64)
+        kd = tr.kind[ev]
+        T = self.launch.threads_per_block
+        t_first = np.full(T, np.iinfo(np.int64).max, dtype=np.int64)
+        t_last = np.full(T, -1, dtype=np.int64)
+        if len(ev):
+            np.minimum.at(t_first, th, fr)
+            np.maximum.at(t_last, th, fr)
+        hit = (fr, th, kd, t_first, t_last)
+        self._lane_cache[block] = hit
+        if len(self._lane_cache) > 8:
+            self._lane_cache.popitem(last=False)
+        return hit
+
+    def lane_states(self, block: int, f: int) -> np.ndarray:
+        """A :class:`LaneState` (uint8) per thread of ``block`` (linear thread order) at frame ``f``."""
+        f = self._check(f)
+        fr, th, kd, t_first, t_last = self._block_events(block)
+        T = self.launch.threads_per_block
+        out = np.full(T, LaneState.NOT_STARTED, dtype=np.uint8)
+        started = t_first <= f
+        out[started] = LaneState.IDLE
+        out[t_last < f] = LaneState.EXITED
+        out[t_last < 0] = LaneState.NOT_STARTED
+        hi = int(np.searchsorted(fr, f, side="right"))
+        lo = int(np.searchsorted(fr, f, side="left"))
+        # waiting at a barrier: the thread's latest event so far is a BARRIER of a barrier that has not
+        # released yet (the thread has events after f)
+        if hi:
+            last_idx = np.full(T, -1, dtype=np.int64)
+            last_idx[th[:hi]] = np.arange(hi)
+            has = last_idx >= 0
+            at_bar = np.zeros(T, dtype=bool)
+            li = last_idx[has]
+            at_bar[has] = (kd[li] == EventKind.BARRIER) & (self.release_frame[fr[li]] >= f)
+            at_bar &= t_last > f
+            out[at_bar] = LaneState.BARRIER
+        if int(self.block[f]) == int(block):
+            w = int(self.warp[f])
+            ws = self.launch.warp_size
+            lanes = np.arange(w * ws, min((w + 1) * ws, T))
+            live = (t_first[lanes] <= f) & (t_last[lanes] >= f) & (out[lanes] != LaneState.BARRIER)
+            diverged = lanes[live]
+            out[diverged] = LaneState.DIVERGED
+            now = th[lo:hi]
+            out[now] = LaneState.ACTIVE
+            bar_now = now[kd[lo:hi] == EventKind.BARRIER]
+            out[bar_now] = LaneState.BARRIER
+        return out
+
+    # ---- words -------------------------------------------------------------------------------------
+    def describe(self, f: int) -> str:
+        """The frame in words: ``block (1,0) · warp 2 · phase 3 of 8 · step 5: 32 lanes load A[3, 0..31]``."""
+        if self.n_frames == 0:
+            return "empty trace: no events were recorded"
+        f = self._check(f)
+        L, tr = self.launch, self.trace
+        b, w = int(self.block[f]), int(self.warp[f])
+        head = [f"block {format_block(L, b)}", f"warp {w}"]
+        n_ph = int(self.block_phases[b])
+        if n_ph > 1:
+            head.append(f"phase {int(self.phase[f]) + 1} of {n_ph}")
+        head.append(f"step {int(self.step[f])}")
+        return " · ".join(head) + ": " + self.describe_action(f)
+
+    def describe_action(self, f: int) -> str:
+        """What the warp does at frame ``f``: ``32 lanes load A[3, 0..31]``."""
+        f = self._check(f)
+        L, tr = self.launch, self.trace
+        ev = self.events(f)
+        kind = EventKind(int(self.kind[f]))
+        n_lanes = int(self.n_lanes[f])
+        in_warp = self.lanes_in_warp(int(self.warp[f]))
+        lanes = f"all {in_warp} lanes" if n_lanes == in_warp and in_warp > 1 else (
+            f"{n_lanes} lane" if n_lanes == 1 else f"{n_lanes} lanes"
+        )
+        if n_lanes < in_warp:
+            lanes = f"{n_lanes} of {in_warp} lanes"
+        verb = _VERBS.get(kind, kind.label)
+        text = f"{lanes} {verb}"
+        if kind.is_memory:
+            mem = ev[tr.kind[ev] == kind]
+            arrays = np.unique(tr.array[mem])
+            names = []
+            for a in arrays[:3]:
+                if 0 <= a < len(L.arrays):
+                    names.append(format_indices(L.arrays[int(a)], tr.index[mem[tr.array[mem] == a]]))
+            if names:
+                text += " " + ", ".join(names)
+        elif kind == EventKind.BARRIER:
+            waiting = int(self.waiting_warps[f])
+            if f in self._barrier_complete_set:
+                text = f"{lanes} reach syncthreads: all {L.threads_per_block} threads of the block are there, the barrier opens"
+            else:
+                text += f" and wait ({waiting} of {L.warps_per_block} warps there)"
+        line = int(self.line[f])
+        if line > 0:
+            text += f" (line {line})"
+        return text
+
+    @cached_property
+    def _barrier_complete_set(self) -> frozenset:
+        return frozenset(int(x) for x in self.barrier_complete_frames)
+
+    def line_counts(self) -> dict[int, int]:
+        """Events per source line over the whole trace."""
+        lines = self.trace.line
+        ok = lines > 0
+        u, c = np.unique(lines[ok], return_counts=True)
+        return {int(a): int(b) for a, b in zip(u, c)}
+
+    def lines_at(self, f: int) -> np.ndarray:
+        """Source lines of the events of frame ``f`` (unique, sorted)."""
+        ln = self.trace.line[self.events(f)]
+        return np.unique(ln[ln > 0])
+
+    def __repr__(self) -> str:
+        return f"<Frames {self.n_frames:,} frames of {self.launch.kernel_name} order={self.order}>"

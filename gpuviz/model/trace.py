@@ -1,0 +1,381 @@
+"""The trace: what one kernel launch did, thread by thread.
+
+This is the contract between capture (which writes traces) and everything else (views, analyses,
+lessons, files). It depends on numpy alone: no Qt, no numba.
+
+Events are stored field-major: one numpy array per field, all of the same length, one row per event.
+Stored fields (see ``EVENT_FIELDS``):
+
+    block   int32   linear block id (bx + by*gx + bz*gx*gy)
+    thread  int32   linear thread id in its block (tx + ty*bx + tz*bx*by)
+    seq     int32   per-thread sequence number, 0 for the thread's START event
+    kind    uint8   an :class:`EventKind`
+    array   int16   index into ``launch.arrays`` (-1 when the event touches no array)
+    index   int64   flat (C-order) element index into that array (-1 when none)
+    line    int32   source line in ``launch.source_file`` (absolute, 1-based)
+    step    int32   lockstep issue step: events of lanes of one warp with equal step ran as one
+                    SIMT instruction (-1 when the backend does not know; then ``seq`` stands in)
+    sm      int16   SM the thread's block ran on (-1 when unknown)
+    time    int64   %globaltimer in ns (-1 when unknown)
+    value   float64 value loaded or stored (NaN when not recorded)
+
+Warp, lane and barrier phase are derived, never stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import enum
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+
+
+class EventKind(enum.IntEnum):
+    START = 0
+    END = 1
+    GLOBAL_LOAD = 2
+    GLOBAL_STORE = 3
+    SHARED_LOAD = 4
+    SHARED_STORE = 5
+    ATOMIC = 6
+    BARRIER = 7
+    WARP_OP = 8
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @property
+    def is_memory(self) -> bool:
+        return self in _MEMORY_KINDS
+
+    @property
+    def is_write(self) -> bool:
+        return self in (EventKind.GLOBAL_STORE, EventKind.SHARED_STORE, EventKind.ATOMIC)
+
+
+_MEMORY_KINDS = frozenset(
+    {EventKind.GLOBAL_LOAD, EventKind.GLOBAL_STORE, EventKind.SHARED_LOAD, EventKind.SHARED_STORE, EventKind.ATOMIC}
+)
+
+#: name -> (dtype, fill value used when a backend does not record the field)
+EVENT_FIELDS: dict[str, tuple[np.dtype, Any]] = {
+    "block": (np.dtype(np.int32), None),
+    "thread": (np.dtype(np.int32), None),
+    "seq": (np.dtype(np.int32), None),
+    "kind": (np.dtype(np.uint8), None),
+    "array": (np.dtype(np.int16), -1),
+    "index": (np.dtype(np.int64), -1),
+    "line": (np.dtype(np.int32), -1),
+    "step": (np.dtype(np.int32), -1),
+    "sm": (np.dtype(np.int16), -1),
+    "time": (np.dtype(np.int64), -1),
+    "value": (np.dtype(np.float64), np.nan),
+}
+REQUIRED_FIELDS = ("block", "thread", "seq", "kind")
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """One array a kernel touches: a kernel argument (global), a ``cuda.shared.array`` or a local one."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    space: str = "global"  # "global" | "shared" | "local"
+    line: int = -1  # where a shared/local array is declared
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "space": self.space, "line": self.line}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "ArrayInfo":
+        return cls(
+            name=str(d["name"]),
+            shape=tuple(int(s) for s in d["shape"]),
+            dtype=str(np.dtype(d["dtype"])),
+            space=str(d.get("space", "global")),
+            line=int(d.get("line", -1)),
+        )
+
+
+def _dim3(v) -> tuple[int, int, int]:
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    v = tuple(int(x) for x in v)
+    if not 1 <= len(v) <= 3:
+        raise ValueError(f"a launch dimension has 1 to 3 components, got {v!r}")
+    return v + (1,) * (3 - len(v))
+
+
+@dataclass
+class Launch:
+    """Everything about one launch except its events."""
+
+    kernel_name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    arrays: list[ArrayInfo] = field(default_factory=list)
+    source: str = ""
+    source_file: str = ""
+    # ``source`` holds lines ``first_line``.. of ``source_file``: the kernel and the device functions of its
+    # file it calls. Event lines are absolute lines of source_file, so line L is source_lines()[L - first_line].
+    first_line: int = 1
+    warp_size: int = 32
+    backend: str = "cpu"  # "cpu" (gpuviz executor) | "sim" (numba simulator) | "gpu"
+    device: str = ""  # e.g. "gpuviz CPU executor" or "NVIDIA H200"
+    versions: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds
+    created: str = ""
+    dropped: int = 0  # events lost to a full buffer: always reported, never silent
+    warnings: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)  # backend extras (registers, smem, ...)
+
+    def __post_init__(self):
+        self.grid = _dim3(self.grid)
+        self.block = _dim3(self.block)
+        if not self.created:
+            self.created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def n_blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def n_threads(self) -> int:
+        return self.threads_per_block * self.n_blocks
+
+    @property
+    def warps_per_block(self) -> int:
+        return -(-self.threads_per_block // self.warp_size)
+
+    def block_coords(self, linear) -> tuple:
+        """Linear block id(s) -> (x, y, z)."""
+        gx, gy, _ = self.grid
+        linear = np.asarray(linear)
+        return linear % gx, (linear // gx) % gy, linear // (gx * gy)
+
+    def thread_coords(self, linear) -> tuple:
+        bx, by, _ = self.block
+        linear = np.asarray(linear)
+        return linear % bx, (linear // bx) % by, linear // (bx * by)
+
+    def array_id(self, name: str) -> int:
+        for i, a in enumerate(self.arrays):
+            if a.name == name:
+                return i
+        raise KeyError(f"no array named {name!r} in launch of {self.kernel_name}")
+
+    def source_lines(self) -> list[str]:
+        return self.source.splitlines()
+
+    def to_json(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["arrays"] = [a.to_json() for a in self.arrays]
+        d["grid"] = list(self.grid)
+        d["block"] = list(self.block)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Launch":
+        d = dict(d)
+        d["arrays"] = [ArrayInfo.from_json(a) for a in d.get("arrays", [])]
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+class Trace:
+    """One launch and its events (field-major numpy arrays of equal length)."""
+
+    def __init__(self, launch: Launch, events: dict[str, np.ndarray]):
+        self.launch = launch
+        n = None
+        cols: dict[str, np.ndarray] = {}
+        for name in REQUIRED_FIELDS:
+            if name not in events:
+                raise ValueError(f"trace events lack the required field {name!r}")
+        for name, arr in events.items():
+            if name not in EVENT_FIELDS:
+                raise ValueError(f"unknown event field {name!r}; known: {', '.join(EVENT_FIELDS)}")
+            arr = np.ascontiguousarray(arr, dtype=EVENT_FIELDS[name][0])
+            if arr.ndim != 1:
+                raise ValueError(f"event field {name!r} must be 1-d, got shape {arr.shape}")
+            if n is None:
+                n = len(arr)
+            elif len(arr) != n:
+                raise ValueError(f"event field {name!r} has {len(arr)} rows, others have {n}")
+            cols[name] = arr
+        self._n = n or 0
+        self._cols = cols
+        self.recorded_fields = frozenset(events)
+
+    # ---- stored fields -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def n_events(self) -> int:
+        return len(self)
+
+    def __getattr__(self, name):
+        if name in EVENT_FIELDS and "_cols" in self.__dict__:
+            return self.field(name)
+        raise AttributeError(name)
+
+    def field(self, name: str) -> np.ndarray:
+        """One event field; a field the backend did not record comes back filled with its 'unknown' value."""
+        col = self._cols.get(name)
+        if col is None:
+            dtype, fill = EVENT_FIELDS[name]  # KeyError for a name that is no field
+            col = np.full(self._n, fill, dtype=dtype)
+            col.setflags(write=False)
+            self._cols[name] = col
+        return col
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        return {name: self.field(name) for name in EVENT_FIELDS}
+
+    def has(self, name: str) -> bool:
+        """True if the backend recorded this field (rather than it being filled with 'unknown')."""
+        return name in self.recorded_fields
+
+    # ---- derived fields ------------------------------------------------------------------------
+    @property
+    def warp(self) -> np.ndarray:
+        return self.field("thread") // self.launch.warp_size
+
+    @property
+    def lane(self) -> np.ndarray:
+        return self.field("thread") % self.launch.warp_size
+
+    @property
+    def global_thread(self) -> np.ndarray:
+        return self.field("block").astype(np.int64) * self.launch.threads_per_block + self.field("thread")
+
+    @cached_property
+    def thread_order(self) -> np.ndarray:
+        """Permutation sorting events by (block, thread, seq): each thread's events in program order."""
+        return np.lexsort((self.field("seq"), self.field("thread"), self.field("block")))
+
+    @cached_property
+    def phase(self) -> np.ndarray:
+        """Barrier phase of each event: how many barriers its thread passed before it.
+
+        A BARRIER event itself belongs to the phase it closes.
+        """
+        order = self.thread_order
+        kind = self.field("kind")[order]
+        gt = self.global_thread[order]
+        is_bar = (kind == EventKind.BARRIER).astype(np.int64)
+        csum = np.cumsum(is_bar) - is_bar  # barriers strictly before, counted over the whole order
+        # restart the count at each thread's first event
+        starts = np.r_[True, gt[1:] != gt[:-1]]
+        base = np.maximum.accumulate(np.where(starts, csum, 0))
+        out = np.empty(len(self), dtype=np.int32)
+        out[order] = csum - base
+        return out
+
+    @cached_property
+    def issue_step(self) -> np.ndarray:
+        """The lockstep step of each event: ``step`` where recorded, else ``seq`` (lanes in lockstep)."""
+        if self.has("step"):
+            return self.field("step")
+        return self.field("seq")
+
+    # ---- summaries -----------------------------------------------------------------------------
+    def counts_by_kind(self) -> dict[str, int]:
+        counts = np.bincount(self.field("kind"), minlength=len(EventKind))
+        return {k.label: int(counts[k]) for k in EventKind}
+
+    def barriers_per_thread(self) -> tuple[int, int]:
+        """[min, max] number of barriers a thread reached, over all threads of the launch."""
+        n_threads = self.launch.n_threads
+        if n_threads == 0:
+            return (0, 0)
+        bar = self.field("kind") == EventKind.BARRIER
+        per = np.bincount(self.global_thread[bar], minlength=n_threads)
+        return (int(per.min()), int(per.max()))
+
+    def events_of_thread(self, block: int, thread: int) -> np.ndarray:
+        """Indices of one thread's events in program order."""
+        order = self.thread_order
+        keys = self.field("block")[order].astype(np.int64) << 32 | self.field("thread")[order]
+        key = (int(block) << 32) | int(thread)
+        lo, hi = np.searchsorted(keys, key, "left"), np.searchsorted(keys, key, "right")
+        return order[lo:hi]
+
+    def per_thread_sequences(self) -> dict[tuple[int, int], list[tuple]]:
+        """{(block, thread): [(kind, array name, index, line), ...]} in program order. For tests."""
+        names = [a.name for a in self.launch.arrays]
+        out: dict[tuple[int, int], list[tuple]] = {}
+        c = {name: self.field(name) for name in ("block", "thread", "kind", "array", "index", "line")}
+        for i in self.thread_order:
+            key = (int(c["block"][i]), int(c["thread"][i]))
+            a = int(c["array"][i])
+            out.setdefault(key, []).append(
+                (EventKind(int(c["kind"][i])).label, names[a] if a >= 0 else None, int(c["index"][i]), int(c["line"][i]))
+            )
+        return out
+
+    def info(self) -> dict:
+        """The summary ``gpuviz info --json`` prints."""
+        L = self.launch
+        return {
+            "kernel": L.kernel_name,
+            "backend": L.backend,
+            "device": L.device,
+            "grid": list(L.grid),
+            "block": list(L.block),
+            "threads": L.n_threads,
+            "warp_size": L.warp_size,
+            "arrays": [a.to_json() for a in L.arrays],
+            "n_events": len(self),
+            "events": self.counts_by_kind(),
+            "barriers_per_thread": list(self.barriers_per_thread()),
+            "dropped": int(L.dropped),
+            "warnings": list(L.warnings),
+            "timings": dict(L.timings),
+            "created": L.created,
+        }
+
+    # ---- files ---------------------------------------------------------------------------------
+    def save(self, path) -> None:
+        from .tracefile import save_traces
+
+        save_traces(path, [self])
+
+    @staticmethod
+    def load(path) -> "Trace":
+        from .tracefile import load_trace
+
+        return load_trace(path)
+
+    def __repr__(self) -> str:
+        L = self.launch
+        return (
+            f"<Trace {L.kernel_name} grid={L.grid} block={L.block} backend={L.backend} "
+            f"events={len(self):,} dropped={L.dropped}>"
+        )

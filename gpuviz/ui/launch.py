@@ -1,0 +1,317 @@
+"""The launch panel: pick a bundled kernel, size, block and backend, and capture it in a worker process.
+
+:class:`CaptureRunner` runs :mod:`gpuviz.ui.capture_job` in a QProcess: the GUI thread never waits on
+it, a crash or hang there cannot take the window down, Cancel kills it, and a second Run while one is
+running replaces the first (the stale one is killed and its result ignored). Errors come back as one
+readable message; the trace on screen stays until a new one has loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..model.trace import Trace
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
+
+
+class CaptureRunner(QObject):
+    """Runs one capture at a time in a child process; newer requests replace older ones."""
+
+    stage = Signal(str)  # what the worker does now
+    succeeded = Signal(object, dict)  # (Trace, the request)
+    failed = Signal(str, dict)  # (readable message, the request)
+    busy_changed = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None, time_limit_s: float = 300.0):
+        super().__init__(parent)
+        self._proc: QProcess | None = None
+        self._request: dict | None = None
+        self._tmpdir: str | None = None
+        self._out = ""
+        self._err = ""
+        self._lines: list[str] = []
+        self.time_limit_s = time_limit_s
+        self._watchdog = QTimer(self)
+        self._watchdog.setSingleShot(True)
+        self._watchdog.timeout.connect(self._timed_out)
+
+    @property
+    def busy(self) -> bool:
+        return self._proc is not None
+
+    def run(self, request: dict) -> None:
+        """Start capturing ``request`` (kernel, size, block, backend); a running capture is cancelled."""
+        self._stop(silent=True)
+        self._tmpdir = tempfile.mkdtemp(prefix="gpuviz-capture-")
+        request = dict(request, out=os.path.join(self._tmpdir, "trace.gpuviz"))
+        self._request = request
+        self._out = ""
+        self._err = ""
+        self._lines: list[str] = []
+        proc = QProcess(self)
+        env = QProcessEnvironment.systemEnvironment()
+        env.insert("PYTHONPATH", os.pathsep.join(p for p in (_PACKAGE_ROOT, env.value("PYTHONPATH")) if p))
+        env.insert("PYTHONUNBUFFERED", "1")
+        if request.get("backend") == "sim":
+            env.insert("NUMBA_ENABLE_CUDASIM", "1")  # numba decides at import time
+        elif request.get("backend") == "gpu":
+            env.remove("NUMBA_ENABLE_CUDASIM")
+        proc.setProcessEnvironment(env)
+        proc.readyReadStandardOutput.connect(lambda p=proc: self._read(p))
+        proc.readyReadStandardError.connect(lambda p=proc: self._read_err(p))
+        proc.finished.connect(lambda code, status, p=proc: self._finished(p, code, status))
+        proc.errorOccurred.connect(lambda err, p=proc: self._error(p, err))
+        self._proc = proc
+        self.busy_changed.emit(True)
+        self.stage.emit("starting the capture process")
+        proc.start(sys.executable, ["-m", "gpuviz.ui.capture_job", json.dumps(request)])
+        self._watchdog.start(int(self.time_limit_s * 1000))
+
+    def cancel(self) -> None:
+        if self._proc is not None:
+            self._stop(silent=True)
+            self.stage.emit("cancelled")
+
+    def shutdown(self) -> None:
+        self._stop(silent=True)
+
+    # ---- process plumbing ------------------------------------------------------------------------
+    def _stop(self, silent: bool) -> None:
+        self._watchdog.stop()
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            for sig in (proc.readyReadStandardOutput, proc.readyReadStandardError, proc.finished, proc.errorOccurred):
+                try:
+                    sig.disconnect()
+                except (RuntimeError, TypeError):
+                    pass
+            if proc.state() != QProcess.ProcessState.NotRunning:
+                proc.kill()
+                proc.waitForFinished(3000)
+            proc.deleteLater()
+            self.busy_changed.emit(False)
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    def _read(self, proc: QProcess) -> None:
+        if proc is not self._proc:
+            return
+        self._out += bytes(proc.readAllStandardOutput()).decode(errors="replace")
+        *complete, self._out = self._out.split("\n")
+        for line in complete:
+            self._lines.append(line)
+            if line.startswith("STAGE "):
+                self.stage.emit(line[6:])
+
+    def _read_err(self, proc: QProcess) -> None:
+        if proc is self._proc:
+            self._err += bytes(proc.readAllStandardError()).decode(errors="replace")
+
+    def _finished(self, proc: QProcess, code: int, status) -> None:
+        if proc is not self._proc:
+            return  # a replaced request: ignore it
+        self._read(proc)
+        self._read_err(proc)
+        lines = self._lines + [self._out]
+        request = self._request or {}
+        self._watchdog.stop()
+        self._proc = None
+        proc.deleteLater()
+        message = None
+        done = next((ln[5:].strip() for ln in lines if ln.startswith("DONE ")), None)
+        err = next((ln[6:] for ln in lines if ln.startswith("ERROR ")), None)
+        if err is not None:
+            try:
+                message = json.loads(err)
+            except ValueError:
+                message = err
+        elif status == QProcess.ExitStatus.CrashExit or code != 0 or done is None:
+            tail = self._err.strip().splitlines()[-3:]
+            message = f"the capture process stopped unexpectedly (exit code {code})" + (
+                ": " + " / ".join(tail) if tail else ""
+            )
+        trace = None
+        if message is None:
+            try:
+                trace = Trace.load(done)
+            except Exception as e:
+                message = f"the captured trace could not be read back: {e}"
+        self._cleanup()
+        self.busy_changed.emit(False)
+        if trace is not None:
+            self.succeeded.emit(trace, request)
+        else:
+            self.failed.emit(str(message), request)
+
+    def _error(self, proc: QProcess, err) -> None:
+        if proc is not self._proc or err != QProcess.ProcessError.FailedToStart:
+            return  # crashes are reported by finished
+        self._stop(silent=True)
+        self.failed.emit(f"could not start the capture process ({sys.executable})", self._request or {})
+
+    def _timed_out(self) -> None:
+        request = self._request or {}
+        self._stop(silent=True)
+        self.failed.emit(f"the capture took longer than {self.time_limit_s:g} s and was stopped "
+                         "(a hang at a divergent barrier, or a size too big for this machine?)", request)
+
+
+def parse_block(text: str) -> tuple[int, ...]:
+    """``"16x16"``, ``"16, 16"`` or ``"256"`` -> a tuple of ints; ValueError saying what is wrong."""
+    parts = [p for p in text.replace("x", " ").replace("X", " ").replace(",", " ").split() if p]
+    if not 1 <= len(parts) <= 3:
+        raise ValueError(f"block size {text!r}: write 1 to 3 numbers, e.g. 256 or 16x16")
+    try:
+        dims = tuple(int(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"block size {text!r}: {', '.join(parts)} are not all whole numbers") from None
+    if any(d < 1 for d in dims):
+        raise ValueError(f"block size {text!r}: every dimension must be at least 1")
+    return dims
+
+
+class LaunchPanel(QWidget):
+    """Kernel, size, block, backend, Run / Cancel, progress and the last error."""
+
+    def __init__(self, window, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.window_ = window
+        self.runner = CaptureRunner(self)
+        self._specs: dict = {}
+        form = QFormLayout()
+        self.kernel = QComboBox(self)
+        self.kernel.currentIndexChanged.connect(self._kernel_changed)
+        self.size = QSpinBox(self)
+        self.size.setRange(1, 1 << 24)
+        self.block = QLineEdit(self)
+        self.block.setPlaceholderText("e.g. 256 or 16x16")
+        self.backend = QComboBox(self)
+        self.backend.addItem("CPU executor (fast, no GPU)", "cpu")
+        self.backend.addItem("numba simulator (slow reference)", "sim")
+        self.backend.addItem("NVIDIA GPU", "gpu")
+        form.addRow("Kernel", self.kernel)
+        form.addRow("Size", self.size)
+        form.addRow("Block", self.block)
+        form.addRow("Backend", self.backend)
+        self.note = QLabel(self)
+        self.note.setWordWrap(True)
+        self.note.setObjectName("viewTitle")
+        buttons = QHBoxLayout()
+        self.run_button = QPushButton("Run", self)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setEnabled(False)
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(self.runner.cancel)
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(False)
+        self.status = QLabel("", self)
+        self.status.setWordWrap(True)
+        self.error = QLabel("", self)
+        self.error.setObjectName("errorText")
+        self.error.setWordWrap(True)
+        self.error.setVisible(False)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.note)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.error)
+        layout.addStretch(1)
+        self.runner.stage.connect(self.status.setText)
+        self.runner.busy_changed.connect(self._busy)
+        self.runner.succeeded.connect(self._succeeded)
+        self.runner.failed.connect(self._failed)
+
+    def load_kernels(self) -> None:
+        """Fill the kernel list (imports the bundled kernels, and so numba: done after the first frame)."""
+        if self._specs:
+            return
+        try:
+            from kernels import all_kernels
+
+            self._specs = all_kernels()
+        except Exception as e:
+            self.show_error(f"the bundled kernels could not be loaded: {type(e).__name__}: {e}")
+            return
+        self.kernel.blockSignals(True)
+        for name, spec in self._specs.items():
+            self.kernel.addItem(name, name)
+        self.kernel.blockSignals(False)
+        current = self.window_.session.trace.launch.kernel_name if self.window_.session.trace else ""
+        i = self.kernel.findData(current)
+        self.kernel.setCurrentIndex(i if i >= 0 else 0)
+        self._kernel_changed()
+
+    def _kernel_changed(self, *_):
+        spec = self._specs.get(self.kernel.currentData())
+        if spec is None:
+            return
+        self.size.setValue(int(spec.small_size if spec.small_size else spec.default_size))
+        self.block.setText("x".join(str(b) for b in spec.default_block))
+        self.note.setText(f"{spec.description}")
+        self.size.setToolTip(f"problem size ({spec.size_label}); default {spec.default_size}")
+
+    def request(self) -> dict:
+        return {
+            "kernel": self.kernel.currentData() or self.kernel.currentText(),
+            "size": int(self.size.value()),
+            "block": list(parse_block(self.block.text())),
+            "backend": self.backend.currentData(),
+        }
+
+    def run(self, request: dict | None = None) -> None:
+        """Capture the panel's settings (or ``request``) in the worker; replaces a running capture."""
+        try:
+            request = request if isinstance(request, dict) else self.request()
+        except ValueError as e:
+            self.show_error(str(e))
+            return
+        self.error.setVisible(False)
+        self.runner.run(request)
+
+    def _busy(self, busy: bool) -> None:
+        self.cancel_button.setEnabled(busy)
+        self.progress.setRange(0, 0 if busy else 1)  # a busy indicator while the worker runs
+
+    def _succeeded(self, trace, request) -> None:
+        self.status.setText(f"captured {trace.launch.kernel_name}: {len(trace):,} events")
+        self.window_.set_trace(trace, f"{request.get('kernel')} (size {request.get('size')}, {request.get('backend')})")
+
+    def _failed(self, message: str, request) -> None:
+        self.status.setText("")
+        self.show_error(f"Capture of {request.get('kernel', 'the kernel')} failed: {message}\n"
+                        "The previous trace stays on screen.")
+
+    def show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.setVisible(True)
+        self.window_.statusBar().showMessage(message.splitlines()[0], 15000)

@@ -1,0 +1,124 @@
+"""The Session: one trace on screen, its frames, playback, linked selection and theme, as Qt signals.
+
+The models it holds are Qt-free (:class:`~gpuviz.model.playback.Playback`,
+:class:`~gpuviz.model.selection.Selection`, :class:`~gpuviz.model.frames.Frames`); the session
+bridges their observer callbacks to Qt signals so views just connect slots:
+
+    trace_changed()          a new trace (and new frames) is loaded: rebuild layouts
+    frame_changed(int)       the current frame changed: update colours only
+    selection_changed()      the linked selection changed
+    playback_changed(str)    playing / speed / loop / n_frames changed (the field name)
+    theme_changed()          theme or scale changed: restyle
+
+It also owns the playback clock: a QTimer that, while playing, calls ``playback.tick(now)``; the
+playback model decides which frame is due and drops the ones drawing could not keep up with.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from ..model.frames import Frames
+from ..model.playback import Playback
+from ..model.selection import Selection
+from ..model.trace import Trace
+from .theme import LIGHT, Theme, get_theme
+
+
+class Session(QObject):
+    trace_changed = Signal()
+    frame_changed = Signal(int)
+    selection_changed = Signal()
+    playback_changed = Signal(str)
+    theme_changed = Signal()
+
+    #: how often the playback clock ticks while playing (ms); frames due in between are dropped
+    TICK_MS = 15
+
+    def __init__(self, trace: Trace | None = None, theme: Theme = LIGHT, parent: QObject | None = None):
+        super().__init__(parent)
+        self.trace: Trace | None = None
+        self.frames: Frames | None = None
+        self.playback = Playback()
+        self.selection = Selection()
+        self.theme = theme
+        self.source_label = ""  # where the trace came from ("embedded default", a file path, ...)
+        self._unobserve = [
+            self.playback.observe(self._on_playback),
+            self.selection.observe(self.selection_changed.emit),
+        ]
+        self._clock = QTimer(self)
+        self._clock.setInterval(self.TICK_MS)
+        self._clock.timeout.connect(self._tick)
+        if trace is not None:
+            self.set_trace(trace)
+
+    # ---- the trace -----------------------------------------------------------------------------
+    def set_trace(self, trace: Trace, source_label: str = "", frames: Frames | None = None) -> None:
+        """Show a new trace: new frames, frame 0, selection cleared, every view rebuilt."""
+        frames = frames if frames is not None else Frames(trace)
+        self.trace = trace
+        self.frames = frames
+        self.source_label = source_label
+        self.selection.warp_size = trace.launch.warp_size
+        self.selection._state = type(self.selection.state)()  # cleared silently: trace_changed redraws all
+        # views rebuild on trace_changed, then draw frame 0 on the frame_changed that set_frames sends
+        self._quiet = True
+        try:
+            self.playback.set_frames(frames)
+        finally:
+            self._quiet = False
+        self.trace_changed.emit()
+        self.frame_changed.emit(self.playback.frame)
+
+    @property
+    def frame(self) -> int:
+        return self.playback.frame
+
+    def set_frame(self, f: int) -> None:
+        self.playback.frame = f
+
+    # ---- theme -----------------------------------------------------------------------------------
+    def set_theme(self, theme: Theme | str) -> None:
+        if isinstance(theme, str):
+            theme = get_theme(theme, self.theme.scale)
+        self.theme = theme
+        self.theme_changed.emit()
+
+    def set_scale(self, scale: float) -> None:
+        scale = min(max(float(scale), 0.5), 4.0)
+        if scale != self.theme.scale:
+            self.theme = self.theme.scaled(scale)
+            self.theme_changed.emit()
+
+    # ---- playback clock --------------------------------------------------------------------------
+    _quiet = False
+
+    def _on_playback(self, name: str) -> None:
+        if self._quiet:
+            return
+        if name == "frame":
+            self.frame_changed.emit(self.playback.frame)
+            return
+        if name == "playing":
+            if self.playback.playing:
+                self.playback.tick(time.perf_counter())  # start the clock now
+                self._clock.start()
+            else:
+                self._clock.stop()
+        self.playback_changed.emit(name)
+
+    def _tick(self) -> None:
+        # frame_changed is emitted inside tick and views draw synchronously; a slow draw delays the
+        # next timeout (Qt coalesces them) and the next tick jumps over the frames that were missed.
+        self.playback.tick(time.perf_counter())
+
+    def shutdown(self) -> None:
+        """Stop the clock and drop observers (the window calls this when it closes)."""
+        self._clock.stop()
+        self.playback.pause()
+        for undo in self._unobserve:
+            undo()
+        self._unobserve = []

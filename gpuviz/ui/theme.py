@@ -1,0 +1,170 @@
+"""Themes: light and dark, high contrast, colour-blind safe, and one global scale factor.
+
+Categories use the Okabe–Ito palette (readable for the common colour-vision deficiencies); heat maps
+use cividis (or viridis). Text sizes are ``theme.px(base)``: the base sizes are already large (a
+classroom projector is a main use) and the scale factor multiplies them (presenter mode, issue 6).
+
+Views read colours from ``session.theme`` (never hard-code them) and redraw on
+``session.theme_changed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..model.frames import BlockState, LaneState
+
+# Okabe & Ito (2008), "Color Universal Design"
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+}
+
+
+def hex_to_rgba(color: str, alpha: int = 255) -> tuple[int, int, int, int]:
+    c = color.lstrip("#")
+    return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16), alpha
+
+
+@dataclass(frozen=True)
+class Theme:
+    name: str
+    background: str
+    panel: str
+    foreground: str
+    muted: str
+    grid: str
+    current: str  # outline of what executes at this frame (current block, current warp)
+    selected: str  # outline of the linked selection
+    highlight_line: str  # source line being executed
+    lane: dict = field(default_factory=dict)  # LaneState -> colour
+    block: dict = field(default_factory=dict)  # BlockState -> colour
+    load: str = OKABE_ITO["blue"]
+    store: str = OKABE_ITO["vermillion"]
+    heatmap: str = "cividis"
+    font_px: int = 16  # base text size in pixels at scale 1
+    scale: float = 1.0
+
+    def px(self, base: float | None = None) -> int:
+        """A text or line size in pixels, scaled: ``theme.px()`` is the body text size."""
+        return max(1, int(round((self.font_px if base is None else base) * self.scale)))
+
+    def scaled(self, scale: float) -> "Theme":
+        return replace(self, scale=float(scale))
+
+    def lane_lut(self) -> np.ndarray:
+        """RGBA uint8 lookup table indexed by :class:`LaneState`."""
+        return np.array([hex_to_rgba(self.lane[s]) for s in LaneState], dtype=np.uint8)
+
+    def block_lut(self) -> np.ndarray:
+        return np.array([hex_to_rgba(self.block[s]) for s in BlockState], dtype=np.uint8)
+
+    @property
+    def dark(self) -> bool:
+        r, g, b, _ = hex_to_rgba(self.background)
+        return (r + g + b) < 384
+
+
+LIGHT = Theme(
+    name="light",
+    background="#FFFFFF",
+    panel="#F0F0F0",
+    foreground="#000000",
+    muted="#3C3C3C",
+    grid="#9A9A9A",
+    current=OKABE_ITO["black"],
+    selected=OKABE_ITO["vermillion"],
+    highlight_line="#FBE7A1",
+    lane={
+        LaneState.NOT_STARTED: "#EDEDED",
+        LaneState.IDLE: "#B0B0B0",
+        LaneState.ACTIVE: OKABE_ITO["bluish_green"],
+        LaneState.DIVERGED: OKABE_ITO["orange"],
+        LaneState.BARRIER: OKABE_ITO["reddish_purple"],
+        LaneState.EXITED: OKABE_ITO["sky_blue"],
+    },
+    block={
+        BlockState.WAITING: "#E3E3E3",
+        BlockState.RESIDENT: OKABE_ITO["bluish_green"],
+        BlockState.BARRIER: OKABE_ITO["reddish_purple"],
+        BlockState.DONE: OKABE_ITO["sky_blue"],
+    },
+)
+
+DARK = Theme(
+    name="dark",
+    background="#000000",
+    panel="#1A1A1A",
+    foreground="#FFFFFF",
+    muted="#D0D0D0",
+    grid="#6A6A6A",
+    current=OKABE_ITO["yellow"],
+    selected=OKABE_ITO["orange"],
+    highlight_line="#5A4A00",
+    lane={
+        LaneState.NOT_STARTED: "#1E1E1E",
+        LaneState.IDLE: "#5C5C5C",
+        LaneState.ACTIVE: OKABE_ITO["bluish_green"],
+        LaneState.DIVERGED: OKABE_ITO["orange"],
+        LaneState.BARRIER: OKABE_ITO["reddish_purple"],
+        LaneState.EXITED: OKABE_ITO["blue"],
+    },
+    block={
+        BlockState.WAITING: "#2A2A2A",
+        BlockState.RESIDENT: OKABE_ITO["bluish_green"],
+        BlockState.BARRIER: OKABE_ITO["reddish_purple"],
+        BlockState.DONE: OKABE_ITO["blue"],
+    },
+    load=OKABE_ITO["sky_blue"],
+    store=OKABE_ITO["vermillion"],
+)
+
+THEMES = {"light": LIGHT, "dark": DARK}
+
+
+def get_theme(name: str, scale: float = 1.0) -> Theme:
+    try:
+        return THEMES[name].scaled(scale)
+    except KeyError:
+        raise ValueError(f"unknown theme {name!r}; known: {', '.join(THEMES)}") from None
+
+
+def stylesheet(theme: Theme) -> str:
+    """An application stylesheet: colours and large, scaled text for every plain Qt widget."""
+    t = theme
+    return f"""
+    QWidget {{ background: {t.panel}; color: {t.foreground}; font-size: {t.px()}px; }}
+    QMainWindow::separator {{ background: {t.grid}; width: 2px; height: 2px; }}
+    QDockWidget {{ font-size: {t.px()}px; font-weight: bold; }}
+    QDockWidget::title {{ background: {t.panel}; padding: {t.px(4)}px; }}
+    QToolBar {{ background: {t.panel}; border: none; spacing: {t.px(4)}px; }}
+    QToolButton {{ padding: {t.px(4)}px {t.px(6)}px; border: 1px solid transparent; border-radius: 4px; }}
+    QToolButton:hover {{ border: 1px solid {t.grid}; }}
+    QToolButton:checked {{ background: {t.grid}; }}
+    QPlainTextEdit, QTextEdit, QListWidget, QTreeWidget, QTableWidget {{
+        background: {t.background}; color: {t.foreground}; border: 1px solid {t.grid}; }}
+    QComboBox, QSpinBox, QLineEdit {{ background: {t.background}; border: 1px solid {t.grid}; padding: 2px 4px; }}
+    QPushButton {{ background: {t.background}; border: 1px solid {t.grid}; border-radius: 4px;
+        padding: {t.px(4)}px {t.px(10)}px; }}
+    QPushButton:hover {{ border: 1px solid {t.foreground}; }}
+    QPushButton:disabled {{ color: {t.grid}; }}
+    QStatusBar {{ color: {t.muted}; }}
+    QMenuBar::item:selected, QMenu::item:selected {{ background: {t.grid}; }}
+    QSlider::groove:horizontal {{ height: {t.px(6)}px; background: {t.grid}; border-radius: 3px; }}
+    QSlider::handle:horizontal {{ background: {t.foreground}; width: {t.px(14)}px; margin: -{t.px(6)}px 0;
+        border-radius: {t.px(7)}px; }}
+    QProgressBar {{ border: 1px solid {t.grid}; border-radius: 4px; text-align: center; background: {t.background}; }}
+    QProgressBar::chunk {{ background: {OKABE_ITO['bluish_green']}; }}
+    QLabel#frameText {{ font-size: {t.px(20)}px; font-weight: bold; padding: {t.px(4)}px; }}
+    QLabel#errorText {{ color: {t.background}; background: {OKABE_ITO['vermillion']}; padding: {t.px(6)}px;
+        border-radius: 4px; }}
+    QLabel#viewTitle {{ color: {t.muted}; }}
+    """

@@ -1,0 +1,210 @@
+"""Barrier swimlanes: the warps of the current block between ``syncthreads``, and who waits for whom.
+
+One row per warp, one column per issue step. Each warp issues one instruction per step; its
+instructions are coloured by barrier phase (alternating blue / green). When a warp reaches a
+``syncthreads`` before the others it waits (grey) until the last warp arrives; the last arrivals are
+outlined in vermillion: everybody else waited for them. White marks the current frame's instruction.
+
+The timeline is computed from the block's events (``render.barrier_timeline``) when the current block
+changes, never per frame; a frame only moves the marker and recolours one cell.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...model.frames import format_block
+from .. import render
+from .base import TraceView, register_view
+from .memory import (
+    MemoryStyle,
+    colour_css,
+    fit_left_axis,
+    header_label,
+    legend_html,
+    memory_style,
+    restyle_label,
+    segment_item,
+    set_segment_pen,
+    set_segments,
+    style_axes,
+)
+
+PHASE_COLOURS = np.array([render.rgba("blue"), render.rgba("bluish_green")], dtype=np.uint8)
+
+
+def _wait_rgba(style: MemoryStyle) -> np.ndarray:
+    return np.array((95, 95, 105, 255) if style.theme.dark else (185, 185, 185, 255), dtype=np.uint8)
+
+
+def _warp_list(warps: np.ndarray) -> str:
+    warps = [int(w) for w in warps]
+    if not warps:
+        return "none"
+    if len(warps) > 2 and warps == list(range(warps[0], warps[-1] + 1)):
+        return f"{warps[0]}–{warps[-1]}"
+    if len(warps) > 6:
+        return ", ".join(map(str, warps[:6])) + f" … ({len(warps)} warps)"
+    return ", ".join(map(str, warps))
+
+
+@register_view
+class BarrierView(TraceView):
+    """Swimlanes per warp of the current block: phases between syncthreads, waits, the current frame."""
+
+    view_id = "barriers"
+    title = "Barriers"
+    default_area = "bottom"
+    order = 30
+
+    def __init__(self, session, parent=None):
+        super().__init__(session, parent)
+        self._block = None
+        self.timeline: render.BarrierTimeline | None = None
+        self._base = None
+        self.current: tuple[int, float] | None = None
+        self.style = memory_style(session.theme)
+        box = QtWidgets.QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        self.header = header_label(self.style)
+        self.legend = header_label(self.style, 0.85, bold=False)
+        self.canvas = pg.GraphicsLayoutWidget()
+        box.addWidget(self.header)
+        box.addWidget(self.legend)
+        box.addWidget(self.canvas, 1)
+        self.plot = self.canvas.addPlot()
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.invertY(True)
+        self.plot.setMouseEnabled(x=True, y=False)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.plot.addItem(self.image)
+        self.last_outline = segment_item(render.rgba("vermillion"), 3)
+        self.row_outline = segment_item((0, 0, 0), 2)
+        self.plot.addItem(self.last_outline)
+        self.plot.addItem(self.row_outline)
+        self.now_line = pg.InfiniteLine(angle=90)
+        self.now_line.setZValue(20)
+        self.plot.addItem(self.now_line)
+        self.sync_lines: list[pg.InfiniteLine] = []
+        self.on_theme_changed()
+
+    # -- theme -------------------------------------------------------------------------------------
+    def on_theme_changed(self) -> None:
+        st = self.style = memory_style(self.theme)
+        restyle_label(self.header, st)
+        restyle_label(self.legend, st, 0.85, bold=False)
+        self.canvas.setBackground(st.background)
+        style_axes(self.plot, st)
+        self.plot.setLabel("bottom", "issue step (each warp issues one instruction per step)", color=st.foreground,
+                           **{"font-size": f"{st.px(st.theme.font_px * 0.85)}px"})
+        set_segment_pen(self.row_outline, st.current, 2)
+        self.now_line.setPen(pg.mkPen(colour_css(st.current), width=2, style=QtCore.Qt.PenStyle.DashLine))
+        self.legend.setText(
+            legend_html(
+                [
+                    ("■", PHASE_COLOURS[0], "running (phases 1, 3, …)"),
+                    ("■", PHASE_COLOURS[1], "running (phases 2, 4, …)"),
+                    ("■", _wait_rgba(st), "waiting at syncthreads"),
+                    ("□", render.rgba("vermillion"), "arrived last: the others wait for it"),
+                    ("┆", st.current, "this frame"),
+                ]
+            )
+        )
+        if self._block is not None:
+            self._build_block(self._block)
+
+    # -- data ------------------------------------------------------------------------------------
+    def on_trace_changed(self) -> None:
+        self._block = None
+        self.timeline = None
+        self.image.clear()
+        if self.trace is None:
+            self.header.setText("no trace")
+
+    def _build_block(self, block: int) -> None:
+        st = self.style
+        tl = render.barrier_timeline(self.trace, block)
+        self._block, self.timeline = block, tl
+        self._base = render.barrier_lanes_rgba(tl, PHASE_COLOURS, _wait_rgba(st))
+        for line in self.sync_lines:
+            self.plot.removeItem(line)
+        self.sync_lines = []
+        n_w = len(tl.warps)
+        font = QtGui.QFont()
+        font.setPixelSize(st.px(st.theme.font_px * 0.8))
+        for k, p in enumerate(p for p in range(tl.n_phases) if tl.ends_with_barrier[:, p].any()):
+            # labels alternate between bottom and top so neighbouring barriers never cover each other
+            label_opts = {"position": 0.97 if k % 2 == 0 else 0.03, "color": st.foreground, "fill": st.background,
+                          "anchors": [(0.5, 1), (0.5, 1)] if k % 2 == 0 else [(0.5, 0), (0.5, 0)]}
+            line = pg.InfiniteLine(pos=float(tl.phase_end[p]), angle=90,
+                                   pen=pg.mkPen(colour_css(st.foreground), width=2),
+                                   label=f"sync {p + 1}", labelOpts=label_opts)
+            line.label.setFont(font)
+            self.plot.addItem(line)
+            self.sync_lines.append(line)
+        # vermillion boxes around the instructions of the warps that arrived last at each barrier
+        segs = []
+        for p in range(tl.n_phases):
+            col = tl.length[:, p]
+            if not tl.ends_with_barrier[:, p].any() or col.min() == col.max():
+                continue
+            for w in tl.last_arrival(p):
+                r = int(np.flatnonzero(tl.warps == w)[0])
+                s0 = int(tl.phase_start[p])
+                segs.append(render._rect_segments(s0, r + 0.06, s0 + int(col[r]), r + 0.94))
+        set_segments(self.last_outline, np.concatenate(segs) if segs else np.zeros((0, 2)))
+        every = max(1, -(-n_w // 12))  # at most a dozen labels, so they stay big and apart
+        fit_left_axis(self.plot, [(r + 0.5, f"warp {int(w)}") for r, w in enumerate(tl.warps) if r % every == 0], st)
+        width = int(tl.phase_end[-1]) if tl.n_phases else 1
+        self.plot.setLimits(xMin=-2, xMax=width + 2, yMin=-0.5, yMax=n_w + 0.5)
+        self.plot.setRange(xRange=(0, width), yRange=(0, max(n_w, 1)), padding=0.01)
+
+    def on_frame_changed(self) -> None:
+        tr, frames = self.trace, self.frames
+        if tr is None or frames is None or frames.n_frames == 0:
+            return
+        f = min(max(int(self.frame), 0), frames.n_frames - 1)
+        block = int(frames.block[f])
+        if block != self._block:
+            self._build_block(block)
+        tl = self.timeline
+        warp, step, phase = int(frames.warp[f]), int(frames.step[f]), int(frames.phase[f])
+        pos = self.current = tl.position(warp, step)
+        img = self._base.copy()
+        if pos is not None:
+            r, x = pos
+            img[r, int(x)] = (*self.style.current[:3], 255)
+            self.now_line.setPos(x + 0.5)
+            self.now_line.show()
+            set_segments(self.row_outline, render._rect_segments(-0.5, r, img.shape[1] + 0.5, r + 1))
+        else:
+            self.now_line.hide()
+            set_segments(self.row_outline, np.zeros((0, 2)))
+        self.image.setImage(img, autoLevels=False)
+        self.header.setText(self._words(block, warp, phase))
+
+    def _words(self, block: int, warp: int, phase: int) -> str:
+        tl = self.timeline
+        head = f"block {format_block(self.trace.launch, block)} &nbsp;·&nbsp; warp {warp}"
+        if tl.n_phases <= 1:
+            return head + " &nbsp;·&nbsp; no syncthreads in this block: no warp waits for another"
+        p = min(phase, tl.n_phases - 1)
+        head += f" &nbsp;·&nbsp; phase {p + 1} of {tl.n_phases}"
+        if not tl.ends_with_barrier[:, p].any():
+            return head + " (after the last syncthreads)"
+        col = tl.length[:, p]
+        last = tl.last_arrival(p)
+        early = tl.warps[col < col.max()]
+        if early.size == 0:
+            return head + f": all warps reach sync {p + 1} at the same step, nobody waits"
+        wait = int(col.max() - col.min())
+        return (
+            head
+            + f": at sync {p + 1}, warps {_warp_list(early)} wait for "
+            + f"<span style='color:{colour_css(render.rgba('vermillion'))}'>warp{'s' if len(last) > 1 else ''} "
+            + f"{_warp_list(last)}</span> (up to {wait} step{'s' if wait != 1 else ''})"
+        )

@@ -1,0 +1,298 @@
+"""TraceView: the base class of every docked view, and the registry the main window docks from.
+
+How another view plugs in
+-------------------------
+1. Subclass :class:`TraceView` in a module under ``gpuviz/ui/views/`` and decorate it with
+   ``@register_view``. Set the class attributes ``view_id`` (stable, lower-case: used by
+   ``gpuviz snapshot --view ID``, saved layouts and lessons), ``title`` (the dock's title),
+   ``default_area`` (``"left"``, ``"right"``, ``"bottom"`` or ``"top"``) and ``order`` (position among
+   the views of that area; tabs when ``tabify_with`` names another view id).
+2. Add the module's name to :data:`BUILTIN_VIEW_MODULES` (a missing module is skipped, so views can land
+   in any order).
+3. Implement the three hooks; the base class connects them to the :class:`~gpuviz.ui.session.Session`:
+     ``on_trace_changed()``      a new trace: rebuild what does not change per frame (layout, lookup
+                                 tables, per-line counts, pixel coordinates) and cache it on ``self``;
+     ``on_frame_changed()``      the current frame ``self.frame`` changed: update colours only, e.g.
+                                 fill a cached RGBA array and hand it to a pyqtgraph ``ImageItem``
+                                 with ``setImage(rgba, autoLevels=False)``. Draw threads/cells as image
+                                 pixels, never as thousands of scatter points. Keep it well under 16 ms
+                                 at a million threads;
+     ``on_selection_changed()``  ``self.session.selection`` changed: light the selected block / warp /
+                                 thread / cell if it is yours.
+   and, if the view has its own colours or fonts, ``on_theme_changed()`` (read ``self.theme``).
+4. To select on click, call ``self.session.selection.select_block(b)`` / ``select_warp(b, w)`` /
+   ``select_thread(b, t)`` / ``select_cell(array_id, flat_index)``; every view and the details panel
+   follow.
+
+An exception in a hook is logged and kept in ``view.errors`` (the view stays up and playback goes on);
+tests should assert that list is empty.
+
+Use :func:`make_image_plot` for a pixel view (an aspect-locked, y-down ``PlotWidget`` with an
+``ImageItem``) so all views look and zoom alike. Hidden views (a closed or background-tabbed dock) are
+not redrawn per frame; they catch up when shown.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+log = logging.getLogger(__name__)
+
+#: modules imported by :func:`available_views` (missing ones are skipped)
+BUILTIN_VIEW_MODULES = (
+    "gpuviz.ui.views.grid",
+    "gpuviz.ui.views.block",
+    "gpuviz.ui.views.source",
+    "gpuviz.ui.views.details",
+    "gpuviz.ui.views.memory",
+    "gpuviz.ui.views.shared",
+    "gpuviz.ui.views.barriers",
+    "gpuviz.ui.views.timings",
+)
+
+_REGISTRY: dict[str, type["TraceView"]] = {}
+
+
+def register_view(cls: type["TraceView"]) -> type["TraceView"]:
+    """Class decorator: make a view available to the main window and to ``snapshot --view``."""
+    vid = getattr(cls, "view_id", "")
+    if not vid or not isinstance(vid, str):
+        raise ValueError(f"{cls.__name__} needs a view_id (a short lower-case name)")
+    other = _REGISTRY.get(vid)
+    if other is not None and other.__qualname__ != cls.__qualname__:
+        raise ValueError(f"view id {vid!r} is taken by {other.__module__}.{other.__qualname__}")
+    _REGISTRY[vid] = cls
+    return cls
+
+
+def available_views() -> dict[str, type["TraceView"]]:
+    """Every registered view by id (importing the built-in view modules first), in dock order."""
+    for name in BUILTIN_VIEW_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:  # a view module that exists but imports something missing: say so
+                log.warning("view module %s could not be loaded: %s", name, e)
+        except Exception as e:  # a broken view must not keep the app from starting
+            log.warning("view module %s failed to load: %s: %s", name, type(e).__name__, e)
+    return dict(sorted(_REGISTRY.items(), key=lambda kv: (kv[1].order, kv[0])))
+
+
+class TraceView(QWidget):
+    """A docked renderer of (trace, current frame, settings). See the module docstring."""
+
+    view_id: str = ""
+    title: str = ""
+    default_area: str = "right"  # "left" | "right" | "bottom" | "top"
+    order: int = 100
+    tabify_with: str | None = None  # view_id of a view to share a tab group with
+
+    def __init__(self, session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self._stale = True  # the frame changed while hidden
+        self.errors = []
+        self.setObjectName(f"view_{self.view_id}")
+        session.trace_changed.connect(self._trace_slot)
+        session.frame_changed.connect(self._frame_slot)
+        session.selection_changed.connect(self._selection_slot)
+        session.theme_changed.connect(self._theme_slot)
+
+    _started = False
+    #: errors raised by this view's hooks (logged once each; the view stays up, the app keeps running)
+    errors: list[str]
+
+    def _call(self, hook) -> None:
+        try:
+            hook()
+        except Exception as e:  # one broken view must not stop playback or the other views
+            text = f"{type(e).__name__}: {e}"
+            if not hasattr(self, "errors"):
+                self.errors = []
+            if text not in self.errors:
+                self.errors.append(text)
+                log.exception("view %r failed in %s", self.view_id, getattr(hook, "__name__", hook))
+
+    def start(self) -> None:
+        """Draw the current state. The window calls it once after construction; if nobody does, the
+        first show or session signal does (hooks never run before the view was started)."""
+        self._started = True
+        self._call(self.on_theme_changed)
+        if self.session.trace is not None:
+            self._call(self.on_trace_changed)
+            self._call(self.on_frame_changed)
+            self._call(self.on_selection_changed)
+        self._stale = False
+
+    # ---- what the session holds ------------------------------------------------------------------
+    @property
+    def trace(self):
+        return self.session.trace
+
+    @property
+    def frames(self):
+        return self.session.frames
+
+    @property
+    def frame(self) -> int:
+        return self.session.playback.frame
+
+    @property
+    def theme(self):
+        return self.session.theme
+
+    # ---- hooks: override these -------------------------------------------------------------------
+    def on_trace_changed(self) -> None:
+        pass
+
+    def on_frame_changed(self) -> None:
+        pass
+
+    def on_selection_changed(self) -> None:
+        pass
+
+    def on_theme_changed(self) -> None:
+        pass
+
+    # ---- plumbing -----------------------------------------------------------------------------------
+    def _live(self) -> bool:
+        return self.session.trace is not None and self.session.frames is not None and self.session.frames.n_frames > 0
+
+    def _trace_slot(self) -> None:
+        if self.session.trace is None:
+            return
+        if not self._started:
+            self.start()
+            return
+        self._call(self.on_trace_changed)
+        self._stale = True
+
+    def _frame_slot(self, _f: int = 0) -> None:
+        if not self._live():
+            return
+        if not self._started:
+            self.start()
+            return
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
+        self._call(self.on_frame_changed)
+
+    def _selection_slot(self) -> None:
+        if not self._started:
+            self.start()
+        elif self._live():
+            self._call(self.on_selection_changed)
+
+    def _theme_slot(self) -> None:
+        if not self._started:
+            self.start()
+            return
+        self._call(self.on_theme_changed)
+        if self._live():
+            self._call(self.on_frame_changed)
+            self._call(self.on_selection_changed)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._started:
+            self.start()
+        elif self._stale and self._live():
+            self._stale = False
+            self._call(self.on_frame_changed)
+            self._call(self.on_selection_changed)
+
+    def refresh(self) -> None:
+        """Redraw now, visible or not (snapshots and tests)."""
+        if not self._started:
+            self.start()
+        elif self._live():
+            self._stale = False
+            self._call(self.on_frame_changed)
+            self._call(self.on_selection_changed)
+
+
+# ---- helpers for pixel views ----------------------------------------------------------------------
+def make_image_plot(view: TraceView, with_axes: bool = False) -> tuple[pg.PlotWidget, pg.ImageItem]:
+    """An aspect-locked, y-down plot holding one ImageItem, in ``view``'s layout (created if needed).
+
+    The ImageItem is row-major: pass RGBA arrays shaped ``(height, width, 4)``, row 0 at the top.
+    Pixel (row r, column c) covers plot coordinates x in [c, c+1], y in [r, r+1].
+    """
+    plot = pg.PlotWidget(parent=view)
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    vb = plot.getPlotItem().getViewBox()
+    vb.setAspectLocked(True)
+    vb.invertY(True)
+    vb.setMouseEnabled(x=True, y=True)
+    if not with_axes:
+        plot.hideAxis("left")
+        plot.hideAxis("bottom")
+    image = pg.ImageItem(axisOrder="row-major")
+    plot.addItem(image)
+    layout = view.layout()
+    if layout is None:
+        layout = QVBoxLayout(view)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+    layout.addWidget(plot)
+    return plot, image
+
+
+def style_plot(plot: pg.PlotWidget, theme) -> None:
+    """Theme colours and scaled fonts for a pyqtgraph plot."""
+    plot.setBackground(theme.background)
+    font = QFont()
+    font.setPixelSize(theme.px())
+    pi = plot.getPlotItem()
+    for name in ("left", "bottom", "right", "top"):
+        ax = pi.getAxis(name)
+        ax.setPen(pg.mkPen(theme.foreground))
+        ax.setTextPen(pg.mkPen(theme.foreground))
+        ax.setTickFont(font)
+        ax.label.setFont(font)
+
+
+def text_item(text: str, theme, size: float | None = None, color: str | None = None, bold: bool = False,
+              anchor=(0, 0)) -> pg.TextItem:
+    item = pg.TextItem(text, color=QColor(color or theme.foreground), anchor=anchor)
+    font = QFont()
+    font.setPixelSize(theme.px(size))
+    font.setBold(bold)
+    item.setFont(font)
+    return item
+
+
+def outline_pen(color: str, theme, width: float = 3.0) -> "pg.QtGui.QPen":
+    pen = pg.mkPen(QColor(color), width=max(1.0, width * theme.scale))
+    pen.setCosmetic(True)
+    pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
+    return pen
+
+
+def rgba_lut(colors: list[str]) -> np.ndarray:
+    from ..theme import hex_to_rgba
+
+    return np.array([hex_to_rgba(c) for c in colors], dtype=np.uint8)
+
+
+def legend_html(items: list[tuple[str, str]], theme) -> str:
+    """Colour chips with labels, as rich text for a QLabel: ``[(colour, label), ...]``. Each chip has an
+    outline so that pale colours (idle, waiting) stay visible on a pale panel."""
+    size = theme.px(14)
+    cells = "".join(
+        f"<td><table cellspacing='0' cellpadding='0' border='1' style='border-color:{theme.muted}'>"
+        f"<tr><td bgcolor='{c}' width='{size}' height='{size}'></td></tr></table></td>"
+        f"<td style='padding-right:{theme.px(12)}px'>&nbsp;{label}</td>"
+        for c, label in items
+    )
+    return f"<table cellspacing='2'><tr>{cells}</tr></table>"

@@ -1,0 +1,221 @@
+"""One block as warps x lanes: each thread a cell, in the block's own x/y shape, warps outlined.
+
+Lanes are coloured by state at this frame (active, diverged, at barrier, idle, exited, not started).
+A 1-d block is drawn one warp per row; a 2-d block as it is indexed (x right, y down); a 3-d block
+stacks its z slices downwards. Cells are pixels of one RGBA image; the pixel -> thread map and the
+warp outlines are built once per trace.
+
+The block shown is the selected block when there is one, else the block of the current frame.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPainterPath
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QVBoxLayout
+
+from ...model.frames import LaneState, format_block
+from ..theme import hex_to_rgba
+from .base import TraceView, legend_html, make_image_plot, outline_pen, register_view, style_plot, text_item
+
+
+def block_layout(block: tuple[int, int, int], warp_size: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(col, row) of each linear thread id, and the number of columns and rows."""
+    bx, by, bz = block
+    t = np.arange(bx * by * bz)
+    if by == 1 and bz == 1:
+        cols = min(warp_size, bx)
+        return t % cols, t // cols, cols, -(-bx // cols)
+    x, y, z = t % bx, (t // bx) % by, t // (bx * by)
+    return x, y + z * (by + 1), bx, by * bz + (bz - 1)
+
+
+@register_view
+class BlockView(TraceView):
+    view_id = "block"
+    title = "Block: warps x lanes"
+    default_area = "left"
+    order = 20
+
+    def __init__(self, session, parent=None):
+        super().__init__(session, parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(2)
+        self.caption = QLabel(self)
+        self.caption.setObjectName("viewTitle")
+        self.caption.setWordWrap(True)
+        layout.addWidget(self.caption)
+        self.plot, self.image = make_image_plot(self)
+        self.legend = QLabel(self)
+        self.legend.setWordWrap(True)
+        layout.addWidget(self.legend)
+        self.warp_outline = QGraphicsPathItem()
+        self.selected_warp_outline = QGraphicsPathItem()
+        self.selected_thread_box = QGraphicsRectItem()
+        for item in (self.warp_outline, self.selected_warp_outline, self.selected_thread_box):
+            item.setZValue(10)
+            item.setVisible(False)
+            self.plot.addItem(item)
+        self._labels: list[pg.TextItem] = []
+        self.rgba: np.ndarray | None = None  # the image shown (rows, cols, 4): tests read it
+        self.states: np.ndarray | None = None  # LaneState per thread of the shown block
+        self.shown_block: int | None = None
+        self._warp_paths: list[QPainterPath] = []
+        self.gaps = QGraphicsPathItem()
+        self.bounds = QGraphicsPathItem()
+        self.gaps.setZValue(5)
+        self.bounds.setZValue(6)
+        self.plot.addItem(self.gaps)
+        self.plot.addItem(self.bounds)
+        self.plot.scene().sigMouseClicked.connect(self._clicked)
+
+    # ---- layout: once per trace ----------------------------------------------------------------------
+    def on_trace_changed(self) -> None:
+        L = self.trace.launch
+        ws = L.warp_size
+        col, row, ncols, nrows = block_layout(L.block, ws)
+        self._col, self._row = col, row
+        T = L.threads_per_block
+        # one image pixel per thread: thread t covers [col, col+1] x [row, row+1]
+        lookup = np.full((nrows, ncols), -1, dtype=np.int64)
+        lookup[row, col] = np.arange(T)
+        self._lookup = lookup
+        flat = lookup.ravel()
+        self._inside = np.flatnonzero(flat >= 0)
+        self._inside_thread = flat[self._inside]
+        self.rgba = np.zeros((nrows, ncols, 4), dtype=np.uint8)
+        self.image.setImage(self.rgba, autoLevels=False)  # the rect scales the image it is given: size first
+        self.image.setRect(QRectF(0, 0, ncols, nrows))
+        # thin gaps between all cells, thick lines between cells of different warps (cached paths)
+        gaps = QPainterPath()
+        if max(ncols, nrows) <= 128:
+            for c in range(1, ncols):
+                gaps.moveTo(c, 0)
+                gaps.lineTo(c, nrows)
+            for r in range(1, nrows):
+                gaps.moveTo(0, r)
+                gaps.lineTo(ncols, r)
+        self.gaps.setPath(gaps)
+        warp_of = np.where(lookup >= 0, lookup // ws, -1)
+        bounds = QPainterPath()
+        a, b = warp_of[:, :-1], warp_of[:, 1:]
+        for r, c in zip(*np.nonzero((a != b) & (a >= 0) & (b >= 0))):
+            bounds.moveTo(c + 1, r)
+            bounds.lineTo(c + 1, r + 1)
+        a, b = warp_of[:-1, :], warp_of[1:, :]
+        for r, c in zip(*np.nonzero((a != b) & (a >= 0) & (b >= 0))):
+            bounds.moveTo(c, r + 1)
+            bounds.lineTo(c + 1, r + 1)
+        self.bounds.setPath(bounds)
+        self._warp_paths = []
+        for w in range(L.warps_per_block):
+            path = QPainterPath()
+            for t in range(w * ws, min((w + 1) * ws, T)):
+                path.addRect(QRectF(float(col[t]), float(row[t]), 1.0, 1.0))
+            self._warp_paths.append(path.simplified())
+        for item in self._labels:
+            self.plot.removeItem(item)
+        self._labels = []
+        if L.warps_per_block <= 64:
+            for w in range(L.warps_per_block):
+                t0 = w * ws
+                label = text_item(f"warp {w}", self.theme, size=15, color=self.theme.muted, anchor=(1, 0.5))
+                label.setPos(col[t0] - 0.2, row[t0] + 0.5)
+                self.plot.addItem(label)
+                self._labels.append(label)
+        self.shown_block = None
+        margin = max(2.5, ncols * 0.12)
+        self.plot.getPlotItem().getViewBox().setRange(QRectF(-margin, 0, ncols + margin, nrows), padding=0.03)
+        self.on_theme_changed()
+
+    def _paint_gaps(self) -> None:
+        if self.rgba is not None:
+            self.rgba.reshape(-1, 4)[self._lookup.ravel() < 0] = hex_to_rgba(self.theme.background)
+
+    def on_theme_changed(self) -> None:
+        t = self.theme
+        style_plot(self.plot, t)
+        self._lut = t.lane_lut()
+        self._paint_gaps()
+        self.gaps.setPen(outline_pen(t.background, t, 2))
+        self.bounds.setPen(outline_pen(t.foreground, t, 3))
+        self.warp_outline.setPen(outline_pen(t.current, t, 5))
+        self.selected_warp_outline.setPen(outline_pen(t.selected, t, 5))
+        self.selected_thread_box.setPen(outline_pen(t.selected, t, 4))
+        for item in (self.warp_outline, self.selected_warp_outline, self.selected_thread_box):
+            item.setBrush(Qt.BrushStyle.NoBrush)
+        for item in self._labels:
+            item.setColor(QColor(t.muted))
+        shown = [LaneState.ACTIVE, LaneState.DIVERGED, LaneState.BARRIER, LaneState.IDLE, LaneState.EXITED,
+                 LaneState.NOT_STARTED]
+        self.legend.setText(legend_html([(t.lane[s], s.label) for s in shown], t)
+                            + f" &nbsp; <b style='color:{t.current}'>&#9633;</b> issuing warp")
+
+    # ---- per frame: colours only ----------------------------------------------------------------------
+    def block_to_show(self) -> int:
+        sel = self.session.selection.block
+        return int(sel) if sel is not None else int(self.frames.block[self.frame])
+
+    def on_frame_changed(self) -> None:
+        F, f = self.frames, self.frame
+        b = self.block_to_show()
+        self.states = F.lane_states(b, f)
+        self.rgba.reshape(-1, 4)[self._inside] = self._lut[self.states[self._inside_thread]]
+        self.image.setImage(self.rgba, autoLevels=False)
+        if b != self.shown_block:
+            self.shown_block = b
+            self._update_caption()
+        if int(F.block[f]) == b:
+            self.warp_outline.setPath(self._warp_paths[int(F.warp[f])])
+            self.warp_outline.setVisible(True)
+        else:
+            self.warp_outline.setVisible(False)
+
+    def _update_caption(self) -> None:
+        L = self.trace.launch
+        b = self.shown_block
+        how = "selected (Esc follows playback)" if self.session.selection.block is not None else "following playback"
+        self.caption.setText(
+            f"block {format_block(L, b)} · {L.threads_per_block} threads in {L.warps_per_block} warps · {how}"
+        )
+
+    def on_selection_changed(self) -> None:
+        sel = self.session.selection
+        b = self.block_to_show()
+        if b != self.shown_block:
+            self.on_frame_changed()
+        self._update_caption()
+        if sel.block is not None and sel.block == b and sel.warp is not None and sel.thread is None:
+            self.selected_warp_outline.setPath(self._warp_paths[sel.warp])
+            self.selected_warp_outline.setVisible(True)
+        else:
+            self.selected_warp_outline.setVisible(False)
+        if sel.block is not None and sel.block == b and sel.thread is not None:
+            t = sel.thread
+            self.selected_thread_box.setRect(QRectF(float(self._col[t]), float(self._row[t]), 1.0, 1.0))
+            self.selected_thread_box.setVisible(True)
+        else:
+            self.selected_thread_box.setVisible(False)
+
+    # ---- clicks select a thread -----------------------------------------------------------------------
+    def thread_at(self, x: float, y: float) -> int | None:
+        if self.rgba is None:
+            return None
+        r, c = int(np.floor(y)), int(np.floor(x))
+        if 0 <= r < self._lookup.shape[0] and 0 <= c < self._lookup.shape[1] and self._lookup[r, c] >= 0:
+            return int(self._lookup[r, c])
+        return None
+
+    def cell_center(self, thread: int) -> tuple[float, float]:
+        return float(self._col[thread]) + 0.5, float(self._row[thread]) + 0.5
+
+    def _clicked(self, ev) -> None:
+        if ev.button() != Qt.MouseButton.LeftButton or self.shown_block is None:
+            return
+        p = self.plot.getPlotItem().getViewBox().mapSceneToView(ev.scenePos())
+        t = self.thread_at(p.x(), p.y())
+        if t is not None:
+            self.session.selection.select_thread(self.shown_block, t)

@@ -1,0 +1,404 @@
+"""Global memory view and the per-line table.
+
+Each global array is drawn in its own shape (2-d arrays as heat maps, 1-d arrays as strips wrapped into
+rows of 32-element multiples), as one RGBA ``ImageItem`` per array. Per frame only the colours change:
+
+* background: how often each cell was accessed so far (frames 0..f), a dimmed cividis heat map;
+* lit cells: what the current warp instruction touches, reads sky blue, writes orange, atomics purple;
+* yellow outlines: the 32-byte sectors the current request costs;
+* white outlines: every access of the selected thread (selected elsewhere or by clicking a cell).
+
+The running counts come from :class:`gpuviz.ui.render.RunningCounts` (checkpoints + incremental
+updates), so scrubbing through a million events stays interactive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.colormap as pg_colormap
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...model.trace import EventKind, Trace
+from .. import render
+from ..theme import hex_to_rgba
+from .base import TraceView, register_view
+
+# ---- small Qt pieces the memory views share (shared.py, barriers.py and occupancy.py import them) --
+
+
+@dataclass
+class MemoryStyle:
+    """The memory views' colours and sizes, read from the session's theme (never hard-coded there)."""
+
+    theme: object
+    background: str
+    foreground: str
+    muted: str
+    read: np.ndarray
+    write: np.ndarray
+    atomic: np.ndarray
+    current: np.ndarray  # outlines of what executes now (sectors of the current request)
+    selected: np.ndarray  # outlines of the linked selection
+    conflict: np.ndarray
+    race: np.ndarray
+    untouched: np.ndarray
+    heat: np.ndarray  # heat-map lookup table, pulled toward the background
+
+    def px(self, base: float | None = None) -> int:
+        return self.theme.px(base)
+
+    @property
+    def access_colours(self):
+        return (self.read, self.write, self.atomic)
+
+
+def memory_style(theme, heat_name: str | None = None) -> MemoryStyle:
+    dark = theme.dark
+    bg = np.array(hex_to_rgba(theme.background), dtype=np.uint8)
+    lut = colormap_lut(heat_name or getattr(theme, "heatmap", "cividis") or "cividis")
+    return MemoryStyle(
+        theme=theme,
+        background=theme.background,
+        foreground=theme.foreground,
+        muted=theme.muted,
+        read=np.array(hex_to_rgba(theme.load), np.uint8),
+        write=np.array(hex_to_rgba(theme.store), np.uint8),
+        atomic=render.rgba("reddish_purple"),
+        current=np.array(hex_to_rgba(theme.current), np.uint8),
+        selected=np.array(hex_to_rgba(theme.selected), np.uint8),
+        conflict=render.rgba("yellow") if dark else render.rgba("orange"),
+        race=render.rgba("reddish_purple"),
+        untouched=np.array((34, 34, 38, 255) if dark else (236, 236, 236, 255), np.uint8),
+        heat=render.blended(lut, bg, 0.45 if dark else 0.3),
+    )
+
+
+def colour_css(c) -> str:
+    if isinstance(c, str):
+        return c
+    return "#%02x%02x%02x" % tuple(int(v) for v in c[:3])
+
+
+def legend_html(items: list[tuple[str, object, str]]) -> str:
+    """``[(symbol, colour, text)]`` -> one line of rich text with coloured symbols."""
+    parts = []
+    for symbol, colour, text in items:
+        parts.append(f"<span style='color:{colour_css(colour)}'>{symbol}</span>&nbsp;{text}")
+    return "&nbsp;&nbsp;&nbsp; ".join(parts)
+
+
+def colormap_lut(name: str = "cividis", n: int = 256) -> np.ndarray:
+    cmap = pg_colormap.get(name)
+    return np.ascontiguousarray(cmap.getLookupTable(nPts=n, alpha=True).astype(np.uint8))
+
+
+class CellImage(pg.ImageItem):
+    """An RGBA image of cells (row-major, row 0 on top) that reports clicks as (row, col)."""
+
+    cellClicked = QtCore.Signal(int, int)
+
+    def __init__(self):
+        super().__init__(axisOrder="row-major")
+        self.setAcceptedMouseButtons(QtCore.Qt.MouseButton.LeftButton)
+
+    def mouseClickEvent(self, ev):
+        if ev.button() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        pos = ev.pos()
+        self.cellClicked.emit(int(np.floor(pos.y())), int(np.floor(pos.x())))
+        ev.accept()
+
+
+def segment_item(colour, width: float) -> pg.PlotCurveItem:
+    """Line segments in image coordinates (pairs of points), drawn on top of a CellImage."""
+    item = pg.PlotCurveItem(connect="pairs", antialias=False)
+    set_segment_pen(item, colour, width)
+    item.setZValue(10)
+    return item
+
+
+def set_segment_pen(item: pg.PlotCurveItem, colour, width: float) -> None:
+    pen = pg.mkPen(QtGui.QColor(colour_css(colour)), width=width)
+    pen.setCosmetic(True)
+    pen.setJoinStyle(QtCore.Qt.PenJoinStyle.MiterJoin)
+    item.setPen(pen)
+
+
+def set_segments(item: pg.PlotCurveItem, segs: np.ndarray) -> None:
+    if len(segs) == 0:
+        item.setData(x=np.zeros(0), y=np.zeros(0))
+        item.hide()
+        return
+    item.setData(x=segs[:, 0], y=segs[:, 1], connect="pairs")
+    item.show()
+
+
+def cell_plot(canvas: pg.GraphicsLayoutWidget, row: int, col: int, style: MemoryStyle, rowspan: int = 1,
+              colspan: int = 1) -> pg.PlotItem:
+    """An aspect-locked, y-down plot cell of ``canvas`` for an image of cells, themed."""
+    plot = canvas.addPlot(row=row, col=col, rowspan=rowspan, colspan=colspan)
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    plot.invertY(True)
+    plot.setAspectLocked(True)
+    style_axes(plot, style)
+    return plot
+
+
+
+def style_axes(plot: pg.PlotItem, style: MemoryStyle, factor: float = 0.85) -> None:
+    font = QtGui.QFont()
+    font.setPixelSize(style.px(style.theme.font_px * factor))
+    for name in ("left", "bottom", "right", "top"):
+        ax = plot.getAxis(name)
+        ax.setPen(pg.mkPen(style.muted))
+        ax.setTextPen(pg.mkPen(style.foreground))
+        ax.setTickFont(font)
+        ax.label.setFont(font)
+
+
+def fit_left_axis(plot: pg.PlotItem, ticks: list[tuple[float, str]], style: MemoryStyle, factor: float = 0.85) -> None:
+    """Give the left axis sparse ticks and room for its widest label (pyqtgraph would clip it)."""
+    ax = plot.getAxis("left")
+    ax.setTicks([ticks, []])
+    ax.setStyle(textFillLimits=[(0, 0.95)])  # the ticks are sparse already: let each carry its text
+    widest = max((len(t) for _, t in ticks), default=1)
+    ax.setWidth(int(style.px(style.theme.font_px * factor) * 0.62 * widest + style.px(14)))
+
+
+def header_label(style: MemoryStyle, factor: float = 1.0, bold: bool = True) -> QtWidgets.QLabel:
+    label = QtWidgets.QLabel()
+    label.setWordWrap(True)
+    label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+    restyle_label(label, style, factor, bold)
+    return label
+
+
+def restyle_label(label: QtWidgets.QLabel, style: MemoryStyle, factor: float = 1.0, bold: bool = True) -> None:
+    weight = "font-weight:600;" if bold else ""
+    label.setStyleSheet(
+        f"color:{style.foreground}; background:{style.background}; font-size:{style.px(style.theme.font_px * factor)}px;"
+        f"{weight} padding:2px 6px;"
+    )
+
+
+def selected_thread(selection) -> tuple[int, int] | None:
+    """(block, thread) of the selected thread, if the selection names one."""
+    if selection is None:
+        return None
+    b, t = getattr(selection, "block", None), getattr(selection, "thread", None)
+    if b is not None and t is not None:
+        return int(b), int(t)
+    return None
+
+
+def selected_cell(selection) -> tuple[int, int] | None:
+    """(array id, flat index) of the selected memory cell, if any."""
+    if selection is None:
+        return None
+    a, i = getattr(selection, "array", None), getattr(selection, "index", None)
+    if a is not None and i is not None:
+        return int(a), int(i)
+    return None
+
+
+# ---- the global memory view ---------------------------------------------------------------------
+
+
+class _ArrayPanel:
+    """One global array: a titled plot with its image, overlays and its slice of the running counts."""
+
+    def __init__(self, canvas: pg.GraphicsLayoutWidget, row: int, col: int, array_id: int, info, style: MemoryStyle):
+        self.array_id = array_id
+        self.info = info
+        self.layout = render.array_layout(info.shape)
+        self.plot = cell_plot(canvas, row, col, style)
+        if len(info.shape) < 2:
+            # a wrapped strip: the left axis gives the element index each row starts at
+            self.plot.hideAxis("bottom")
+            self.plot.setAspectLocked(False)  # cells of a strip are nearly square anyway; fill the width
+            step = max(1, -(-self.layout.rows // 4))
+            ticks = [(r + 0.5, f"{r * self.layout.cols:,}") for r in range(0, self.layout.rows, step)]
+            fit_left_axis(self.plot, ticks, style)
+        self.image = CellImage()
+        self.plot.addItem(self.image)
+        self.sectors = segment_item(style.current, 3)
+        self.thread_outline = segment_item(style.selected, 2)
+        self.cell_outline = segment_item(style.selected, 4)
+        for item in (self.sectors, self.thread_outline, self.cell_outline):
+            self.plot.addItem(item)
+        self.buffer = np.zeros((self.layout.rows, self.layout.cols, 4), dtype=np.uint8)
+        self.flat = self.buffer.reshape(-1, 4)[: self.layout.size]
+        self.plot.setRange(xRange=(0, self.layout.cols), yRange=(0, self.layout.rows), padding=0.02)
+        self.vmax = 1
+        self.palette = None
+        self.access: render.ArrayAccess | None = None
+
+
+@register_view
+class GlobalMemoryView(TraceView):
+    """Global arrays as heat maps of accesses so far, the current warp request lit, sectors outlined."""
+
+    view_id = "memory"
+    title = "Global memory"
+    default_area = "bottom"
+    order = 10
+
+    def __init__(self, session, parent=None):
+        super().__init__(session, parent)
+        self._panels: list[_ArrayPanel] = []
+        self._counts: render.RunningCounts | None = None
+        self.style = memory_style(session.theme)
+        box = QtWidgets.QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        self.header = header_label(self.style)
+        self.legend = header_label(self.style, 0.85, bold=False)
+        self.canvas = pg.GraphicsLayoutWidget()
+        box.addWidget(self.header)
+        box.addWidget(self.legend)
+        box.addWidget(self.canvas, 1)
+        self.on_theme_changed()
+
+    # -- theme -------------------------------------------------------------------------------------
+    def on_theme_changed(self) -> None:
+        st = self.style = memory_style(self.theme)
+        restyle_label(self.header, st)
+        restyle_label(self.legend, st, 0.85, bold=False)
+        self.canvas.setBackground(st.background)
+        self.legend.setText(
+            legend_html(
+                [
+                    ("■", st.read, "read"),
+                    ("■", st.write, "write"),
+                    ("■", st.atomic, "atomic"),
+                    ("□", st.current, "32-byte sectors of this request"),
+                    ("□", st.selected, "selected thread"),
+                    ("■", st.heat[-1], "accesses so far (brighter = more)"),
+                ]
+            )
+        )
+        for p in self._panels:
+            style_axes(p.plot, st)
+            set_segment_pen(p.sectors, st.current, 3)
+            set_segment_pen(p.thread_outline, st.selected, 2)
+            set_segment_pen(p.cell_outline, st.selected, 4)
+            p.palette = render.count_palette(p.vmax, st.heat, st.untouched)
+        self._retitle()
+
+    # -- per trace: layout, running counts, palettes ----------------------------------------------
+    def on_trace_changed(self) -> None:
+        trace, frames = self.trace, self.frames
+        self.canvas.clear()
+        self._panels = []
+        self._counts = None
+        if trace is None or frames is None:
+            self.header.setText("no trace")
+            return
+        ids = [i for i, a in enumerate(trace.launch.arrays) if a.space == "global"]
+        if not ids:
+            self.header.setText("this kernel touches no global arrays")
+            return
+        self._counts = render.RunningCounts(trace, render.frame_of_events(frames, len(trace)), ids)
+        st = self.style
+        side_by_side = len(ids) <= 4 and all(len(trace.launch.arrays[i].shape) >= 2 for i in ids)
+        for k, a in enumerate(ids):
+            row, col = (0, k) if side_by_side else (k, 0)
+            panel = _ArrayPanel(self.canvas, row, col, a, trace.launch.arrays[a], st)
+            total = self._counts.total[self._counts.slice_of(a)]
+            panel.vmax = int(total.max()) if total.size else 1
+            panel.palette = render.count_palette(panel.vmax, st.heat, st.untouched)
+            panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
+            self._panels.append(panel)
+        grid = self.canvas.ci.layout
+        for k in range(len(ids)):
+            if side_by_side:
+                grid.setColumnStretchFactor(k, 1)
+            else:
+                grid.setRowStretchFactor(k, 1)
+        self._retitle()
+
+    def _retitle(self) -> None:
+        st = self.style
+        for p in self._panels:
+            title = f"<b>{p.info.name}</b>&nbsp; {p.info.dtype}[{', '.join(map(str, p.info.shape))}] · hottest cell {p.vmax}×"
+            p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.95)}px")
+
+    # -- per frame: colours only -------------------------------------------------------------------
+    def on_frame_changed(self) -> None:
+        tr, frames = self.trace, self.frames
+        if tr is None or frames is None or not self._panels or frames.n_frames == 0:
+            return
+        f = min(max(int(self.frame), 0), frames.n_frames - 1)
+        counts = self._counts.counts_at(f)
+        acc = render.frame_accesses(tr, frames.events(f))
+        st = self.style
+        stats = []
+        for p in self._panels:
+            render.counts_to_rgba(counts[self._counts.slice_of(p.array_id)], p.palette, out=p.flat)
+            access = p.access = acc.by_array.get(p.array_id)
+            if access is not None:
+                render.paint_accesses(p.flat, access, colours=st.access_colours)
+                spans = render.sector_spans(access.index, p.info.itemsize)
+                set_segments(p.sectors, render.span_outline_segments(spans, p.layout))
+                n_r, n_w = int(access.is_read.sum()), int(access.is_write.sum())
+                best = max(1, -(-len(np.unique(access.index)) * p.info.itemsize // 32))
+                verb = "read" if n_r and not n_w else "write" if n_w and not n_r else "access"
+                colour = colour_css(st.write if n_w and not n_r else st.read if n_r and not n_w else st.atomic)
+                stats.append(
+                    f"<span style='color:{colour}'>{p.info.name}</span>: {len(access.events)} lanes {verb} "
+                    f"{len(np.unique(access.index))} elements in <b>{len(spans)} sector{'s' if len(spans) != 1 else ''}</b>"
+                    f" of 32 bytes (at best {best})"
+                )
+            else:
+                set_segments(p.sectors, np.zeros((0, 2)))
+            p.image.setImage(p.buffer, autoLevels=False)
+        text = f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"
+        if stats:
+            text += "<br>" + " &nbsp;·&nbsp; ".join(stats)
+        self.header.setText(text)
+
+    # -- selection -----------------------------------------------------------------------------------
+    def on_selection_changed(self) -> None:
+        tr = self.trace
+        selection = self.session.selection
+        thread = selected_thread(selection)
+        cell = selected_cell(selection)
+        thread_events = None
+        if tr is not None and thread is not None:
+            ev = tr.events_of_thread(*thread)
+            thread_events = ev[np.isin(tr.kind[ev], _MEMORY_KINDS)]
+        for p in self._panels:
+            segs = np.zeros((0, 2))
+            if thread_events is not None:
+                mine = thread_events[tr.array[thread_events] == p.array_id]
+                segs = render.cell_outline_segments(tr.index[mine], p.layout)
+            set_segments(p.thread_outline, segs)
+            if cell is not None and cell[0] == p.array_id:
+                set_segments(p.cell_outline, render.cell_outline_segments(np.array([cell[1]]), p.layout, inset=0.0))
+            else:
+                set_segments(p.cell_outline, np.zeros((0, 2)))
+
+    def _cell_clicked(self, panel: _ArrayPanel, row: int, col: int) -> None:
+        flat = panel.layout.flat_of(row, col)
+        if flat >= 0:
+            self.session.selection.select_cell(panel.array_id, flat)
+
+    def panel_of(self, array_name: str) -> _ArrayPanel:
+        """The panel showing one array (tests and snapshots look at its image)."""
+        for p in self._panels:
+            if p.info.name == array_name:
+                return p
+        raise KeyError(f"the global memory view shows no array named {array_name!r}")
+
+
+_MEMORY_KINDS = np.array(sorted(int(k) for k in EventKind if k.is_memory), dtype=np.uint8)
+
+
+# The occupancy panel and the per-line table live in occupancy.py, a module the base registry does not
+# list (BUILTIN_VIEW_MODULES belongs to the main window's owner): importing it here registers both views
+# whenever the memory views load.
+from . import occupancy as _register_occupancy_views  # noqa: E402,F401

@@ -1,0 +1,116 @@
+"""The kernel's source, the line(s) executing at this frame lit, and events per line in the margin."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout
+
+from .base import TraceView, register_view
+
+_GUTTER_SEP = " │ "
+
+
+@register_view
+class SourceView(TraceView):
+    view_id = "source"
+    title = "Kernel source"
+    default_area = "right"
+    order = 10
+
+    def __init__(self, session, parent=None):
+        super().__init__(session, parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(2)
+        self.caption = QLabel(self)
+        self.caption.setObjectName("viewTitle")
+        self.caption.setWordWrap(True)
+        layout.addWidget(self.caption)
+        self.editor = QPlainTextEdit(self)
+        self.editor.setReadOnly(True)
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.editor.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.editor)
+        self.highlighted: list[int] = []  # absolute source lines lit now: tests read it
+        self._selected_thread_line: int | None = None
+        self._first_line = 1
+        self._n_lines = 0
+
+    def on_trace_changed(self) -> None:
+        L = self.trace.launch
+        lines = L.source_lines()
+        self._first_line = L.first_line
+        self._n_lines = len(lines)
+        counts = self.frames.line_counts()
+        width = max([len(f"{c:,}") for c in counts.values()] + [6])
+        last = L.first_line + len(lines) - 1
+        num_w = len(str(last))
+        out = []
+        for i, code in enumerate(lines):
+            n = L.first_line + i
+            c = counts.get(n)
+            out.append(f"{n:>{num_w}} {(f'{c:,}' if c else ''):>{width}}{_GUTTER_SEP}{code}")
+        self._gutter_len = num_w + 1 + width + len(_GUTTER_SEP)
+        self.editor.setPlainText("\n".join(out))
+        self._style_gutter()
+        total = sum(counts.values())
+        where = L.source_file or "source"
+        self.caption.setText(f"{where} · events per line in the margin ({total:,} in all)")
+        self.highlighted = []
+
+    def _style_gutter(self) -> None:
+        if not self._n_lines:
+            return
+        fmt = QTextCharFormat()
+        fmt.setForeground(QColor(self.theme.muted))
+        doc = self.editor.document()
+        cursor = QTextCursor(doc)
+        cursor.beginEditBlock()
+        for i in range(self._n_lines):
+            block = doc.findBlockByNumber(i)
+            cursor.setPosition(block.position())
+            cursor.setPosition(block.position() + min(self._gutter_len, block.length() - 1), QTextCursor.MoveMode.KeepAnchor)
+            cursor.setCharFormat(fmt)
+        cursor.endEditBlock()
+
+    def on_theme_changed(self) -> None:
+        t = self.theme
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPixelSize(t.px(17))
+        self.editor.setFont(font)
+        self.editor.setStyleSheet(f"QPlainTextEdit {{ background: {t.background}; color: {t.foreground}; }}")
+        if self.trace is not None:
+            self._style_gutter()
+
+    def on_frame_changed(self) -> None:
+        lines = [int(x) for x in self.frames.lines_at(self.frame)]
+        if lines == self.highlighted:
+            return
+        self.highlighted = lines
+        self._apply()
+
+    def on_selection_changed(self) -> None:
+        pass
+
+    def _apply(self) -> None:
+        t = self.theme
+        sels = []
+        doc = self.editor.document()
+        for n in self.highlighted:
+            i = n - self._first_line
+            if not 0 <= i < self._n_lines:
+                continue
+            sel = QTextEdit.ExtraSelection()
+            sel.format.setBackground(QColor(t.highlight_line))
+            sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            sel.format.setFontWeight(QFont.Weight.Bold)
+            sel.cursor = QTextCursor(doc.findBlockByNumber(i))
+            sels.append(sel)
+        self.editor.setExtraSelections(sels)
+        if sels:
+            # keep the lit line in view without jumping when it already is
+            cursor = QTextCursor(sels[0].cursor)
+            self.editor.setTextCursor(cursor)
+            self.editor.ensureCursorVisible()

@@ -1,0 +1,434 @@
+"""The main window: every registered view in a dock, the transport bar, the launch panel, the menus.
+
+Menus, toolbar buttons, key bindings and the shortcuts overlay (F1 or ?) all come from one
+:class:`~gpuviz.ui.actions.ActionRegistry`, built in :meth:`MainWindow._build_actions`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QGridLayout,
+    QLabel,
+    QMainWindow,
+    QSizePolicy,
+    QSlider,
+    QTabBar,
+    QToolBar,
+    QToolButton,
+    QWidget,
+)
+
+from ..model import playback as pb
+from ..model.trace import Trace
+from .actions import Action, ActionRegistry
+from .launch import LaunchPanel
+from .session import Session
+from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
+from .views.base import TraceView, available_views
+
+_AREAS = {
+    "left": Qt.DockWidgetArea.LeftDockWidgetArea,
+    "right": Qt.DockWidgetArea.RightDockWidgetArea,
+    "bottom": Qt.DockWidgetArea.BottomDockWidgetArea,
+    "top": Qt.DockWidgetArea.TopDockWidgetArea,
+}
+
+
+class ShortcutOverlay(QWidget):
+    """Every key binding, large, over the window (F1 or ? shows it; any key or click hides it)."""
+
+    def __init__(self, window: "MainWindow"):
+        super().__init__(window)
+        self.window_ = window
+        self.setAutoFillBackground(True)
+        self.label = QLabel(self)
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        lay = QGridLayout(self)
+        lay.addWidget(self.label, 0, 0, Qt.AlignmentFlag.AlignCenter)
+        self.hide()
+
+    def refresh(self) -> None:
+        t = self.window_.session.theme
+        self.setStyleSheet(f"ShortcutOverlay {{ background: {t.background}; }} QLabel {{ background: {t.background}; }}")
+        groups: dict[str, list] = {}
+        for group, text, keys in self.window_.actions.help_rows():
+            groups.setdefault(group, []).append((text, keys))
+        cols = []
+        for group, rows in groups.items():
+            body = "".join(
+                f"<tr><td style='padding:2px 18px 2px 0'><b>{keys}</b></td><td>{text}</td></tr>" for text, keys in rows
+            )
+            cols.append(f"<td style='vertical-align:top; padding:0 28px'><h3>{group}</h3><table>{body}</table></td>")
+        self.label.setText(
+            f"<div style='font-size:{t.px(18)}px; color:{t.foreground}'>"
+            f"<h2>Keyboard shortcuts</h2><table><tr>{''.join(cols)}</tr></table>"
+            f"<p style='color:{t.muted}'>Press any key or click to close.</p></div>"
+        )
+
+    def show_over(self) -> None:
+        self.refresh()
+        self.setGeometry(self.window_.rect())
+        self.raise_()
+        self.show()
+        self.setFocus()
+
+    def keyPressEvent(self, ev) -> None:
+        self.hide()
+
+    def mousePressEvent(self, ev) -> None:
+        self.hide()
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, trace: Trace | None = None, theme: Theme = LIGHT, session: Session | None = None,
+                 source_label: str = ""):
+        super().__init__()
+        self.setWindowTitle("gpuviz")
+        self.session = session or Session(theme=theme, parent=self)
+        self.views: dict[str, TraceView] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._presenting = False
+        self._normal_scale = self.session.theme.scale
+        self.setDockNestingEnabled(True)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.actions = ActionRegistry()
+        self._build_actions()
+        self.actions.bind(self)
+        # style before any dock exists: restyling docks that are already tabbed leaves stale tab bars behind
+        self.setStyleSheet(stylesheet(self.session.theme))
+        self._build_top_bar()
+        self._build_views()
+        self._build_launch_dock()
+        self._build_transport()
+        self._build_menus()
+        self.overlay = ShortcutOverlay(self)
+        self.statusBar()
+        s = self.session
+        s.frame_changed.connect(self._on_frame)
+        s.trace_changed.connect(self._on_trace)
+        s.playback_changed.connect(self._on_playback)
+        s.theme_changed.connect(self._apply_theme)
+        for v in self.views.values():
+            v.start()
+        if trace is not None:
+            self.set_trace(trace, source_label)
+        elif self.session.trace is not None:  # a session that already holds a trace
+            self._on_trace()
+            self._on_frame(self.session.frame)
+
+    # ---- trace ---------------------------------------------------------------------------------------
+    def set_trace(self, trace: Trace, source_label: str = "") -> None:
+        self.session.set_trace(trace, source_label)
+
+    def _on_trace(self) -> None:
+        s = self.session
+        L = s.trace.launch
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, max(0, s.frames.n_frames - 1))
+        self.slider.setValue(s.frame)
+        self.slider.blockSignals(False)
+        self.setWindowTitle(f"gpuviz · {L.kernel_name}" + (f" · {s.source_label}" if s.source_label else ""))
+        self.statusBar().showMessage(
+            f"{L.kernel_name}: grid {L.grid} x block {L.block} = {L.n_threads:,} threads · "
+            f"{len(s.trace):,} events · {s.frames.n_frames:,} frames · {L.device or L.backend}"
+            + (f" · {L.dropped:,} events DROPPED" if L.dropped else "")
+        )
+
+    def _on_frame(self, f: int) -> None:
+        s = self.session
+        if s.frames is None:
+            return
+        self.slider.blockSignals(True)
+        self.slider.setValue(f)
+        self.slider.blockSignals(False)
+        self.frame_text.setText(s.frames.describe(f) if s.frames.n_frames else "no events recorded")
+        self.counter.setText(f"frame {f + 1:,} / {s.frames.n_frames:,}")
+
+    def _on_playback(self, name: str) -> None:
+        p = self.session.playback
+        self.actions.qaction("playback.play").setText("&Pause" if p.playing else "&Play")
+        self.actions.qaction("playback.play").setIconText("❚❚ Pause" if p.playing else "▶ Play")
+        self.speed_label.setText(f"{p.rate:g} frames/s")
+        self.actions.sync_checked()
+
+    # ---- actions: the one registry -------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        s = self.session
+        P = s.playback
+        add = self.actions.add
+        g = "Playback"
+        add(Action("playback.play", "&Play", lambda: pb.toggle_play(P, time.perf_counter()), ("Space",), g,
+                   "Play or pause", icon_text="▶ Play", in_toolbar=True))
+        add(Action("playback.first", "&First frame", lambda: pb.first(P), ("Home",), g, icon_text="|◀ first", in_toolbar=True))
+        add(Action("playback.prev_block", "Previous &block", lambda: pb.prev_block(P), ("Ctrl+PgUp", "Shift+Up"), g,
+                   "Start of this block, or of the previous one", icon_text="◀ block", in_toolbar=True))
+        add(Action("playback.prev_barrier", "Previous ba&rrier", lambda: pb.prev_barrier(P), ("Up",), g,
+                   "Back to the previous barrier that opened", icon_text="◀ sync", in_toolbar=True))
+        add(Action("playback.prev_step", "Previous lockstep step", lambda: pb.prev_step(P), ("Shift+Left",), g,
+                   "Back to the start of the previous step of all warps", icon_text="◀ step", in_toolbar=True))
+        add(Action("playback.step_back", "Step &back", lambda: pb.step_back(P), ("Left", "PgUp"), g,
+                   "One warp instruction back", icon_text="◀", in_toolbar=True))
+        add(Action("playback.step_forward", "Step &forward", lambda: pb.step_forward(P), ("Right", "PgDown"), g,
+                   "One warp instruction forward", icon_text="▶", in_toolbar=True))
+        add(Action("playback.next_step", "Next lockstep step", lambda: pb.next_step(P), ("Shift+Right",), g,
+                   "Every warp of the block does its next instruction", icon_text="step ▶", in_toolbar=True))
+        add(Action("playback.next_barrier", "Next ba&rrier", lambda: pb.next_barrier(P), ("Down",), g,
+                   "Forward to where the next barrier opens", icon_text="sync ▶", in_toolbar=True))
+        add(Action("playback.next_block", "Next b&lock", lambda: pb.next_block(P), ("Ctrl+PgDown", "Shift+Down"), g,
+                   "First frame of the next block", icon_text="block ▶", in_toolbar=True))
+        add(Action("playback.last", "&Last frame", lambda: pb.last(P), ("End",), g, icon_text="last ▶|", in_toolbar=True))
+        add(Action("playback.prev_warp_step", "This warp's previous instruction", lambda: pb.prev_warp_step(P),
+                   ("Ctrl+Left",), g))
+        add(Action("playback.next_warp_step", "This warp's next instruction", lambda: pb.next_warp_step(P),
+                   ("Ctrl+Right",), g))
+        add(Action("playback.faster", "Fas&ter", lambda: pb.speed_up(P), ("+", "="), g, icon_text="+"))
+        add(Action("playback.slower", "Slo&wer", lambda: pb.speed_down(P), ("-",), g, icon_text="−"))
+        add(Action("playback.loop", "L&oop", lambda: pb.toggle_loop(P), ("L",), g, checkable=True,
+                   checked=lambda: P.loop))
+        g = "View"
+        add(Action("selection.clear", "Clear selection (follow playback)", s.selection.clear, ("Esc",), g))
+        add(Action("view.theme", "Light/dark &theme", self.toggle_theme, ("Ctrl+T",), g))
+        add(Action("view.bigger", "&Bigger text", lambda: s.set_scale(s.theme.scale * 1.15), ("Ctrl++", "Ctrl+="), g))
+        add(Action("view.smaller", "&Smaller text", lambda: s.set_scale(s.theme.scale / 1.15), ("Ctrl+-",), g))
+        add(Action("view.present", "&Presenter mode", self.toggle_present, ("F5",), g, checkable=True,
+                   checked=lambda: self._presenting))
+        add(Action("view.fullscreen", "&Full screen", self.toggle_fullscreen, ("F11",), g))
+        g = "File"
+        add(Action("file.open", "&Open trace…", self.open_dialog, ("Ctrl+O",), g))
+        add(Action("file.save", "&Save trace…", self.save_dialog, ("Ctrl+S",), g))
+        add(Action("file.snapshot", "Save a &picture of the window…", self.snapshot_dialog, ("Ctrl+Shift+S",), g))
+        add(Action("file.run", "&Run capture", lambda: self.launch_panel.run(), ("Ctrl+R",), g,
+                   "Capture the kernel chosen in the launch panel"))
+        add(Action("file.quit", "&Quit", self.close, ("Ctrl+Q",), g))
+        g = "Help"
+        add(Action("help.shortcuts", "&Keyboard shortcuts", self.show_shortcuts, ("F1", "?"), g))
+
+    # ---- layout ---------------------------------------------------------------------------------------
+    def _build_top_bar(self) -> None:
+        bar = QToolBar("Now", self)
+        bar.setObjectName("toolbar_now")
+        bar.setMovable(False)
+        self.frame_text = QLabel("", bar)
+        self.frame_text.setObjectName("frameText")
+        self.frame_text.setWordWrap(True)
+        self.frame_text.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        bar.addWidget(self.frame_text)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        self.top_bar = bar
+
+    def _build_views(self) -> None:
+        by_area: dict[str, list[str]] = {}
+        for vid, cls in available_views().items():
+            try:
+                view = cls(self.session, self)
+            except Exception as e:  # one broken view must not keep the window from opening
+                self.statusBar().showMessage(f"view {vid} could not be built: {type(e).__name__}: {e}", 20000)
+                continue
+            dock = QDockWidget(cls.title or vid, self)
+            dock.setObjectName(f"dock_{vid}")
+            dock.setWidget(view)
+            dock.setFeatures(
+                QDockWidget.DockWidgetFeature.DockWidgetMovable
+                | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                | QDockWidget.DockWidgetFeature.DockWidgetClosable
+            )
+            self.views[vid] = view
+            self.docks[vid] = dock
+            area = cls.default_area if cls.default_area in _AREAS else "right"
+            if cls.tabify_with in self.docks:
+                self.tabifyDockWidget(self.docks[cls.tabify_with], dock)
+                continue
+            by_area.setdefault(area, []).append(vid)
+        # each area: its first view on top, the second below it, any more tabbed with the second
+        for area, vids in by_area.items():
+            docks = [self.docks[v] for v in vids]
+            self.addDockWidget(_AREAS[area], docks[0])
+            if len(docks) > 1:
+                self.splitDockWidget(docks[0], docks[1], Qt.Orientation.Vertical)
+                for d in docks[2:]:
+                    self.tabifyDockWidget(docks[1], d)
+                docks[1].raise_()
+        self._by_area = by_area
+        # no central widget: the docks share the whole window (the bottom area fills the middle)
+        self.setCentralWidget(None)
+        self._arranged = False
+
+    def arrange_default(self) -> None:
+        """Column widths and row heights of the default layout, for the window's current size."""
+        w, h = max(self.width(), 640), max(self.height(), 400)
+        cols, widths = [], []
+        for area, frac in (("left", 0.27), ("right", 0.27)):
+            vids = self._by_area.get(area)
+            if vids:
+                cols.append(self.docks[vids[0]])
+                widths.append(int(w * frac))
+        if cols:
+            self.resizeDocks(cols, widths, Qt.Orientation.Horizontal)
+        for area, top in (("left", 0.36), ("right", 0.58), ("bottom", 0.55)):
+            vids = self._by_area.get(area, [])
+            if len(vids) > 1:
+                self.resizeDocks([self.docks[vids[0]], self.docks[vids[1]]], [int(h * top), int(h * (1 - top))],
+                                 Qt.Orientation.Vertical)
+        self._arranged = True
+        QTimer.singleShot(0, self._hide_stale_tab_bars)
+
+    def _hide_stale_tab_bars(self) -> None:
+        """Qt (6.11) leaves the tab bars of intermediate tab groups visible, floating over the docks,
+        when docks are tabbed before the window is first laid out. A live tab bar sits below its
+        group's docks, never on top of a dock: hide the ones that cover one."""
+        docks = [d.geometry() for d in self.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+        for bar in self.findChildren(QTabBar):
+            if bar.parent() is not self or not bar.isVisible():
+                continue
+            g = bar.geometry()
+            if any(d.intersected(g).height() > 4 and d.intersected(g).width() > 4 for d in docks):
+                bar.hide()
+
+    def _build_launch_dock(self) -> None:
+        self.launch_panel = LaunchPanel(self)
+        dock = QDockWidget("Launch", self)
+        dock.setObjectName("dock_launch")
+        dock.setWidget(self.launch_panel)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        if "details" in self.docks:
+            self.tabifyDockWidget(self.docks["details"], dock)
+            self.docks["details"].raise_()
+        self.docks["launch"] = dock
+
+    def _build_transport(self) -> None:
+        bar = QToolBar("Playback", self)
+        bar.setObjectName("toolbar_playback")
+        bar.setMovable(False)
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for a in self.actions:
+            if a.in_toolbar:
+                bar.addAction(self.actions.qaction(a.id))
+        self.slider = QSlider(Qt.Orientation.Horizontal, bar)
+        self.slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.slider.setMinimumWidth(200)
+        self.slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.slider.valueChanged.connect(self._scrub)
+        bar.addWidget(self.slider)
+        self.counter = QLabel("", bar)
+        bar.addWidget(self.counter)
+        bar.addAction(self.actions.qaction("playback.slower"))
+        self.speed_label = QLabel(f"{self.session.playback.rate:g} frames/s", bar)
+        bar.addWidget(self.speed_label)
+        bar.addAction(self.actions.qaction("playback.faster"))
+        for w in bar.findChildren(QToolButton):
+            w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, bar)
+        self.transport = bar
+
+    def _scrub(self, value: int) -> None:
+        s = self.session
+        s.playback.pause()
+        s.set_frame(value)
+
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        groups = self.actions.groups()
+        for group in sorted(groups, key=lambda g: ["File", "Playback", "View", "Help"].index(g) if g in
+                            ("File", "Playback", "View", "Help") else 9):
+            actions = groups[group]
+            menu = mb.addMenu(f"&{group}")
+            for a in actions:
+                menu.addAction(self.actions.qaction(a.id))
+            if group == "View":
+                menu.addSeparator()
+                for vid, dock in self.docks.items():
+                    menu.addAction(dock.toggleViewAction())
+
+    # ---- commands ---------------------------------------------------------------------------------------
+    def toggle_theme(self) -> None:
+        s = self.session
+        s.set_theme(get_theme("light" if s.theme.dark else "dark", s.theme.scale))
+
+    def _apply_theme(self) -> None:
+        self.setStyleSheet(stylesheet(self.session.theme))
+        if self.overlay.isVisible():
+            self.overlay.refresh()
+
+    def toggle_present(self) -> None:
+        """Presenter mode: full screen, chrome hidden, everything larger. Clicker keys still work."""
+        s = self.session
+        self._presenting = not self._presenting
+        if self._presenting:
+            self._normal_scale = s.theme.scale
+            self.menuBar().hide()
+            self.statusBar().hide()
+            self.docks["launch"].hide()
+            s.set_scale(max(1.5, self._normal_scale))
+            self.showFullScreen()
+        else:
+            self.menuBar().show()
+            self.statusBar().show()
+            s.set_scale(self._normal_scale)
+            self.showNormal()
+        self.actions.sync_checked()
+
+    def toggle_fullscreen(self) -> None:
+        self.showNormal() if self.isFullScreen() else self.showFullScreen()
+
+    def show_shortcuts(self) -> None:
+        if self.overlay.isVisible():
+            self.overlay.hide()
+        else:
+            self.overlay.show_over()
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        if self.overlay.isVisible():
+            self.overlay.setGeometry(self.rect())
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a trace", "", "gpuviz traces (*.gpuviz);;All files (*)")
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str) -> bool:
+        try:
+            trace = Trace.load(path)
+        except Exception as e:
+            self.launch_panel.show_error(f"Could not open {path}: {e}")
+            return False
+        self.set_trace(trace, path)
+        return True
+
+    def save_dialog(self) -> None:
+        if self.session.trace is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save the trace", f"{self.session.trace.launch.kernel_name}.gpuviz",
+                                              "gpuviz traces (*.gpuviz)")
+        if path:
+            try:
+                self.session.trace.save(path)
+                self.statusBar().showMessage(f"saved {path}", 8000)
+            except Exception as e:
+                self.launch_panel.show_error(f"Could not save {path}: {e}")
+
+    def snapshot_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save a picture of the window", "gpuviz.png", "PNG (*.png)")
+        if path:
+            self.grab().save(path)
+            self.statusBar().showMessage(f"saved {path}", 8000)
+
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        if not self._arranged:
+            self.arrange_default()
+        # the kernel list imports numba: after the first frame is on screen, not before
+        QTimer.singleShot(0, self.launch_panel.load_kernels)
+
+    def closeEvent(self, ev) -> None:
+        self.launch_panel.runner.shutdown()
+        self.session.shutdown()
+        super().closeEvent(ev)

@@ -1,0 +1,221 @@
+"""The desktop app, offscreen: window, stepping, linked selection, captures in a worker process, snapshots."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QApplication
+
+from gpuviz.model.frames import BlockState, LaneState
+from gpuviz.model.trace import EventKind
+from gpuviz.ui.theme import hex_to_rgba
+from gpuviz.ui.window import MainWindow
+from tests.ui_traces import matmul_tiled_trace, reduction_trace
+
+MY_VIEWS = ("grid", "block", "source", "details")
+
+
+@pytest.fixture
+def make_window(qtbot):
+    """Windows that are closed after the test, with a check that nothing is left running or open."""
+    made = []
+
+    def make(trace=None, **kw):
+        w = MainWindow(trace if trace is not None else matmul_tiled_trace(16, 8), **kw)
+        qtbot.addWidget(w)
+        w.resize(1600, 900)
+        w.show()
+        qtbot.waitExposed(w)
+        w.activateWindow()
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is w)  # window shortcuts need the active window
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        for vid in MY_VIEWS:
+            assert w.views[vid].errors == [], (vid, w.views[vid].errors)
+        w.close()
+        assert not w.launch_panel.runner.busy  # no capture process left behind
+        assert not w.session._clock.isActive()  # no playback timer left ticking
+    QApplication.processEvents()
+    assert [t for t in QApplication.topLevelWidgets() if t.isVisible() and isinstance(t, MainWindow)] == []
+
+
+def _colour(theme, state_table, state):
+    return np.array(hex_to_rgba(state_table[state]), dtype=np.uint8)
+
+
+def test_window_opens_on_the_embedded_default(make_window):
+    from gpuviz.app import DEFAULT_KERNEL, default_trace
+
+    w = make_window(default_trace())
+    s = w.session
+    assert s.trace.launch.kernel_name == DEFAULT_KERNEL and s.trace.launch.backend == "cpu"
+    assert s.frame == 0 and s.frames.n_frames > 100
+    assert w.frame_text.text() == s.frames.describe(0)
+    assert set(MY_VIEWS) <= set(w.views)
+    grid = w.views["grid"]
+    assert grid.rgba.shape[:2] == (2, 2)  # 2 x 2 blocks, one pixel each
+    resident = _colour(s.theme, s.theme.block, BlockState.RESIDENT)
+    waiting = _colour(s.theme, s.theme.block, BlockState.WAITING)
+    assert (grid.rgba[0, 0] == resident).all() and (grid.rgba[1, 1] == waiting).all()
+
+
+def test_stepping_changes_the_frame_and_what_the_views_show(make_window):
+    w = make_window()
+    s, F = w.session, w.session.frames
+    block = w.views["block"]
+    before = block.rgba.copy()
+    w.actions.trigger("playback.step_forward")
+    assert s.frame == 1 and w.slider.value() == 1
+    assert w.frame_text.text() == F.describe(1)
+    assert not np.array_equal(before, block.rgba)  # warp 1 issues now, not warp 0
+    active = _colour(s.theme, s.theme.lane, LaneState.ACTIVE)
+    assert (block.rgba[4:8].reshape(-1, 4) == active).all()  # warp 1 = rows 4..7 of the 8 x 8 block
+    assert not (block.rgba[0:4].reshape(-1, 4) == active).all(axis=1).any()
+    # the source view lights the frame's line
+    w.actions.trigger("playback.step_forward")
+    assert w.views["source"].highlighted == [int(F.line[2])] == [10]
+    # next barrier: every lane of the block waits, the grid shows the block at a barrier
+    w.actions.trigger("playback.next_barrier")
+    f = s.frame
+    assert F.kind[f] == EventKind.BARRIER and f == F.next_barrier(2)
+    barrier = _colour(s.theme, s.theme.lane, LaneState.BARRIER)
+    assert (block.rgba.reshape(-1, 4) == barrier).all()
+    assert (w.views["grid"].rgba[0, 0] == _colour(s.theme, s.theme.block, BlockState.BARRIER)).all()
+    assert w.views["source"].highlighted == [12]
+    w.actions.trigger("playback.next_block")
+    assert F.block[s.frame] == 1 and w.views["block"].shown_block == 1
+    w.actions.trigger("playback.last")
+    assert s.frame == F.n_frames - 1
+    w.actions.trigger("playback.first")
+    assert s.frame == 0
+
+
+def test_keyboard_drives_playback(make_window, qtbot):
+    w = make_window()
+    s = w.session
+    qtbot.keyClick(w, Qt.Key.Key_Right)
+    qtbot.keyClick(w, Qt.Key.Key_PageDown)  # a presenter's clicker
+    assert s.frame == 2
+    qtbot.keyClick(w, Qt.Key.Key_PageUp)
+    assert s.frame == 1
+    qtbot.keyClick(w, Qt.Key.Key_End)
+    assert s.frame == s.frames.n_frames - 1
+    qtbot.keyClick(w, Qt.Key.Key_Home)
+    qtbot.keyClick(w, Qt.Key.Key_Down)
+    assert s.frame == s.frames.next_barrier(0)
+    qtbot.keyClick(w, Qt.Key.Key_Plus)
+    assert s.playback.speed == 2.0
+    qtbot.keyClick(w, Qt.Key.Key_Space)
+    assert s.playback.playing
+    start = s.frame
+    qtbot.waitUntil(lambda: s.frame >= start + 2, timeout=5000)
+    qtbot.keyClick(w, Qt.Key.Key_Space)
+    assert not s.playback.playing
+    qtbot.keyClick(w, Qt.Key.Key_F1)
+    assert w.overlay.isVisible() and "Space" in w.overlay.label.text()
+    qtbot.keyClick(w.overlay, Qt.Key.Key_Escape)
+    assert not w.overlay.isVisible()
+
+
+def _click_plot(qtbot, plot, x, y):
+    vb = plot.getPlotItem().getViewBox()
+    scene_pt = vb.mapViewToScene(QPointF(x, y))
+    pos = plot.mapFromScene(scene_pt)
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_linked_selection_across_views(make_window, qtbot):
+    w = make_window(reduction_trace(2, 64))
+    s = w.session
+    block, grid, details = w.views["block"], w.views["grid"], w.views["details"]
+    # click block 1 in the grid: the block view follows it
+    _click_plot(qtbot, grid.plot, 1.5, 0.5)
+    assert s.selection.block == 1 and grid.selected_box.isVisible()
+    assert block.shown_block == 1 and "selected" in block.caption.text()
+    assert "block: 1 (linear 1)" in details.text
+    # click thread 37 (row 1 of the 1-d block drawn one warp per row, column 5)
+    x, y = block.cell_center(37)
+    _click_plot(qtbot, block.plot, x, y)
+    assert (s.selection.block, s.selection.warp, s.selection.thread) == (1, 1, 37)
+    assert block.selected_thread_box.isVisible()
+    assert "thread: 37 (linear 37) · global 101 · lane 5" in details.text
+    assert "events:" in details.text
+    # the details follow the frame: step to a frame where thread 37 of block 1 executes
+    F = s.frames
+    f = int(F.frames_of_thread(1, 37)[1])
+    s.set_frame(f)
+    assert "now: global load x[101]" in details.text
+    qtbot.keyClick(w, Qt.Key.Key_Escape)
+    assert s.selection.empty and not grid.selected_box.isVisible()
+    assert block.shown_block == F.block[f]
+
+
+def test_theme_and_scale(make_window):
+    w = make_window()
+    s = w.session
+    grid = w.views["grid"]
+    w.actions.trigger("view.theme")
+    assert s.theme.dark
+    assert (grid.rgba[0, 0] == _colour(s.theme, s.theme.block, BlockState.RESIDENT)).all()
+    w.actions.trigger("view.bigger")
+    assert s.theme.scale > 1.1 and f"font-size: {s.theme.px()}px" in w.styleSheet()
+
+
+def test_failing_capture_shows_an_error_and_keeps_the_trace(make_window, qtbot):
+    w = make_window()
+    before = w.session.trace
+    panel = w.launch_panel
+    with qtbot.waitSignal(panel.runner.failed, timeout=60_000):
+        panel.run({"kernel": "matmul_tiled", "size": 32, "block": [64, 64], "backend": "cpu"})
+    assert panel.error.isVisible()
+    assert "matmul_tiled" in panel.error.text() and "(16, 16)" in panel.error.text()
+    assert w.session.trace is before
+    assert not panel.runner.busy
+
+
+def test_capture_in_a_worker_and_stale_requests_are_replaced(make_window, qtbot):
+    w = make_window()
+    panel = w.launch_panel
+    results = []
+    panel.runner.succeeded.connect(lambda tr, req: results.append(req["kernel"]))
+    panel.run({"kernel": "matmul_tiled", "size": 32, "block": [16, 16], "backend": "cpu"})
+    assert panel.runner.busy and panel.cancel_button.isEnabled()
+    with qtbot.waitSignal(panel.runner.succeeded, timeout=60_000):
+        panel.run({"kernel": "vector_add", "size": 100, "block": [32], "backend": "cpu"})
+    assert results == ["vector_add"]  # the first request was cancelled, not queued
+    assert w.session.trace.launch.kernel_name == "vector_add" and w.session.frame == 0
+    assert w.views["grid"].rgba.shape[:2] == (1, 4)
+    assert not panel.error.isVisible()
+
+
+def test_cancel_stops_the_worker(make_window, qtbot):
+    w = make_window()
+    panel = w.launch_panel
+    before = w.session.trace
+    panel.run({"kernel": "matmul_tiled", "size": 32, "block": [16, 16], "backend": "cpu"})
+    with qtbot.waitSignal(panel.runner.busy_changed, timeout=10_000):
+        panel.cancel_button.click()
+    assert not panel.runner.busy and w.session.trace is before
+
+
+def test_snapshot_writes_pngs_of_a_view_and_the_window(tmp_path):
+    from PySide6.QtGui import QImage
+
+    from gpuviz.app import snapshot
+
+    tr = matmul_tiled_trace(16, 8)
+    out = snapshot(tr, frame=5, view="block", size=(640, 480), out_png=tmp_path / "block.png")
+    img = QImage(str(out))
+    assert (img.width(), img.height()) == (640, 480)
+    out = snapshot(tr, frame=-1, view=None, size="1280x720", out_png=tmp_path / "window.png")
+    assert QImage(str(out)).width() == 1280
+    with pytest.raises(ValueError, match="no view named"):
+        snapshot(tr, view="nope", out_png=tmp_path / "x.png")
+    with pytest.raises(ValueError, match="out of range"):
+        snapshot(tr, frame=10**6, view="grid", out_png=tmp_path / "x.png")

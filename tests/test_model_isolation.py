@@ -1,0 +1,76 @@
+"""The model layer needs numpy only: import it, save, load and analyse a trace with Qt and numba blocked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+SCRIPT = textwrap.dedent(
+    r"""
+    import importlib, pkgutil, sys
+
+    BLOCKED = ("PySide6", "pyqtgraph", "numba", "superqt", "shiboken6", "llvmlite")
+
+    class Block:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in BLOCKED:
+                raise ImportError(f"the model layer must not import {name}")
+            return None
+
+    sys.meta_path.insert(0, Block())
+
+    import numpy as np
+    import gpuviz.model as model
+
+    imported = []
+    for info in pkgutil.iter_modules(model.__path__):
+        importlib.import_module(f"gpuviz.model.{info.name}")
+        imported.append(info.name)
+
+    from gpuviz.model import analysis
+    from gpuviz.model.trace import ArrayInfo, EventKind as K, Launch, Trace
+    from gpuviz.model.tracefile import load_trace, save_traces
+
+    lanes = np.arange(32)
+    events = {
+        "block": np.zeros(64, np.int32),
+        "thread": np.r_[lanes, lanes],
+        "seq": np.r_[np.ones(32), np.full(32, 2)].astype(np.int32),
+        "kind": np.r_[np.full(32, K.GLOBAL_LOAD), np.full(32, K.SHARED_STORE)].astype(np.uint8),
+        "array": np.r_[np.zeros(32), np.ones(32)].astype(np.int16),
+        "index": np.r_[lanes, lanes * 32],
+        "line": np.full(64, 7),
+    }
+    launch = Launch("k", 1, 32, [ArrayInfo("a", (32,), "float32"), ArrayInfo("t", (32, 32), "float32", "shared")])
+    trace = Trace(launch, events)
+    path = sys.argv[1]
+    save_traces(path, [trace])
+    back = load_trace(path)
+    s = analysis.summary(back)
+    assert s["sectors_per_request"]["load"] == 4.0, s
+    assert s["bank_conflicts"]["store"] == 31, s
+    analysis.divergence(back)
+    leaked = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+    assert not leaked, leaked
+    print("OK", ",".join(sorted(imported)))
+    """
+)
+
+
+def test_model_imports_and_runs_without_qt_or_numba(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path / "iso.gpuviz")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("OK")
+    for name in ("trace", "tracefile", "analysis", "devices"):
+        assert name in proc.stdout.split()[1].split(",")
