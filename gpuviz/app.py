@@ -127,8 +127,11 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
     if view is None or view == "window":
         widget = MainWindow(session=session)
     else:
+        from .ui.theme import stylesheet
+
         widget = views[view](session)
         widget.setWindowTitle(views[view].title)
+        widget.setStyleSheet(stylesheet(session.theme))
     widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     widget.resize(w, h)
     widget.show()

@@ -137,8 +137,22 @@ def cmd_open(args) -> int:
 
 def cmd_snapshot(args) -> int:
     from gpuviz.app import snapshot
+    from gpuviz.model.tracefile import TraceFileError
 
-    snapshot(args.file, frame=args.frame, view=args.view, size=args.size, out_png=args.output)
+    source = args.file
+    if not os.path.exists(source):
+        from kernels import all_kernels
+
+        if source not in all_kernels():
+            print(f"gpuviz snapshot: {source!r} is neither a trace file nor a bundled kernel (see `gpuviz kernels`)",
+                  file=sys.stderr)
+            return 2
+        source, _spec, _ = capture_bundled(source, None, None, "cpu")
+    try:
+        snapshot(source, frame=args.frame, view=args.view, size=args.size, out_png=args.output)
+    except (TraceFileError, ValueError, KeyError) as exc:
+        print(f"gpuviz snapshot: {exc}", file=sys.stderr)
+        return 1
     print(args.output)
     return 0
 

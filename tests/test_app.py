@@ -219,3 +219,12 @@ def test_snapshot_writes_pngs_of_a_view_and_the_window(tmp_path):
         snapshot(tr, view="nope", out_png=tmp_path / "x.png")
     with pytest.raises(ValueError, match="out of range"):
         snapshot(tr, frame=10**6, view="grid", out_png=tmp_path / "x.png")
+
+
+def test_presenter_mode_scales_up_and_hides_chrome(make_window):
+    w = make_window()
+    s = w.session
+    w.actions.trigger("view.present")
+    assert s.theme.scale >= 1.5 and w.menuBar().isHidden() and w.actions.qaction("view.present").isChecked()
+    w.actions.trigger("view.present")
+    assert s.theme.scale == 1.0 and not w.menuBar().isHidden()

@@ -228,6 +228,7 @@ class SimtRuntime:
         }
         if not total:
             return out
+        with_values = any(c[3] is not None for c in self._chunks)
         block32 = self.block_lin.astype(np.int32)
         thread32 = self.thread_lin.astype(np.int32)
         o = 0
@@ -245,8 +246,11 @@ class SimtRuntime:
             out["index"][o:e] = -1 if flat is None else flat
             out["line"][o:e] = line
             out["step"][o:e] = step
-            out["value"][o:e] = np.nan if values is None else values
+            if with_values:
+                out["value"][o:e] = np.nan if values is None else values
             o = e
+        if not with_values:
+            del out["value"]  # no values recorded: the trace reports the field as unknown, lazily
         return out
 
     def where(self, line: int) -> str:

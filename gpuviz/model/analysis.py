@@ -41,6 +41,7 @@ __all__ = [
     "occupancy",
     "trace_occupancy",
     "summary",
+    "clear_cache",
     "DEVICES",
 ]
 

@@ -278,6 +278,12 @@ class Trace:
     @cached_property
     def thread_order(self) -> np.ndarray:
         """Permutation sorting events by (block, thread, seq): each thread's events in program order."""
+        seq = self.field("seq").astype(np.int64)
+        span = int(seq.max()) + 1 if len(seq) else 1
+        # one packed int64 key (unique per event) sorts several times faster than a 3-key lexsort
+        key = self.global_thread * span + seq
+        if not len(key) or int(self.launch.n_threads) * span < 2**62:
+            return np.argsort(key, kind="stable")
         return np.lexsort((self.field("seq"), self.field("thread"), self.field("block")))
 
     @cached_property

@@ -240,6 +240,23 @@ def frame_of_events(frames, n_events: int) -> np.ndarray:
     return out
 
 
+def block_events(trace: Trace, block: int, frames=None) -> np.ndarray:
+    """Event ids of one block, in no particular order, without scanning the whole trace when it can.
+
+    Frames in ``block`` order keep each block's events contiguous in their permutation, so a block is
+    one slice; otherwise (or with no frames) one vectorised comparison over the trace.
+    """
+    perm = getattr(frames, "perm", None)
+    first = getattr(frames, "block_first", None)
+    last = getattr(frames, "block_last", None)
+    offsets = getattr(frames, "offsets", None)
+    if getattr(frames, "order", None) == "block" and isinstance(perm, np.ndarray) and first is not None:
+        if not 0 <= block < len(first) or first[block] < 0:
+            return np.zeros(0, dtype=np.int64)
+        return perm[offsets[first[block]] : offsets[last[block] + 1]]
+    return np.flatnonzero(trace.block == block)
+
+
 # ---- running access counts ------------------------------------------------------------------------
 class RunningCounts:
     """Accesses per cell of a set of arrays, counted over all frames up to and including ``f``.
@@ -338,7 +355,7 @@ class RunningCounts:
     def _apply(self, counts: np.ndarray, cells: np.ndarray, sign: int) -> None:
         if cells.size == 0:
             return
-        if cells.size * 8 < self.n_cells:
+        if cells.size <= 2048 and cells.size * 8 < self.n_cells:  # a few steps: touch only those cells
             np.add.at(counts, cells, sign)
         else:
             counts += sign * np.bincount(cells, minlength=self.n_cells).astype(np.int32)
@@ -464,14 +481,14 @@ class BarrierTimeline:
         return int(rows[0]), float(self.phase_start[phase] + (i - first_in_phase))
 
 
-def barrier_timeline(trace: Trace, block: int) -> BarrierTimeline:
-    """Per-warp phases of one block from its events (vectorised; no frames needed).
+def barrier_timeline(trace: Trace, block: int, frames=None) -> BarrierTimeline:
+    """Per-warp phases of one block from its events (vectorised; ``frames`` only speeds up the lookup).
 
     An instruction is one (warp, issue step); its phase is the smallest barrier phase of its lanes
     (a BARRIER event belongs to the phase it closes, so the barrier itself ends the phase).
     """
-    sel = np.flatnonzero(trace.block == block)
-    warps_all = trace.warp[sel].astype(np.int64)
+    sel = block_events(trace, block, frames)
+    warps_all = trace.thread[sel].astype(np.int64) // trace.launch.warp_size
     steps = trace.issue_step[sel].astype(np.int64)
     phases = trace.phase[sel].astype(np.int64)
     is_bar = trace.kind[sel] == EventKind.BARRIER

@@ -84,7 +84,7 @@ LIGHT = Theme(
     selected=OKABE_ITO["vermillion"],
     highlight_line="#FBE7A1",
     lane={
-        LaneState.NOT_STARTED: "#EDEDED",
+        LaneState.NOT_STARTED: "#DEDEDE",
         LaneState.IDLE: "#B0B0B0",
         LaneState.ACTIVE: OKABE_ITO["bluish_green"],
         LaneState.DIVERGED: OKABE_ITO["orange"],
@@ -92,7 +92,7 @@ LIGHT = Theme(
         LaneState.EXITED: OKABE_ITO["sky_blue"],
     },
     block={
-        BlockState.WAITING: "#E3E3E3",
+        BlockState.WAITING: "#DADADA",
         BlockState.RESIDENT: OKABE_ITO["bluish_green"],
         BlockState.BARRIER: OKABE_ITO["reddish_purple"],
         BlockState.DONE: OKABE_ITO["sky_blue"],

@@ -194,7 +194,7 @@ class MainWindow(QMainWindow):
         add(Action("playback.loop", "L&oop", lambda: pb.toggle_loop(P), ("L",), g, checkable=True,
                    checked=lambda: P.loop))
         g = "View"
-        add(Action("selection.clear", "Clear selection (follow playback)", s.selection.clear, ("Esc",), g))
+        add(Action("selection.clear", "Close help / clear selection (follow playback)", self.escape, ("Esc",), g))
         add(Action("view.theme", "Light/dark &theme", self.toggle_theme, ("Ctrl+T",), g))
         add(Action("view.bigger", "&Bigger text", lambda: s.set_scale(s.theme.scale * 1.15), ("Ctrl++", "Ctrl+="), g))
         add(Action("view.smaller", "&Smaller text", lambda: s.set_scale(s.theme.scale / 1.15), ("Ctrl+-",), g))
@@ -374,6 +374,13 @@ class MainWindow(QMainWindow):
             s.set_scale(self._normal_scale)
             self.showNormal()
         self.actions.sync_checked()
+
+    def escape(self) -> None:
+        """Esc: close the shortcuts overlay if it is up, else clear the selection."""
+        if self.overlay.isVisible():
+            self.overlay.hide()
+        else:
+            self.session.selection.clear()
 
     def toggle_fullscreen(self) -> None:
         self.showNormal() if self.isFullScreen() else self.showFullScreen()

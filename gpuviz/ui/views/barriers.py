@@ -127,25 +127,34 @@ class BarrierView(TraceView):
 
     def _build_block(self, block: int) -> None:
         st = self.style
-        tl = render.barrier_timeline(self.trace, block)
+        tl = render.barrier_timeline(self.trace, block, self.frames)
         self._block, self.timeline = block, tl
         self._base = render.barrier_lanes_rgba(tl, PHASE_COLOURS, _wait_rgba(st))
-        for line in self.sync_lines:
-            self.plot.removeItem(line)
-        self.sync_lines = []
         n_w = len(tl.warps)
         font = QtGui.QFont()
         font.setPixelSize(st.px(st.theme.font_px * 0.8))
-        for k, p in enumerate(p for p in range(tl.n_phases) if tl.ends_with_barrier[:, p].any()):
-            # labels alternate between bottom and top so neighbouring barriers never cover each other
-            label_opts = {"position": 0.97 if k % 2 == 0 else 0.03, "color": st.foreground, "fill": st.background,
-                          "anchors": [(0.5, 1), (0.5, 1)] if k % 2 == 0 else [(0.5, 0), (0.5, 0)]}
-            line = pg.InfiniteLine(pos=float(tl.phase_end[p]), angle=90,
-                                   pen=pg.mkPen(colour_css(st.foreground), width=2),
-                                   label=f"sync {p + 1}", labelOpts=label_opts)
+        # one vertical line per syncthreads; the lines are pooled: creating pyqtgraph items is what costs
+        syncs = [p for p in range(tl.n_phases) if tl.ends_with_barrier[:, p].any()]
+        while len(self.sync_lines) < len(syncs):
+            line = pg.InfiniteLine(angle=90, label="", labelOpts={"color": st.foreground, "fill": st.background})
             line.label.setFont(font)
             self.plot.addItem(line)
             self.sync_lines.append(line)
+        pen = pg.mkPen(colour_css(st.foreground), width=2)
+        for k, (line, p) in enumerate(zip(self.sync_lines, syncs)):
+            # labels alternate between bottom and top so neighbouring barriers never cover each other
+            bottom = k % 2 == 0
+            line.setPen(pen)
+            line.setPos(float(tl.phase_end[p]))
+            line.label.setFormat(f"sync {p + 1}")
+            line.label.setPosition(0.97 if bottom else 0.03)
+            line.label.anchors = [(0.5, 1), (0.5, 1)] if bottom else [(0.5, 0), (0.5, 0)]
+            line.label.setColor(st.foreground)
+            line.label.fill = pg.mkBrush(st.background)
+            line.label.setFont(font)
+            line.show()
+        for line in self.sync_lines[len(syncs):]:
+            line.hide()
         # vermillion boxes around the instructions of the warps that arrived last at each barrier
         segs = []
         for p in range(tl.n_phases):

@@ -286,13 +286,9 @@ def rgba_lut(colors: list[str]) -> np.ndarray:
 
 
 def legend_html(items: list[tuple[str, str]], theme) -> str:
-    """Colour chips with labels, as rich text for a QLabel: ``[(colour, label), ...]``. Each chip has an
-    outline so that pale colours (idle, waiting) stay visible on a pale panel."""
-    size = theme.px(14)
-    cells = "".join(
-        f"<td><table cellspacing='0' cellpadding='0' border='1' style='border-color:{theme.muted}'>"
-        f"<tr><td bgcolor='{c}' width='{size}' height='{size}'></td></tr></table></td>"
-        f"<td style='padding-right:{theme.px(12)}px'>&nbsp;{label}</td>"
+    """Colour chips with labels, as rich text for a word-wrapping QLabel: ``[(colour, label), ...]``."""
+    return " ".join(
+        f"<span style='white-space:nowrap'><span style='background-color:{c}'>&nbsp;&nbsp;&nbsp;&nbsp;</span>"
+        f"&nbsp;{label}</span>&nbsp;&nbsp;"
         for c, label in items
     )
-    return f"<table cellspacing='2'><tr>{cells}</tr></table>"

@@ -72,7 +72,7 @@ def memory_style(theme, heat_name: str | None = None) -> MemoryStyle:
         conflict=render.rgba("yellow") if dark else render.rgba("orange"),
         race=render.rgba("reddish_purple"),
         untouched=np.array((34, 34, 38, 255) if dark else (236, 236, 236, 255), np.uint8),
-        heat=render.blended(lut, bg, 0.45 if dark else 0.3),
+        heat=render.blended(lut, bg, 0.45 if dark else 0.15),
     )
 
 

@@ -21,7 +21,7 @@ from ...model import analysis
 from ...model.devices import DEVICES, get_device, occupancy
 from .. import render
 from .base import TraceView, register_view
-from .memory import colour_css, header_label, memory_style, restyle_label, style_axes
+from .memory import colour_css, fit_left_axis, header_label, memory_style, restyle_label, style_axes
 
 LIMIT_LABELS = {"threads": "threads / warps", "blocks": "blocks per SM", "registers": "registers", "shared_memory": "shared memory"}
 _LIMITS = ("threads", "blocks", "registers", "shared_memory")
@@ -137,9 +137,8 @@ class OccupancyView(TraceView):
         self.bars_plot.setTitle("blocks per SM each limit allows", color=st.foreground, size=size)
         self.curve_plot.setTitle("occupancy by block size", color=st.foreground, size=size)
         self.curve_plot.setLabel("bottom", "threads per block", color=st.foreground, **{"font-size": size})
-        self.curve_plot.getAxis("left").setTicks([[(v, f"{int(v * 100)}%") for v in (0, 0.25, 0.5, 0.75, 1.0)], []])
-        self.bars_plot.getAxis("left").setTicks([[(i, LIMIT_LABELS[k]) for i, k in enumerate(_LIMITS)], []])
-        self.bars_plot.getAxis("left").setWidth(st.px(st.theme.font_px * 0.85 * 0.62 * 16))
+        fit_left_axis(self.curve_plot, [(v, f"{int(v * 100)}%") for v in (0, 0.25, 0.5, 0.75, 1.0)], st)
+        fit_left_axis(self.bars_plot, [(i, LIMIT_LABELS[k]) for i, k in enumerate(_LIMITS)], st)
         self.curve.setPen(pg.mkPen(colour_css(render.rgba("blue")), width=3))
         self.captured_line.setPen(pg.mkPen(st.muted, width=2, style=QtCore.Qt.PenStyle.DashLine))
         self.what_if_dot.setBrush(pg.mkBrush(colour_css(render.rgba("vermillion"))))

@@ -145,8 +145,9 @@ def race_cells(trace: Trace, block: int, array_id: int, layout: SharedLayout) ->
 class _BlockShared:
     """One block's shared-memory events in frame order, as grid cells of each shared array."""
 
-    def __init__(self, trace: Trace, event_frames: np.ndarray, block: int, layouts: dict[int, SharedLayout]):
-        sel = np.flatnonzero(trace.block == block)
+    def __init__(self, trace: Trace, event_frames: np.ndarray, block: int, layouts: dict[int, SharedLayout],
+                 frames=None):
+        sel = render.block_events(trace, block, frames)
         sel = sel[np.isin(trace.kind[sel], _SHARED_KINDS) & np.isin(trace.array[sel], list(layouts))]
         sel = sel[np.argsort(event_frames[sel], kind="stable")]
         self.cells: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -288,7 +289,8 @@ class SharedMemoryView(TraceView):
     def _enter_block(self, block: int) -> None:
         tr, st = self.trace, self.style
         self._block = block
-        self._block_shared = _BlockShared(tr, self._event_frames, block, {p.array_id: p.lay for p in self._panels})
+        self._block_shared = _BlockShared(tr, self._event_frames, block, {p.array_id: p.lay for p in self._panels},
+                                          self.frames)
         for p in self._panels:
             counts = self._block_shared.counts_at(p.array_id, self.frames.n_frames, p.layout.size)
             p.vmax = int(counts.max()) if counts.size else 1

@@ -1,0 +1,210 @@
+"""The worker process: runs the user's program with every kernel launch intercepted.
+
+    python -m gpuviz.runner.worker RUN_FOLDER
+
+``RUN_FOLDER`` holds ``request.json`` (written by :func:`gpuviz.runner.script.start_worker`). The
+program's own stdout and stderr pass through untouched; what gpuviz has to say goes to files in the
+folder, so a crash at any point leaves everything written so far readable:
+
+    events.jsonl            one JSON object per line, flushed as it happens:
+                              {"event": "started", "backend": ..., "numba": "simulator" | "gpu"}
+                              {"event": "notice", "text": ...}
+                              {"event": "launch_begin", "number": K, "kernel": ..., "grid": [...], ...}
+                              {"event": "launch", "number": K, ..., "status": "traced" | "untraced" | "failed",
+                               "trace_file": "launch_0001.gpuviz"}
+                              {"event": "error", "kind": ..., "message": ..., "file": ..., "line": ...,
+                               "block": ..., "thread": ..., "launch": K, "traceback": ...}
+                              {"event": "exit", "code": N}
+    launch_0001.gpuviz ...  one trace file per launch (an empty trace for a launch that was not traced)
+    stack.txt               where the program was when the parent asked (SIGUSR1, before a time-limit kill)
+
+numba chooses its CUDA simulator when numba.cuda is first imported, so the choice is made here before
+the program runs: the simulator (``cuda.to_device``, ``copy_to_host``, streams... all work as fakes and
+gpuviz runs each launch) unless ``--backend gpu`` finds an NVIDIA GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+EXIT_STOPPED = 3  # the program was stopped by a fault in a launch (DivergentBarrierError, KernelFault, ...)
+EXIT_NOT_STARTED = 4  # the program could not start (syntax error, missing file)
+
+
+class EventLog:
+    def __init__(self, path: Path):
+        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the worker's life
+
+    def write(self, event: str, **fields) -> None:
+        self._fh.write(json.dumps({"event": event, **fields}, default=str) + "\n")
+        self._fh.flush()
+
+
+def gpu_present() -> bool:
+    """Is there a usable NVIDIA GPU? Asked of the CUDA driver directly, before numba is imported (once
+    numba.cuda is imported the simulator can no longer be chosen)."""
+    import ctypes
+
+    names = ["nvcuda.dll"] if sys.platform == "win32" else ["libcuda.so.1", "libcuda.so"]
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        try:
+            if lib.cuInit(0) != 0:
+                return False
+            count = ctypes.c_int(0)
+            return lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+        except (AttributeError, OSError):
+            return False
+    return False
+
+
+def _user_frame(tb, script: str):
+    """The innermost traceback frame in the user's own code (not numba's, not gpuviz's, not the stdlib's)."""
+    here = str(Path(__file__).resolve().parents[1])
+    best = None
+    for frame in traceback.extract_tb(tb):
+        f = frame.filename
+        if f.startswith(here) or "site-packages" in f or f.startswith(sys.prefix) or f.startswith(sys.base_prefix):
+            continue
+        if f.startswith("<"):
+            continue
+        best = frame
+    return best
+
+
+def _program_traceback(exc: BaseException) -> str:
+    """The traceback as the user would see it from ``python script.py``: without gpuviz's own frames."""
+    here = str(Path(__file__).resolve().parents[1])
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(here)
+              and "runpy.py" not in f.filename]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m gpuviz.runner.worker RUN_FOLDER", file=sys.stderr)
+        return 2
+    folder = Path(argv[1])
+    request = json.loads((folder / "request.json").read_text(encoding="utf-8"))
+    log = EventLog(folder / "events.jsonl")
+    try:
+        import faulthandler
+        import signal
+
+        stack_file = open(folder / "stack.txt", "w", encoding="utf-8")  # noqa: SIM115 - kept for faulthandler
+        faulthandler.enable(stack_file)  # a hard crash (segfault in a native library) says where
+        if hasattr(signal, "SIGUSR1"):
+            faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+    code = run(request, folder, log)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    log.write("exit", code=code)
+    return code
+
+
+def run(request: dict, folder: Path, log: EventLog) -> int:
+    script = str(Path(request["script"]).resolve())
+    # 1. read and compile the program first: a syntax error is reported before numba is even imported
+    try:
+        source = Path(script).read_bytes()
+    except OSError as exc:
+        log.write("error", kind="FileNotFoundError" if isinstance(exc, FileNotFoundError) else type(exc).__name__,
+                  message=f"cannot read the program {script}: {exc.strerror or exc}", file=script, line=-1)
+        return EXIT_NOT_STARTED
+    try:
+        compile(source, script, "exec")
+    except SyntaxError as exc:
+        text = (exc.text or "").rstrip("\n")
+        where = f"{exc.filename}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
+        log.write("error", kind=type(exc).__name__, message=f"{where}: {exc.msg}" + (f"\n    {text.strip()}" if text else ""),
+                  file=exc.filename or script, line=int(exc.lineno or -1), block=None, thread=None, launch=None)
+        traceback.print_exception(type(exc), exc, None)
+        return EXIT_NOT_STARTED
+
+    # 2. the simulator, or a real GPU
+    backend = request.get("backend", "cpu")
+    if backend == "gpu" and not gpu_present():
+        log.write("notice", text="--backend gpu: no usable NVIDIA GPU here; running the program on numba's "
+                                 "CUDA simulator and tracing with gpuviz's CPU executor")
+        backend = "cpu"
+    if backend == "gpu":
+        os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    else:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    from numba import cuda  # noqa: F401 - chooses simulator or GPU now
+
+    from .intercept import Interceptor, LaunchPolicy, Selection, StopRun, error_report
+
+    log.write("started", backend=backend, numba="gpu" if backend == "gpu" else "simulator", pid=os.getpid())
+
+    def on_begin(rec):
+        log.write("launch_begin", **rec.to_json())
+
+    def on_trace(rec, trace):
+        from ..model.tracefile import save_traces
+
+        name = f"launch_{rec.number:04d}.gpuviz"
+        save_traces(folder / name, [trace])
+        log.write("launch", trace_file=name, **rec.to_json())
+
+    def on_notice(text):
+        log.write("notice", text=text)
+        print(f"gpuviz: {text}", file=sys.stderr, flush=True)
+
+    launches = request.get("launches")
+    policy = LaunchPolicy(
+        backend=backend,
+        selection=Selection(request.get("kernel"), tuple(launches) if launches else None),
+        max_events=int(request.get("max_events") or 50_000_000),
+        record_blocks=request.get("record_blocks"),
+        max_loop_iterations=int(request.get("max_loop_iterations") or 5_000_000),
+        on_begin=on_begin, on_trace=on_trace, on_notice=on_notice,
+    )
+
+    # 3. the program, as `python script.py args...` would run it
+    import runpy
+
+    sys.argv = [script, *request.get("argv", [])]
+    sys.path.insert(0, str(Path(script).parent))
+    try:
+        with Interceptor(policy):
+            runpy.run_path(script, run_name="__main__")
+    except StopRun as stop:
+        current = policy.in_flight
+        report = error_report(stop.error, current)
+        log.write("error", **report)
+        print(f"gpuviz: the program was stopped in launch {report['launch']} ({report['kernel']}):\n{report['message']}",
+              file=sys.stderr, flush=True)
+        return EXIT_STOPPED
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return int(exc.code or 0)
+        print(exc.code, file=sys.stderr)
+        return 1
+    except BaseException as exc:  # noqa: BLE001 - the program's own uncaught exception
+        frame = _user_frame(exc.__traceback__, script)
+        text = _program_traceback(exc)
+        sys.stderr.write(text)
+        current = policy.in_flight  # set when the exception came out of a launch
+        where = f"{frame.filename}:{frame.lineno}: " if frame else ""
+        log.write("error", kind=type(exc).__name__, message=f"{where}{type(exc).__name__}: {exc}",
+                  file=frame.filename if frame else script, line=frame.lineno if frame else -1,
+                  block=None, thread=None, launch=current.number if current else None,
+                  kernel=current.kernel if current else None, traceback=text)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

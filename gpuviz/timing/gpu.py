@@ -1,0 +1,243 @@
+"""GPU timings with CUDA events: host flow, compile vs run, block-size sweep, CPU vs GPU, blocks on SMs.
+
+Every device time here is a median of repeats measured with CUDA events after a warm-up launch. Short
+kernels are timed as a batch (``batch`` launches between two events, divided by ``batch``) so that host
+dispatch (tens of microseconds per numba launch) does not stand in for the kernel. Host-side stages that
+CUDA events cannot bracket (allocation, free, the first call's JIT compile) are timed with
+``time.perf_counter`` around a synchronized region, and say so in the series notes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import time
+
+import numpy as np
+
+from ..capture.gpu import EventTimer, device_info, gpu_cuda, gpu_versions
+from ..model.timings import Series, TimingSet
+from .cpu import cpu_name, numpy_add_seconds
+
+
+def _median_events(cuda, fn, repeats: int = 7, batch: int = 1, warmup: int = 1) -> float:
+    """Median seconds per call of ``fn`` (device work), ``batch`` calls per timed region."""
+    for _ in range(warmup):
+        fn()
+    cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        t = EventTimer(cuda)
+        with t:
+            for _ in range(batch):
+                fn()
+        times.append(t.seconds / batch)
+    return float(np.median(times))
+
+
+def _batch_for(seconds_estimate: float, target: float = 2e-3, limit: int = 2000) -> int:
+    return int(max(1, min(limit, target / max(seconds_estimate, 1e-7))))
+
+
+def host_flow(n: int = 1 << 24, repeats: int = 5) -> Series:
+    """One vector-add launch stage by stage, with pageable and with pinned host memory."""
+    cuda = gpu_cuda()
+    from kernels.vector_add import vector_add
+
+    rng = np.random.default_rng(1)
+    rows = {"memory": [], "stage": [], "seconds": [], "bytes": []}
+    threads = 256
+    grid = (n + threads - 1) // threads
+    for memory in ("pageable", "pinned"):
+        if memory == "pinned":
+            a, b, c = (cuda.pinned_array(n, np.float32) for _ in range(3))
+            a[:] = rng.random(n, dtype=np.float32)
+            b[:] = rng.random(n, dtype=np.float32)
+        else:
+            a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+            c = np.empty(n, np.float32)
+        per_stage: dict[str, list[float]] = {s: [] for s in ("allocate", "copy in", "kernel", "copy out", "free")}
+        for rep in range(repeats + 1):  # the first repetition is the warm-up
+            cuda.synchronize()
+            t0 = time.perf_counter()
+            da, db, dc = (cuda.device_array(n, np.float32) for _ in range(3))
+            cuda.synchronize()
+            t_alloc = time.perf_counter() - t0
+            with EventTimer(cuda) as t_in:
+                da.copy_to_device(a)
+                db.copy_to_device(b)
+            with EventTimer(cuda) as t_k:
+                vector_add[grid, threads](da, db, dc, n)
+            with EventTimer(cuda) as t_out:
+                dc.copy_to_host(c)
+            t0 = time.perf_counter()
+            del da, db, dc
+            cuda.current_context().deallocations.clear()
+            cuda.synchronize()
+            t_free = time.perf_counter() - t0
+            if rep == 0:
+                continue
+            for stage, s in (("allocate", t_alloc), ("copy in", t_in.seconds), ("kernel", t_k.seconds),
+                             ("copy out", t_out.seconds), ("free", t_free)):
+                per_stage[stage].append(s)
+        if not np.allclose(c, a + b):
+            raise RuntimeError("host_flow: the vector add computed a wrong result")
+        nbytes = {"allocate": 3 * 4 * n, "copy in": 2 * 4 * n, "kernel": 3 * 4 * n, "copy out": 4 * n, "free": 3 * 4 * n}
+        for stage, values in per_stage.items():
+            rows["memory"].append(memory)
+            rows["stage"].append(stage)
+            rows["seconds"].append(float(np.median(values)))
+            rows["bytes"].append(nbytes[stage])
+    return Series("host_flow", f"host flow of one vector add, n = {n:,} float32", "gpu", rows,
+                  {"seconds": "s", "bytes": "B"},
+                  notes="copies and kernel: CUDA events; allocate and free: host clock around synchronized calls; "
+                        f"median of {repeats} after a warm-up")
+
+
+def compile_vs_run(names=("vector_add", "mandelbrot", "reduce_sum", "matmul_tiled", "attention_fused"), repeats: int = 7) -> Series:
+    """First call of a fresh dispatcher (JIT compile, module load, launch) vs the steady-state kernel time."""
+    cuda = gpu_cuda()
+    from kernels import all_kernels
+
+    specs = all_kernels()
+    rows = {"kernel": [], "first_call_s": [], "steady_s": [], "compile_s": []}
+    for name in names:
+        spec = specs[name]
+        size = spec.default_size
+        args = spec.make_args(size, np.random.default_rng(2))
+        grid, block = spec.launch(size, spec.default_block)
+        dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        fresh = cuda.jit(spec.kernel.py_func)  # a new dispatcher: nothing compiled or cached yet
+        cuda.synchronize()
+        t0 = time.perf_counter()
+        fresh[grid, block](*dargs)
+        cuda.synchronize()
+        first = time.perf_counter() - t0
+        steady = _median_events(cuda, lambda: fresh[grid, block](*dargs), repeats=repeats, batch=10)
+        rows["kernel"].append(name)
+        rows["first_call_s"].append(first)
+        rows["steady_s"].append(steady)
+        rows["compile_s"].append(max(first - steady, 0.0))
+    return Series("compile_vs_run", "first call (JIT compile) vs steady-state run", "gpu", rows,
+                  {"first_call_s": "s", "steady_s": "s", "compile_s": "s"},
+                  notes="first call: host clock around a new dispatcher's first launch (type inference, LLVM, NVVM, "
+                        "module load, launch); steady: CUDA events, batches of 10, median; compile = first - steady")
+
+
+def block_sweep(n: int = 1 << 24, matmul_n: int = 1024, repeats: int = 7) -> list[Series]:
+    """Kernel time vs block size: vector add (achieved GB/s) and naive matmul (achieved GFLOP/s)."""
+    cuda = gpu_cuda()
+    from kernels.matmul import matmul_naive
+    from kernels.vector_add import vector_add
+
+    rng = np.random.default_rng(3)
+    a, b = cuda.to_device(rng.random(n, dtype=np.float32)), cuda.to_device(rng.random(n, dtype=np.float32))
+    c = cuda.device_array(n, np.float32)
+    rows = {"threads_per_block": [], "seconds": [], "gb_per_s": []}
+    for t in (32, 64, 128, 256, 512, 1024):
+        g = (n + t - 1) // t
+        s = _median_events(cuda, lambda: vector_add[g, t](a, b, c, n), repeats=repeats, batch=20)
+        rows["threads_per_block"].append(t)
+        rows["seconds"].append(s)
+        rows["gb_per_s"].append(3 * 4 * n / s / 1e9)
+    out = [Series("block_sweep", f"vector add, n = {n:,}: time vs block size", "gpu", rows,
+                  {"seconds": "s", "gb_per_s": "GB/s"}, notes="bytes = 3 x 4 x n (read a, b; write c); CUDA events, batches of 20, median")]
+    N = matmul_n
+    A, B = cuda.to_device(rng.random((N, N), dtype=np.float32)), cuda.to_device(rng.random((N, N), dtype=np.float32))
+    C = cuda.device_array((N, N), np.float32)
+    rows = {"block": [], "threads_per_block": [], "seconds": [], "gflop_per_s": []}
+    for bx, by in ((8, 8), (16, 8), (16, 16), (32, 8), (32, 16), (32, 32)):
+        grid = ((N + bx - 1) // bx, (N + by - 1) // by)
+        s = _median_events(cuda, lambda: matmul_naive[grid, (bx, by)](A, B, C, N), repeats=repeats, batch=3)
+        rows["block"].append(f"{bx}x{by}")
+        rows["threads_per_block"].append(bx * by)
+        rows["seconds"].append(s)
+        rows["gflop_per_s"].append(2 * N**3 / s / 1e9)
+    out.append(Series("block_sweep", f"naive matmul, N = {N}: time vs block shape", "gpu", rows,
+                      {"seconds": "s", "gflop_per_s": "GFLOP/s"}, notes="FLOP = 2 N^3; CUDA events, batches of 3, median"))
+    return out
+
+
+def cpu_vs_gpu(sizes=(10**3, 10**4, 10**5, 10**6, 10**7, 10**8), repeats: int = 5) -> Series:
+    """c = a + b over sizes: numpy on the CPU; our Numba kernel, and cupy / torch ``a + b`` when installed, on the GPU.
+
+    GPU times are device times of data already on the GPU (the copies are the host-flow plot's business).
+    """
+    cuda = gpu_cuda()
+    from kernels.vector_add import vector_add
+
+    rows = {"size": [], "implementation": [], "processor": [], "seconds": []}
+
+    def add(size, impl, proc, s):
+        rows["size"].append(int(size))
+        rows["implementation"].append(impl)
+        rows["processor"].append(proc)
+        rows["seconds"].append(float(s))
+
+    try:
+        import cupy
+    except Exception:
+        cupy = None
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            torch = None
+    except Exception:
+        torch = None
+    rng = np.random.default_rng(4)
+    for n in sizes:
+        a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        add(n, "numpy a + b", "cpu", numpy_add_seconds(a, b, repeats=repeats))
+        da, db, dc = cuda.to_device(a), cuda.to_device(b), cuda.device_array(n, np.float32)
+        g = (n + 255) // 256
+        est = _median_events(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats=3, batch=1)
+        add(n, "numba vector_add", "gpu",
+            _median_events(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats=repeats, batch=_batch_for(est, limit=500)))
+        if cupy is not None:
+            ca, cb = cupy.asarray(a), cupy.asarray(b)
+            est = _median_events(cuda, lambda: ca + cb, repeats=3)
+            add(n, "cupy a + b", "gpu", _median_events(cuda, lambda: ca + cb, repeats=repeats, batch=_batch_for(est, limit=500)))
+            del ca, cb
+        if torch is not None:
+            ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+            est = _median_events(cuda, lambda: ta + tb, repeats=3)
+            add(n, "torch a + b", "gpu", _median_events(cuda, lambda: ta + tb, repeats=repeats, batch=_batch_for(est, limit=500)))
+            del ta, tb
+        del da, db, dc
+    return Series("cpu_vs_gpu", "c = a + b: CPU vs GPU over sizes", "mixed", rows, {"seconds": "s"},
+                  notes="CPU: numpy, host clock, median; GPU: device time of data already on the GPU, CUDA events "
+                        "around batches of launches (so launch overhead is spread), median. cupy and torch share "
+                        "numba's default stream ordering only through a device synchronize before each timing")
+
+
+def gpu_timing_set(label: str = "", date: str | None = None, *, sizes=None, quick: bool = False) -> TimingSet:
+    """Every GPU timing series of this module, as one labelled set."""
+    cuda = gpu_cuda()
+    dev = device_info(cuda)
+    ts = TimingSet(
+        label=label or f"{dev['name']} timings",
+        processor="gpu",
+        device=dev["name"],
+        driver=dev["driver"],
+        date=date or _dt.date.today().isoformat(),
+        host=f"{cpu_name()} ({platform.system()} {platform.machine()})",
+        versions=gpu_versions() | _optional_versions(),
+        notes=f"compute capability {dev['compute_capability']}, {dev['sm_count']} SMs",
+    )
+    ts.add(host_flow(n=1 << (20 if quick else 24)))
+    ts.add(compile_vs_run())
+    for s in block_sweep(n=1 << (20 if quick else 24), matmul_n=256 if quick else 1024):
+        ts.add(s)
+    ts.add(cpu_vs_gpu(sizes=sizes or ((10**3, 10**4, 10**5) if quick else (10**3, 10**4, 10**5, 10**6, 10**7, 10**8))))
+    return ts
+
+
+def _optional_versions() -> dict[str, str]:
+    out = {}
+    for mod in ("cupy", "torch"):
+        try:
+            out[mod] = str(__import__(mod).__version__)
+        except Exception:
+            pass
+    return out

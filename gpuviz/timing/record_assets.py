@@ -1,0 +1,101 @@
+"""Record, on a machine with an NVIDIA GPU, the traces and timing set shipped in ``assets/recordings``.
+
+    python3 -m gpuviz.timing.record_assets --out DIR [--date 2026-11-29]
+
+Writes one ``.gpuviz`` trace per bundled kernel (at its default size, or its small size where the default
+would make a file of more than ``--max-events`` events), a blocks-on-SMs showcase (mandelbrot 1024 x 1024,
+per-warp mode: its blocks take data-dependent times, so the waves are uneven), the GPU timing set as
+JSON, and ``index.json`` with device, driver, date and versions for every file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--date", default=_dt.date.today().isoformat())
+    ap.add_argument("--max-events", type=int, default=300_000)
+    ap.add_argument("--skip-timings", action="store_true")
+    ap.add_argument("--quick-timings", action="store_true")
+    opts = ap.parse_args(argv)
+
+    from kernels import all_kernels
+
+    from ..capture import capture
+    from ..capture.gpu import device_info, gpu_cuda, gpu_versions
+    from ..model.timings import blocks_on_sms
+    from ..model.tracefile import save_traces
+    from .recordings import write_index
+
+    cuda = gpu_cuda()
+    dev = device_info(cuda)
+    versions = gpu_versions() | {"driver": dev["driver"]}
+    out = Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+
+    def entry(file, kind, title, kernel="", **details):
+        return {"file": file, "kind": kind, "title": title, "kernel": kernel, "device": dev["name"],
+                "driver": dev["driver"], "date": opts.date, "versions": versions, "details": details}
+
+    for name, spec in all_kernels().items():
+        t0 = time.perf_counter()
+        trace = None
+        for size in (spec.default_size, spec.small_size):
+            args = spec.make_args(size, np.random.default_rng(0))
+            grid, block = spec.launch(size, spec.default_block)
+            trace = capture(spec.kernel, grid, block, *args, backend="gpu")
+            if len(trace) <= opts.max_events:
+                break
+        trace.launch.meta["recorded_on"] = opts.date
+        trace.launch.meta["size"] = size
+        file = f"{name}.gpuviz"
+        save_traces(out / file, [trace])
+        m = trace.launch.meta
+        entries.append(entry(file, "trace", f"{name}, {spec.size_label} {size}", name, size=size, events=len(trace),
+                             registers_plain=m["plain"]["registers_per_thread"],
+                             registers_instrumented=m["instrumented"]["registers_per_thread"],
+                             blocks_per_sm_plain=m["plain"]["resident_blocks_per_sm"],
+                             blocks_per_sm_instrumented=m["instrumented"]["resident_blocks_per_sm"]))
+        print(f"{name:22s} size {size:6d} events {len(trace):8,d} file {os.path.getsize(out / file) / 1e3:8.1f} kB "
+              f"regs {m['plain']['registers_per_thread']}->{m['instrumented']['registers_per_thread']} "
+              f"{time.perf_counter() - t0:.1f}s", flush=True)
+
+    # blocks on SMs: many blocks of uneven length
+    spec = all_kernels()["mandelbrot"]
+    size = 1024
+    args = spec.make_args(size, np.random.default_rng(0))
+    grid, block = spec.launch(size, spec.default_block)
+    waves = capture(spec.kernel, grid, block, *args, backend="gpu", mode="warp")
+    waves.launch.meta["recorded_on"] = opts.date
+    save_traces(out / "mandelbrot_waves.gpuviz", [waves])
+    entries.append(entry("mandelbrot_waves.gpuviz", "trace", f"mandelbrot {size}x{size}, per-warp mode (blocks on SMs)",
+                         "mandelbrot", size=size, events=len(waves), mode="warp"))
+    print(f"mandelbrot_waves events {len(waves):,} file {os.path.getsize(out / 'mandelbrot_waves.gpuviz') / 1e3:.1f} kB", flush=True)
+
+    if not opts.skip_timings:
+        from .gpu import gpu_timing_set
+
+        ts = gpu_timing_set(label=f"{dev['name']} timings", date=opts.date, quick=opts.quick_timings)
+        ts.add(blocks_on_sms(waves))
+        ts.save(out / "gpu_timings.json")
+        entries.append(entry("gpu_timings.json", "timings", f"GPU timings on {dev['name']}", series=len(ts.series)))
+        for s in ts.series:
+            print(s.title, flush=True)
+            print(s.to_csv(), flush=True)
+    write_index(out, entries)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The command line: kernels, capture, info (through main(), and once through the installed script)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from gpuviz.cli import main
+from kernels import all_kernels
+
+
+def test_kernels_lists_every_bundled_kernel_with_a_description(capsys):
+    assert main(["kernels"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    names = [line.split()[0] for line in out]
+    assert names == list(all_kernels())
+    assert all(len(line.split(None, 1)[1]) > 10 for line in out)
+
+
+def test_capture_then_info_json(tmp_path, capsys):
+    path = tmp_path / "mm.gpuviz"
+    assert main(["capture", "matmul_tiled", "--size", "32", "--block", "16x16", "-o", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["info", str(path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["kernel"] == "matmul_tiled" and info["backend"] == "cpu"
+    assert info["grid"] == [2, 2, 1] and info["block"] == [16, 16, 1] and info["threads"] == 1024
+    n, tile = 32, 16
+    ev = info["events"]
+    assert ev["global_load"] == 1024 * 2 * n // tile
+    assert ev["shared_store"] == 1024 * 2 * n // tile
+    assert ev["shared_load"] == 1024 * 2 * n
+    assert ev["barrier"] == 1024 * 2 * n // tile
+    assert ev["global_store"] == 1024 and ev["atomic"] == 0
+    assert info["barriers_per_thread"] == [4, 4]
+    assert info["dropped"] == 0
+
+
+def test_capture_with_chosen_blocks(tmp_path, capsys):
+    path = tmp_path / "va.gpuviz"
+    # 600 elements in blocks of 128: block 1 is full, block 4 (the last) holds elements 512..599
+    assert main(["capture", "vector_add", "--size", "600", "--block", "128", "--blocks", "1,4", "-o", str(path)]) == 0
+    capsys.readouterr()
+    main(["info", str(path), "--json"])
+    info = json.loads(capsys.readouterr().out)
+    assert info["events"]["global_store"] == 128 + (600 - 4 * 128)
+    assert info["events"]["start"] == 2 * 128
+
+
+def test_capture_errors_are_messages_not_tracebacks(tmp_path, capsys):
+    assert main(["capture", "nope", "-o", str(tmp_path / "x.gpuviz")]) == 2
+    err = capsys.readouterr().err
+    assert "no bundled kernel named 'nope'" in err and "vector_add" in err
+    assert main(["capture", "vector_add", "--block", "2048", "-o", str(tmp_path / "x.gpuviz")]) == 1
+    assert "exceeds the CUDA limit" in capsys.readouterr().err
+    assert not (tmp_path / "x.gpuviz").exists()
+
+
+def test_info_on_a_damaged_file_is_a_clear_error(tmp_path, capsys):
+    bad = tmp_path / "bad.gpuviz"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)
+    assert main(["info", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.gpuviz" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(shutil.which("gpuviz") is None and not os.path.exists(os.path.join(os.path.dirname(sys.executable), "gpuviz")),
+                    reason="the gpuviz console script is not installed in this environment")
+def test_installed_console_script_runs(tmp_path):
+    exe = shutil.which("gpuviz") or os.path.join(os.path.dirname(sys.executable), "gpuviz")
+    out = subprocess.run([exe, "kernels"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "matmul_tiled" in out.stdout

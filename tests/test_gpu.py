@@ -1,0 +1,181 @@
+"""backend="gpu" on a real NVIDIA GPU: traces equal the CPU executor's, SM ids and timestamps make sense,
+the plain variant carries no recording, results equal numpy references.
+
+Marked ``gpu``: tests/conftest.py skips them unless GPUVIZ_TEST_GPU=1 (then numba.cuda is the real one).
+Run on a GPU machine: ``GPUVIZ_TEST_GPU=1 python3 -m pytest tests/test_gpu.py``.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+if os.environ.get("GPUVIZ_TEST_GPU") == "1":
+    from gpuviz.capture.gpu import gpu_cuda  # noqa: F401 - applies the numpy 2.5 shim before numba compiles
+
+from kernels import all_kernels  # noqa: E402
+
+SPECS = all_kernels()
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _args(spec, size, seed=0):
+    return spec.make_args(size, np.random.default_rng(seed))
+
+
+def _copy(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _capture_both(name, size=None, **gpu_options):
+    from gpuviz.capture import capture
+
+    spec = SPECS[name]
+    size = size or spec.small_size
+    args = _args(spec, size)
+    grid, block = spec.launch(size, spec.default_block)
+    before = _copy(args)
+    cpu = capture(spec.kernel, grid, block, *_copy(args), backend="cpu")
+    gpu_args = _copy(args)
+    gpu = capture(spec.kernel, grid, block, *gpu_args, backend="gpu", **gpu_options)
+    return spec, before, gpu_args, cpu, gpu
+
+
+@pytest.fixture(scope="module")
+def nsmid():
+    from numba import cuda
+
+    from gpuviz.capture.intrinsics import nsmid as read_nsmid
+
+    @cuda.jit
+    def probe(out):
+        out[0] = read_nsmid()
+
+    out = cuda.to_device(np.zeros(1, np.int64))
+    probe[1, 1](out)
+    return int(out.copy_to_host()[0])
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_gpu_trace_equals_cpu_executor(name, nsmid):
+    spec, before, after, cpu, gpu = _capture_both(name)
+    # indices and per-thread counts: the same events in the same per-thread order (step is backend-specific)
+    assert gpu.launch.dropped == 0
+    assert len(gpu) == len(cpu), f"{name}: {len(gpu)} GPU events vs {len(cpu)} CPU events"
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+    assert gpu.counts_by_kind() == cpu.counts_by_kind()
+    # SM ids in [0, nsmid); one SM per block
+    assert gpu.has("sm") and gpu.sm.min() >= 0 and gpu.sm.max() < nsmid
+    for b in np.unique(gpu.block)[:64]:
+        assert len(np.unique(gpu.sm[gpu.block == b])) == 1, f"{name}: block {b} on several SMs"
+    # timestamps grow within each thread, over its timestamped events in program order
+    order = gpu.thread_order
+    t = gpu.time[order]
+    gt = gpu.global_thread[order]
+    stamped = t >= 0
+    t, gt = t[stamped], gt[stamped]
+    same_thread = gt[1:] == gt[:-1]
+    assert np.all(np.diff(t)[same_thread] >= 0), f"{name}: a thread's timestamps go backwards"
+    starts = gpu.kind == 0
+    assert np.all(gpu.time[starts] > 0)
+    # the kernel computed what numpy says (a kernel with a deliberate race only has an intended result)
+    if not spec.has_race:
+        for pos, expected in spec.reference(before).items():
+            atol = spec.rtol * float(np.max(np.abs(expected), initial=0.0))
+            np.testing.assert_allclose(after[pos], expected, rtol=spec.rtol, atol=atol, err_msg=name)
+        assert gpu.launch.meta["outputs_match_plain"] in (True, None)
+    meta = gpu.launch.meta
+    for variant in ("plain", "instrumented"):
+        assert meta[variant]["registers_per_thread"] > 0
+        assert meta[variant]["resident_blocks_per_sm"] != 0
+    assert meta["registers_per_thread"] == meta["instrumented"]["registers_per_thread"]
+    assert "shared_bytes_per_block" in meta and "schedule" in meta
+    assert gpu.launch.backend == "gpu" and gpu.launch.device
+
+
+def test_plain_ptx_has_no_recording():
+    from gpuviz.capture.gpu import GpuRecording, kernel_ptx
+
+    spec = SPECS["matmul_tiled"]
+    args = _args(spec, spec.small_size)
+    grid, block = spec.launch(spec.small_size, spec.default_block)
+    rec = GpuRecording(spec.kernel, grid, block, args)
+    dargs = rec.device_args(fresh=True)
+    plain = kernel_ptx(rec.plain, dargs)
+    for marker in ("%globaltimer", "%smid", "__gv_", "atom.global.add.u64"):
+        assert marker not in plain, f"the plain PTX contains {marker!r}"
+    counts = rec.count(dargs)
+    bufs = rec.allocate(counts)
+    rec.record(rec.device_args(fresh=True), bufs)
+    instrumented = kernel_ptx(rec.record_variant.dispatcher, rec.record_args)
+    assert "%globaltimer" in instrumented and "%smid" in instrumented
+    # the counting variant writes no timestamps either: its recording branches are compiled out
+    counting = kernel_ptx(rec.count_variant.dispatcher, rec.count_args)
+    assert "%globaltimer" not in counting
+
+
+def test_warp_mode_records_lane_zero_with_masks():
+    spec, _before, _after, cpu, gpu = _capture_both("vector_add", mode="warp")
+    assert np.all(gpu.thread % 32 == 0)
+    lane0 = {k: v for k, v in cpu.per_thread_sequences().items() if k[1] % 32 == 0}
+    assert gpu.per_thread_sequences() == lane0
+    masks = gpu.value.astype(np.int64)
+    assert np.all(masks & 1)  # lane 0 is in its own mask
+    assert gpu.launch.meta["value_field"] == "active_mask"
+
+
+def test_record_blocks_records_only_those():
+    spec, _b, _a, cpu, gpu = _capture_both("reduce_sum", size=3000, record_blocks=[0, 5])
+    assert set(np.unique(gpu.block)) == {0, 5}
+    want = {k: v for k, v in cpu.per_thread_sequences().items() if k[0] in (0, 5)}
+    assert gpu.per_thread_sequences() == want
+
+
+def test_too_many_events_is_refused_not_truncated():
+    from gpuviz.capture import TraceTooLarge, capture
+
+    spec = SPECS["vector_add"]
+    args = _args(spec, 10_000)
+    grid, block = spec.launch(10_000, spec.default_block)
+    with pytest.raises(TraceTooLarge, match="record_blocks"):
+        capture(spec.kernel, grid, block, *args, backend="gpu", max_events=1000)
+
+
+def test_timings_on_gpu_are_labelled_gpu():
+    from gpuviz.model.timings import blocks_on_sms
+    from gpuviz.timing.gpu import compile_vs_run, cpu_vs_gpu
+
+    s = cpu_vs_gpu(sizes=(1000, 100_000), repeats=3)
+    procs = dict(zip(s.columns["implementation"], s.columns["processor"]))
+    assert procs["numpy a + b"] == "cpu" and procs["numba vector_add"] == "gpu"
+    assert all(x > 0 for x in s.columns["seconds"])
+    c = compile_vs_run(names=("vector_add",), repeats=3)
+    assert c.columns["first_call_s"][0] > c.columns["steady_s"][0]
+    _spec, _b, _a, _cpu, gpu = _capture_both("vector_add", size=50_000, mode="warp")
+    bs = blocks_on_sms(gpu)
+    assert len(bs) == gpu.launch.n_blocks
+    assert np.all(bs.column("end_ns") >= bs.column("start_ns"))
+
+
+def test_illegal_address_is_reported_with_kernel_and_launch():
+    # a fault ruins the process's CUDA context, so it happens in a child process
+    code = textwrap.dedent(f"""
+        import sys, numpy as np
+        sys.path.insert(0, {ROOT!r})
+        from gpuviz.capture import capture, KernelFault
+        from tests.gpu_fault_kernel import scribble
+        try:
+            capture(scribble, 4, 32, np.zeros(8, np.float32), backend="gpu")
+        except KernelFault as e:
+            print("FAULT:", e)
+    """)
+    env = dict(os.environ)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert "FAULT:" in out.stdout, out.stdout + out.stderr
+    assert "scribble" in out.stdout and "[(4, 1, 1), (32, 1, 1)]" in out.stdout
