@@ -35,4 +35,21 @@ def load(path) -> Trace:
     return load_trace(path)
 
 
-__all__ = ["ArrayInfo", "EventKind", "Launch", "Trace", "capture", "load", "__version__"]
+def recording(backend: str = "cpu", **options):
+    """``with gpuviz.recording() as rec: ...`` captures every kernel launch of the code inside, in this
+    process (for notebooks; ``gpuviz run script.py`` runs a program isolated in a worker instead).
+    ``rec.traces``, ``rec.launches``, ``rec.save(path)``. Options: kernel, launches, record_blocks, max_events."""
+    from .runner.notebook import recording as _recording
+
+    return _recording(backend=backend, **options)
+
+
+def show(obj):
+    """Open the window on a trace, a recording, a run result or a trace file, in a separate process
+    (a notebook is not blocked). Returns the :class:`subprocess.Popen` of the window."""
+    from .runner.notebook import show as _show
+
+    return _show(obj)
+
+
+__all__ = ["ArrayInfo", "EventKind", "Launch", "Trace", "capture", "load", "recording", "show", "__version__"]

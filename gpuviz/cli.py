@@ -1,7 +1,8 @@
 """The ``gpuviz`` command.
 
     gpuviz                         open the app on its embedded default (no GPU, no file needed)
-    gpuviz open FILE               open a saved trace
+    gpuviz open FILE               open a saved trace or recording, or run a program (FILE.py) and open it
+    gpuviz run SCRIPT.py [ARGS]    run a Numba CUDA program with every launch captured, save a recording
     gpuviz kernels                 list the bundled kernels
     gpuviz capture KERNEL ...      capture a bundled kernel to a trace file
     gpuviz info FILE [--json]      what a trace holds
@@ -130,9 +131,115 @@ def cmd_info(args) -> int:
 
 
 def cmd_open(args) -> int:
+    from gpuviz.ui.views.launches import needs_launch_list, open_window
+
+    if needs_launch_list(args.file):  # a program to run, or a recording of several launches
+        return open_window(args.file, present=args.present)
     from gpuviz.app import run_app
 
     return run_app(trace_path=args.file, present=args.present)
+
+
+#: the options of `gpuviz run` that take a value; every other token after the script is the script's
+RUN_VALUE_OPTIONS = ("--backend", "--kernel", "--launch", "-o", "--output", "--timeout", "--max-events", "--blocks")
+RUN_FLAG_OPTIONS = ("-h", "--help")
+
+
+def split_run_argv(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """Tokens after ``run`` -> (gpuviz's options plus the script path, the script's own arguments).
+
+    gpuviz's options may come before or after the script and its arguments; everything after ``--``
+    goes to the script untouched (for a script whose own options share a name with gpuviz's)."""
+    ours, theirs = [], []
+    script_seen = False
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        name = tok.split("=", 1)[0]
+        if tok == "--":
+            theirs.extend(tokens[i + 1:])
+            break
+        if name in RUN_VALUE_OPTIONS:
+            ours.append(tok)
+            if "=" not in tok and i + 1 < len(tokens):
+                ours.append(tokens[i + 1])
+                i += 1
+        elif tok in RUN_FLAG_OPTIONS and not script_seen:
+            ours.append(tok)
+        elif not script_seen:
+            ours.append(tok)
+            script_seen = True
+        else:
+            theirs.append(tok)
+        i += 1
+    return ours, theirs
+
+
+def _launch_numbers(text: str) -> list[int]:
+    try:
+        nums = [int(p) for p in text.replace(" ", "").split(",") if p]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected launch numbers like 3 or 1,4, not {text!r}") from None
+    if not nums or any(k < 1 for k in nums):
+        raise argparse.ArgumentTypeError(f"launch numbers start at 1, got {text!r}")
+    return nums
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(float(text)) if "e" in text.lower() else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {v}")
+    return v
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, not {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"the time limit must be positive, not {v:g}")
+    return v
+
+
+def cmd_run(args) -> int:
+    from pathlib import Path
+
+    from gpuviz.runner.script import run_script
+
+    script = Path(args.script)
+    if not script.is_file():
+        print(f"gpuviz run: no such program: {script}" + (" (a folder)" if script.is_dir() else ""), file=sys.stderr)
+        return 2
+    output = Path(args.output) if args.output else Path(script.stem + ".gpuviz")
+    try:
+        result = run_script(script, args.script_args, backend=args.backend, kernel=args.kernel, launches=args.launch,
+                            record_blocks=args.blocks, max_events=args.max_events, timeout=args.timeout,
+                            capture_output=False)
+    except KeyboardInterrupt:
+        print("\ngpuviz run: cancelled; the program was stopped", file=sys.stderr)
+        return 130
+    sys.stdout.flush()
+    n = len(result.launches)
+    traced = sum(1 for r in result.launches if r.traced)
+    print(f"gpuviz: {script.name}: {n} launch(es), {traced} traced ({result.backend}), {result.seconds:.1f} s")
+    for line in result.summary_lines():
+        print(f"  {line}")
+    if result.error:
+        print(f"gpuviz run: {result.message}", file=sys.stderr)
+    if result.traces:
+        try:
+            result.save(output)
+        except (OSError, ValueError) as exc:
+            print(f"gpuviz run: could not save the recording to {output}: {exc}", file=sys.stderr)
+            return 1
+        print(f"recording -> {output}   (open it with: gpuviz open {output})")
+    else:
+        print("gpuviz: the program launched no kernel: nothing to save")
+    return {"ok": 0, "exited": result.exit_code or 1, "timeout": 124}.get(result.status, 1)
 
 
 def cmd_snapshot(args) -> int:
@@ -166,6 +273,24 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("open", help="open a saved trace in the app")
     s.add_argument("file")
     s.set_defaults(func=cmd_open)
+
+    s = sub.add_parser("run", help="run a Numba CUDA program with its kernel launches captured",
+                       description="Run an unmodified Python program that launches @cuda.jit kernels, in a worker "
+                       "process; capture its launches and save them as one recording. Arguments after the script "
+                       "are the script's own (put them after -- if they share a name with an option below).")
+    s.add_argument("script", help="the program (a .py file)")
+    s.add_argument("--backend", choices=("cpu", "sim", "gpu"), default="cpu",
+                   help="cpu: gpuviz's CPU executor (default); sim: numba's simulator; gpu: a real NVIDIA GPU")
+    s.add_argument("--kernel", default=None, help="trace only the launches of this kernel (the others still run)")
+    s.add_argument("--launch", type=_launch_numbers, default=None,
+                   help="trace only launch K (or K1,K2); counted per kernel with --kernel, else over the program")
+    s.add_argument("--blocks", type=lambda t: [int(x) for x in t.split(",")], default=None,
+                   help="record only these linear block ids (comma-separated); the others still run")
+    s.add_argument("-o", "--output", default=None, help="recording to write (default: SCRIPT.gpuviz here)")
+    s.add_argument("--timeout", type=_seconds, default=300.0, help="stop the program after this many seconds (300)")
+    s.add_argument("--max-events", type=_positive_int, default=50_000_000,
+                   help="most events the whole recording may hold (50,000,000)")
+    s.set_defaults(func=cmd_run, script_args=[])
 
     s = sub.add_parser("kernels", help="list the bundled kernels")
     s.set_defaults(func=cmd_kernels)
@@ -203,6 +328,13 @@ def _version() -> str:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = next((i for i, t in enumerate(argv) if t not in ("--present",)), None)
+    if first is not None and argv[first] == "run":
+        ours, script_args = split_run_argv(argv[first + 1:])
+        args = parser.parse_args(argv[: first + 1] + ours)
+        args.script_args = script_args
+        return int(args.func(args) or 0)
     args = parser.parse_args(argv)
     if args.command is None:
         from gpuviz.app import run_app

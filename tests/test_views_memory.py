@@ -67,6 +67,8 @@ def make_view(qtbot):
         return session, view
 
     yield make
+    # the base class keeps a failing hook from stopping playback and records it: none may have failed
+    failures = {v.view_id: v.errors for v in views if getattr(v, "errors", None)}
     # tear down in a fixed order, now, rather than whenever the garbage collector gets to the cycles
     # between pyqtgraph items and their Python wrappers (a late collection during the next test's
     # show() is how Qt bindings crash)
@@ -83,6 +85,7 @@ def make_view(qtbot):
     views.clear()
     sessions.clear()
     gc.collect()
+    assert not failures, f"view hooks failed: {failures}"
 
 
 def first_frame(frames: Frames, trace, kind: K, array: int | None = None, line: int | None = None,
@@ -126,6 +129,18 @@ def test_running_counts_reject_an_index_outside_its_array():
     trace.index[np.flatnonzero(trace.array == 1)[3]] = 64
     with pytest.raises(ValueError, match=r"b\[64\] outside its 64 elements"):
         render.RunningCounts(trace, Frames(trace).frame_of_event, [0, 1, 2])
+
+
+def test_render_module_needs_neither_qt_nor_numba():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for m in ('PySide6', 'pyqtgraph', 'numba'): sys.modules[m] = None\n"
+        "import gpuviz.ui.render\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_layouts_sectors_and_banks():
@@ -208,9 +223,12 @@ def test_running_counts_at_the_last_frame_equal_bincount(make_view):
     for p in view._panels:
         ref = np.bincount(trace.index[mem & (trace.array == p.array_id)], minlength=p.info.size)
         assert (counts[view._counts.slice_of(p.array_id)] == ref).all()
-        # the hottest cell gets the palette's top colour, an untouched one the untouched grey
-        top = p.palette[-1:].view(np.uint8)
-        assert (p.flat[np.argmax(ref)] == top).all() or np.argmax(ref) in view._counts.cells
+        # the heat map is exactly the palette of these counts, apart from the cells lit right now
+        expected = p.palette[ref].view(np.uint8).reshape(-1, 4)
+        lit = p.access.index if p.access is not None else np.zeros(0, np.int64)
+        unlit = np.setdiff1d(np.arange(p.info.size), lit)
+        assert (p.flat[unlit] == expected[unlit]).all()
+        assert (p.flat[np.flatnonzero(ref == 0)] == view.style.untouched).all()
     # scrubbing back to frame 0 gives an (almost) empty heat map again
     session.set_frame(0)
     assert view._counts.counts_at(0).sum() == mem[session.frames.events(0)].sum()
@@ -219,11 +237,17 @@ def test_running_counts_at_the_last_frame_equal_bincount(make_view):
 def test_clicking_a_cell_selects_it_and_a_selected_thread_is_outlined(make_view, qtbot):
     from gpuviz.ui.views.memory import GlobalMemoryView
 
+    from PySide6.QtCore import QPointF, Qt
+
     trace = matmul_tiled_trace(16, 8)
     session, view = make_view(GlobalMemoryView, trace)
+    qtbot.wait(30)  # laid out, so scene coordinates are final
     panel = view.panel_of("B")
+    # a real mouse click on the middle of cell (row 3, column 5) of B
+    scene_pos = panel.image.mapToScene(QPointF(5.5, 3.5))
+    pos = view.canvas.mapFromScene(scene_pos)
     with qtbot.waitSignal(session.selection_changed):
-        view._cell_clicked(panel, 3, 5)
+        qtbot.mouseClick(view.canvas.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert (session.selection.array, session.selection.index) == (trace.launch.array_id("B"), 3 * 16 + 5)
     x, _ = panel.cell_outline.getData()
     assert len(x) == 8
@@ -294,7 +318,7 @@ def test_race_cells_are_marked(make_view, name, racy):
     assert panel.race_cells.tolist() == sorted(set(rec["index"].tolist()))
     assert panel.races.isVisible() == racy
     if racy:
-        assert "words race" in panel.plot.titleLabel.text
+        assert "race" in panel.plot.titleLabel.text and "words of tile race" in view.header.text()
 
 
 # ---- barriers ----------------------------------------------------------------------------------------
@@ -359,11 +383,29 @@ def test_line_table_rows_come_from_the_analyses_and_follow_the_frame(make_view):
     assert view.current_row == row and view.table.selectionModel().isRowSelected(row)
 
 
+def test_every_memory_view_follows_theme_scale_and_trace_changes(make_view):
+    from gpuviz.ui.views.barriers import BarrierView
+    from gpuviz.ui.views.memory import GlobalMemoryView
+    from gpuviz.ui.views.occupancy import LineTableView, OccupancyView
+    from gpuviz.ui.views.shared import SharedMemoryView
+
+    for cls in (GlobalMemoryView, SharedMemoryView, BarrierView, OccupancyView, LineTableView):
+        session, view = make_view(cls, matmul_tiled_trace(16, 8))
+        session.set_theme("dark")
+        session.set_scale(1.6)
+        assert view.style.background == session.theme.background
+        for f in (5, 200, session.frames.n_frames - 1, 0):
+            session.set_frame(f)
+        session.set_trace(capture("race_missing_sync"))
+        session.set_frame(session.frames.n_frames // 2)
+        session.selection.select_thread(0, 33)
+
+
 # ---- screenshots -------------------------------------------------------------------------------------
 SHOTS = [
     ("memory", "matmul_tiled", None, "global_load"),
     ("shared", "transpose_shared", None, "shared_load"),
-    ("shared", "race_missing_sync", None, "shared_load"),
+    ("shared", "race_missing_sync", "dark", "shared_load"),
     ("barriers", "reduce_interleaved", None, "late_phase"),
     ("occupancy", "transpose_shared", None, None),
     ("lines", "transpose_shared", None, None),
@@ -383,6 +425,7 @@ def _shot_frame(frames: Frames, trace, how) -> int:
 
 @pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
 def test_screenshots(make_view, qtbot, size, tmp_path):
+    from gpuviz.ui.theme import get_theme
     from gpuviz.ui.views.base import available_views
 
     views = available_views()
@@ -390,10 +433,10 @@ def test_screenshots(make_view, qtbot, size, tmp_path):
     out_dir.mkdir(parents=True, exist_ok=True)
     for view_id, kernel, theme, how in SHOTS:
         trace = capture(kernel)
-        session, view = make_view(views[view_id], trace, size=size)
+        session, view = make_view(views[view_id], trace, size=size, theme=get_theme(theme or "light"))
         session.set_frame(_shot_frame(session.frames, trace, how))
         view.refresh()
         qtbot.wait(30)  # let wrapped labels and axes lay themselves out before the grab
-        path = out_dir / f"{view_id}_{kernel}_{size[0]}x{size[1]}.png"
+        path = out_dir / f"{view_id}_{kernel}{'_' + theme if theme else ''}_{size[0]}x{size[1]}.png"
         assert view.grab().save(str(path))
         assert 0 < path.stat().st_size < 300_000, path

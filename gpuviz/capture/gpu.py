@@ -95,7 +95,8 @@ def gpu_cuda():
 
             driver.cuInit  # noqa: B018 - touching the driver raises the real reason when it is broken
         except Exception as exc:
-            reason = f": {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+            words = " ".join(str(exc).split()).replace(": :", ":").rstrip(": ")
+            reason = f": {words or type(exc).__name__}"
         raise BackendUnavailable(
             "backend='gpu' is unavailable: no usable NVIDIA GPU was found" + (reason or " (no CUDA driver or no device)")
             + ". Use backend='cpu' (gpuviz's CPU executor) or open a GPU recording"
@@ -139,10 +140,14 @@ def device_info(cuda=None) -> dict:
         "compute_capability": list(dev.compute_capability),
         "sm_count": int(dev.MULTIPROCESSOR_COUNT),
         "driver": driver_version(),
-        "max_threads_per_sm": int(dev.MAX_THREADS_PER_MULTI_PROCESSOR),
-        "max_shared_per_sm": int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
-        "max_registers_per_sm": int(dev.MAX_REGISTERS_PER_MULTIPROCESSOR),
     }
+    for key, attr in (("max_threads_per_sm", "MAX_THREADS_PER_MULTIPROCESSOR"),
+                      ("max_shared_per_sm", "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+                      ("max_registers_per_sm", "MAX_REGISTERS_PER_MULTIPROCESSOR")):
+        try:
+            info[key] = int(getattr(dev, attr))
+        except Exception:  # an attribute this driver binding does not name: leave it out
+            pass
     try:
         from numba.cuda.cudadrv.driver import driver
 
@@ -542,6 +547,16 @@ def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: in
                 timestamps: str = "sync", time_plain: bool = True, repeats: int = 5, **_ignored) -> Trace:
     """Capture ``kernel[grid, block](*args)`` on the GPU (see the module docstring). The arguments end up as
     after a normal launch (the instrumented run's results)."""
+    import warnings as _warnings
+
+    with _warnings.catch_warnings():
+        # numba warns about small grids ("under-utilization"): teaching launches are small on purpose
+        _warnings.filterwarnings("ignore", message=".*under-utilization.*")
+        return _capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, mode=mode,
+                            timestamps=timestamps, time_plain=time_plain, repeats=repeats)
+
+
+def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, time_plain, repeats) -> Trace:
     rec = GpuRecording(kernel, grid, block, args, mode=mode, timestamps=timestamps, record_blocks=record_blocks)
     cuda, root = rec.cuda, rec.root
     timings: dict[str, float] = {}

@@ -532,7 +532,7 @@ class SimtRuntime:
                 v = int(ix)
             size = h.shape[d]
             neg = v < 0
-            if np.any(neg):
+            if neg.any() if isinstance(neg, np.ndarray) else neg:
                 # numba wraps negative indices like Python does; on a GPU this is rarely what was meant
                 self.warn(
                     ("neg", h.aid, line),
@@ -540,7 +540,7 @@ class SimtRuntime:
                 )
                 v = np.where(neg, v + size, v) if isinstance(v, np.ndarray) else v + size
             bad = (v < 0) | (v >= size)
-            if np.any(bad):
+            if bad.any() if isinstance(bad, np.ndarray) else bad:
                 k = int(np.flatnonzero(np.atleast_1d(bad))[0]) if isinstance(bad, np.ndarray) else 0
                 lane = int(act[k])
                 shown = []

@@ -293,15 +293,17 @@ class Trace:
         A BARRIER event itself belongs to the phase it closes.
         """
         order = self.thread_order
-        kind = self.field("kind")[order]
+        n = len(order)
+        out = np.empty(n, dtype=np.int32)
+        if n == 0:
+            return out
+        is_bar = self.field("kind")[order] == EventKind.BARRIER
+        before = np.cumsum(is_bar, dtype=np.int64) - is_bar  # barriers strictly before, over the whole order
         gt = self.global_thread[order]
-        is_bar = (kind == EventKind.BARRIER).astype(np.int64)
-        csum = np.cumsum(is_bar) - is_bar  # barriers strictly before, counted over the whole order
+        starts = np.flatnonzero(np.r_[True, gt[1:] != gt[:-1]])
         # restart the count at each thread's first event
-        starts = np.r_[True, gt[1:] != gt[:-1]]
-        base = np.maximum.accumulate(np.where(starts, csum, 0))
-        out = np.empty(len(self), dtype=np.int32)
-        out[order] = csum - base
+        base = np.repeat(before[starts], np.diff(np.r_[starts, n]))
+        out[order] = before - base
         return out
 
     @cached_property

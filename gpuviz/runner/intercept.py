@@ -62,7 +62,7 @@ class LaunchRecord:
     grid: tuple
     block: tuple
     kernel_call: int = 1  # 1-based, over the launches of this kernel
-    status: str = "traced"  # "traced" | "untraced" (ran, not recorded) | "failed" (stopped the program)
+    status: str = "running"  # "traced" | "untraced" (ran, not recorded) | "failed" (stopped the program)
     events: int = 0
     reason: str = ""  # why not traced, or the failure
     backend: str = ""  # who ran it: "cpu", "sim", "gpu", or "plain" (the original launcher)
@@ -156,6 +156,7 @@ class LaunchPolicy:
         self.used_events = 0
         self.records: list[LaunchRecord] = []
         self.in_flight: LaunchRecord | None = None
+        self._t0 = 0.0
         self._lock = threading.Lock()
 
     def notice(self, text: str) -> None:
@@ -176,7 +177,7 @@ class LaunchPolicy:
             rec = LaunchRecord(self.count, name, (), (), kernel_call=self.calls[name],
                                file=fn.__code__.co_filename, line=fn.__code__.co_firstlineno)
         self.records.append(rec)
-        t0 = time.perf_counter()
+        t0 = self._t0 = time.perf_counter()
         try:
             rec.grid, rec.block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
         except CaptureError:
@@ -233,7 +234,9 @@ class LaunchPolicy:
                 return None
             _restore(args, saved)
             if self._can_run_untraced(rec):
-                self._run_untraced(rec, kernel, args, run_original, f"{exc}. To trace it: {SUGGESTION}")
+                left = f"{budget:,} of {self.max_events:,}" if self.used_events else f"{self.max_events:,}"
+                self._run_untraced(rec, kernel, args, run_original,
+                                   f"its trace outgrew the event limit ({left} events left): {exc}. To trace it: {SUGGESTION}")
                 return None
             return self._fail(rec, kernel, exc, exc.trace)
         except CaptureError as exc:
@@ -303,6 +306,7 @@ class LaunchPolicy:
         raise exc
 
     def _emit(self, rec: LaunchRecord, trace: Trace) -> None:
+        rec.seconds = time.perf_counter() - self._t0
         trace.launch.meta["recording"] = rec.to_json()
         if self.on_trace:
             self.on_trace(rec, trace)

@@ -83,7 +83,7 @@ def _program_traceback(exc: BaseException) -> str:
     """The traceback as the user would see it from ``python script.py``: without gpuviz's own frames."""
     here = str(Path(__file__).resolve().parents[1])
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(here)
-              and "runpy.py" not in f.filename]
+              and "runpy" not in f.filename]
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines)

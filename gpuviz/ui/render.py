@@ -182,7 +182,7 @@ def span_outline_segments(spans: np.ndarray, layout: GridLayout, size: int | Non
         while start < stop:
             r, c0 = divmod(start, layout.cols)
             c1 = min(layout.cols, c0 + (stop - start))
-            segs.append(_rect_segments(c0, r, c1, r + 1))
+            segs.append(rect_segments(c0, r, c1, r + 1))
             start += c1 - c0
     if not segs:
         return np.zeros((0, 2), dtype=np.float64)
@@ -210,7 +210,7 @@ def cell_outline_segments(flat: np.ndarray, layout: GridLayout, inset: float = 0
     return pts.reshape(-1, 2).astype(np.float64)
 
 
-def _rect_segments(x0, y0, x1, y1) -> np.ndarray:
+def rect_segments(x0, y0, x1, y1) -> np.ndarray:
     return np.array(
         [[x0, y0], [x1, y0], [x1, y0], [x1, y1], [x1, y1], [x0, y1], [x0, y1], [x0, y0]], dtype=np.float64
     )

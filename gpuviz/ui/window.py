@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -29,7 +28,7 @@ from ..model.trace import Trace
 from .actions import Action, ActionRegistry
 from .launch import LaunchPanel
 from .session import Session
-from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
+from .theme import LIGHT, Theme, get_theme, stylesheet
 from .views.base import TraceView, available_views
 
 _AREAS = {

@@ -3,7 +3,8 @@
 One row per warp, one column per issue step. Each warp issues one instruction per step; its
 instructions are coloured by barrier phase (alternating blue / green). When a warp reaches a
 ``syncthreads`` before the others it waits (grey) until the last warp arrives; the last arrivals are
-outlined in vermillion: everybody else waited for them. White marks the current frame's instruction.
+outlined in vermillion: everybody else waited for them. The theme's "current" colour marks the current
+frame's instruction, its warp's row and a dashed line through the step.
 
 The timeline is computed from the block's events (``render.barrier_timeline``) when the current block
 changes, never per frame; a frame only moves the marker and recolours one cell.
@@ -164,7 +165,7 @@ class BarrierView(TraceView):
             for w in tl.last_arrival(p):
                 r = int(np.flatnonzero(tl.warps == w)[0])
                 s0 = int(tl.phase_start[p])
-                segs.append(render._rect_segments(s0, r + 0.06, s0 + int(col[r]), r + 0.94))
+                segs.append(render.rect_segments(s0, r + 0.06, s0 + int(col[r]), r + 0.94))
         set_segments(self.last_outline, np.concatenate(segs) if segs else np.zeros((0, 2)))
         every = max(1, -(-n_w // 12))  # at most a dozen labels, so they stay big and apart
         fit_left_axis(self.plot, [(r + 0.5, f"warp {int(w)}") for r, w in enumerate(tl.warps) if r % every == 0], st)
@@ -189,7 +190,7 @@ class BarrierView(TraceView):
             img[r, int(x)] = (*self.style.current[:3], 255)
             self.now_line.setPos(x + 0.5)
             self.now_line.show()
-            set_segments(self.row_outline, render._rect_segments(-0.5, r, img.shape[1] + 0.5, r + 1))
+            set_segments(self.row_outline, render.rect_segments(-0.5, r, img.shape[1] + 0.5, r + 1))
         else:
             self.now_line.hide()
             set_segments(self.row_outline, np.zeros((0, 2)))

@@ -1,15 +1,19 @@
-"""Global memory view and the per-line table.
+"""Global memory view, and the small Qt helpers the memory views share.
 
-Each global array is drawn in its own shape (2-d arrays as heat maps, 1-d arrays as strips wrapped into
-rows of 32-element multiples), as one RGBA ``ImageItem`` per array. Per frame only the colours change:
+Each global array is drawn as one RGBA ``ImageItem``: 2-d arrays in their own shape, 1-d arrays as
+strips wrapped into rows of a multiple of 32 elements (one 128-byte line of float32), so coalescing is
+visible as one lit row segment. Per frame only the colours change:
 
-* background: how often each cell was accessed so far (frames 0..f), a dimmed cividis heat map;
-* lit cells: what the current warp instruction touches, reads sky blue, writes orange, atomics purple;
-* yellow outlines: the 32-byte sectors the current request costs;
-* white outlines: every access of the selected thread (selected elsewhere or by clicking a cell).
+* background: how often each cell was accessed in frames 0..f, the theme's heat map (cividis) pulled
+  toward the background so the lit cells stand out; never-touched cells are a flat grey;
+* lit cells: what the current warp instruction touches, in the theme's load / store colours, atomics
+  reddish purple;
+* outlines in the theme's "current" colour: the 32-byte sectors the current request costs;
+* outlines in the theme's "selected" colour: every access of the selected thread, and the selected cell.
 
-The running counts come from :class:`gpuviz.ui.render.RunningCounts` (checkpoints + incremental
-updates), so scrubbing through a million events stays interactive.
+Clicking a cell selects it (``session.selection.select_cell``). The running counts come from
+:class:`gpuviz.ui.render.RunningCounts` (checkpoints + incremental updates), so scrubbing through a
+million events stays interactive. The per-line table and the occupancy panel are in ``occupancy.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import pyqtgraph as pg
 import pyqtgraph.colormap as pg_colormap
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...model.trace import EventKind, Trace
+from ...model.trace import EventKind
 from .. import render
 from ..theme import hex_to_rgba
 from .base import TraceView, register_view
@@ -160,6 +164,41 @@ def style_axes(plot: pg.PlotItem, style: MemoryStyle, factor: float = 0.85) -> N
         ax.label.setFont(font)
 
 
+def best_columns(shapes: list[tuple[int, int]], width: float, height: float) -> int:
+    """How many columns of plots give the biggest cells for images of these (rows, cols) shapes."""
+    n = len(shapes)
+    if n <= 1 or width <= 0 or height <= 0:
+        return 1
+    best, best_scale = 1, -1.0
+    for ncols in range(1, n + 1):
+        nrows = -(-n // ncols)
+        box_w, box_h = width / ncols, height / nrows
+        scale = min(min(box_w / max(c, 1), box_h / max(r, 1)) for r, c in shapes)
+        if scale > best_scale * 1.05:  # prefer fewer columns unless clearly better
+            best, best_scale = ncols, scale
+    return best
+
+
+def arrange_plots(canvas: pg.GraphicsLayoutWidget, plots: list[pg.PlotItem], ncols: int) -> None:
+    """(Re)place plots on ``canvas`` in ``ncols`` columns, equal stretch. Cheap: no item is rebuilt."""
+    ci = canvas.ci
+    for plot in plots:
+        if plot in ci.items:
+            ci.removeItem(plot)
+    for k, plot in enumerate(plots):
+        ci.addItem(plot, row=k // ncols, col=k % ncols)
+    grid = ci.layout
+    for c in range(ncols):
+        grid.setColumnStretchFactor(c, 1)
+    for r in range(-(-len(plots) // ncols)):
+        grid.setRowStretchFactor(r, 1)
+
+
+def docked(view: QtWidgets.QWidget) -> bool:
+    """True inside the main window (which already says what the frame is), False when shown alone."""
+    return view.parent() is not None
+
+
 def fit_left_axis(plot: pg.PlotItem, ticks: list[tuple[float, str]], style: MemoryStyle, factor: float = 0.85) -> None:
     """Give the left axis sparse ticks and room for its widest label (pyqtgraph would clip it)."""
     ax = plot.getAxis("left")
@@ -250,6 +289,7 @@ class GlobalMemoryView(TraceView):
     def __init__(self, session, parent=None):
         super().__init__(session, parent)
         self._panels: list[_ArrayPanel] = []
+        self._ncols = 0
         self._counts: render.RunningCounts | None = None
         self.style = memory_style(session.theme)
         box = QtWidgets.QVBoxLayout(self)
@@ -304,27 +344,35 @@ class GlobalMemoryView(TraceView):
             return
         self._counts = render.RunningCounts(trace, render.frame_of_events(frames, len(trace)), ids)
         st = self.style
-        side_by_side = len(ids) <= 4 and all(len(trace.launch.arrays[i].shape) >= 2 for i in ids)
         for k, a in enumerate(ids):
-            row, col = (0, k) if side_by_side else (k, 0)
-            panel = _ArrayPanel(self.canvas, row, col, a, trace.launch.arrays[a], st)
+            panel = _ArrayPanel(self.canvas, k, 0, a, trace.launch.arrays[a], st)
             total = self._counts.total[self._counts.slice_of(a)]
             panel.vmax = int(total.max()) if total.size else 1
             panel.palette = render.count_palette(panel.vmax, st.heat, st.untouched)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
-        grid = self.canvas.ci.layout
-        for k in range(len(ids)):
-            if side_by_side:
-                grid.setColumnStretchFactor(k, 1)
-            else:
-                grid.setRowStretchFactor(k, 1)
+        self._ncols = 0
+        self._arrange()
         self._retitle()
+
+    def _arrange(self) -> None:
+        """Arrays side by side or stacked, whichever makes their cells biggest at the current size."""
+        if not self._panels:
+            return
+        shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
+        ncols = best_columns(shapes, self.canvas.width(), self.canvas.height())
+        if ncols != self._ncols:
+            self._ncols = ncols
+            arrange_plots(self.canvas, [p.plot for p in self._panels], ncols)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange()
 
     def _retitle(self) -> None:
         st = self.style
         for p in self._panels:
-            title = f"<b>{p.info.name}</b>&nbsp; {p.info.dtype}[{', '.join(map(str, p.info.shape))}] · hottest cell {p.vmax}×"
+            title = f"<b>{p.info.name}</b>&nbsp; {p.info.dtype}[{','.join(map(str, p.info.shape))}] · max {p.vmax}×"
             p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.95)}px")
 
     # -- per frame: colours only -------------------------------------------------------------------
@@ -356,10 +404,9 @@ class GlobalMemoryView(TraceView):
             else:
                 set_segments(p.sectors, np.zeros((0, 2)))
             p.image.setImage(p.buffer, autoLevels=False)
-        text = f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"
-        if stats:
-            text += "<br>" + " &nbsp;·&nbsp; ".join(stats)
-        self.header.setText(text)
+        lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"]
+        lines.append(" &nbsp;·&nbsp; ".join(stats) if stats else "this step touches no global array")
+        self.header.setText("<br>".join(lines))
 
     # -- selection -----------------------------------------------------------------------------------
     def on_selection_changed(self) -> None:

@@ -3,14 +3,15 @@
 Columns are banks 0..31, rows are successive 128-byte rows of words, so lanes that hit one column at
 one step hit one bank. Per frame (colours only):
 
-* background: accesses so far *in the current block* (shared memory belongs to a block), dimmed
-  viridis; never-touched words stay dark grey;
-* lit words: what the current warp instruction reads (sky blue) or writes (orange), with the recorded
-  values written in the cells when they fit;
-* vermillion outlines and a vermillion bank header: the banks where the current request has an n-way
-  conflict (n distinct words on one bank; many lanes reading one word is a broadcast, not a conflict);
-* reddish-purple corner marks: words with a race in this block (touched by different threads between
-  two barriers, at least one writing), from :mod:`gpuviz.model.analysis`.
+* background: accesses so far *in the current block* (shared memory belongs to a block), viridis pulled
+  toward the background; never-touched words stay grey;
+* lit words: what the current warp instruction reads or writes (the theme's load / store colours),
+  with the recorded values written in the cells when they fit;
+* conflict outline and a translucent band over the bank column: the bank(s) where the current request
+  has its n-way conflict. The n comes from :func:`gpuviz.model.analysis.shared_banks` (n distinct
+  words on one bank; many lanes reading one word is a broadcast, not a conflict);
+* hatched corners: words with a race in this block (touched by different threads between two
+  barriers, at least one writing), from :func:`gpuviz.model.analysis.races`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from .memory import (
     CellImage,
     MemoryStyle,
     cell_plot,
+    arrange_plots,
+    best_columns,
     colour_css,
+    docked,
     fit_left_axis,
     header_label,
     legend_html,
@@ -215,6 +219,7 @@ class SharedMemoryView(TraceView):
     def __init__(self, session, parent=None):
         super().__init__(session, parent)
         self._panels: list[_SharedPanel] = []
+        self._ncols = 0
         self._block = None
         self._block_shared: _BlockShared | None = None
         self._event_frames = None
@@ -277,14 +282,25 @@ class SharedMemoryView(TraceView):
             return
         self._event_frames = render.frame_of_events(frames, len(trace))
         self._conflicts = ConflictIndex(trace)
-        # bank grids are 32 columns wide and usually taller than wide: side by side, up to three a row
-        per_row = min(3, len(ids))
         for k, a in enumerate(ids):
-            panel = _SharedPanel(self.canvas, k // per_row, k % per_row, trace, a, self.style)
+            panel = _SharedPanel(self.canvas, k, 0, trace, a, self.style)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
-        for c in range(per_row):
-            self.canvas.ci.layout.setColumnStretchFactor(c, 1)
+        self._ncols = 0
+        self._arrange()
+
+    def _arrange(self) -> None:
+        if not self._panels:
+            return
+        shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
+        ncols = best_columns(shapes, self.canvas.width(), self.canvas.height())
+        if ncols != self._ncols:
+            self._ncols = ncols
+            arrange_plots(self.canvas, [p.plot for p in self._panels], ncols)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange()
 
     def _enter_block(self, block: int) -> None:
         tr, st = self.trace, self.style
@@ -341,16 +357,18 @@ class SharedMemoryView(TraceView):
                 labels = _value_labels(access, p.lay)
             set_segments(p.conflict, conflict_segs)
             self._set_band(p, p.conflict_banks)
-            title = f"<b>{p.info.name}</b> &nbsp;{p.info.dtype}[{', '.join(map(str, p.info.shape))}] · {p.info.nbytes:,} bytes · block {block}"
+            title = f"<b>{p.info.name}</b> &nbsp;{p.info.dtype}[{','.join(map(str, p.info.shape))}] · {p.info.nbytes:,} B"
             if len(p.race_cells):
-                title += f" · <span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)} words race</span>"
+                title += f" · <span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)} race</span>"
+                stats.append(f"<span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)} words of "
+                             f"{p.info.name} race in block {block}</span> (touched by two threads between barriers, "
+                             f"one writing)")
             p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.95)}px")
             self._set_labels(p, labels)
             p.image.setImage(p.buffer, autoLevels=False)
-        text = f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"
-        if stats:
-            text += "<br>" + " &nbsp;·&nbsp; ".join(stats)
-        self.header.setText(text)
+        lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"]
+        lines.append(f"block {block}: " + (" &nbsp;·&nbsp; ".join(stats) if stats else "this step touches no shared array"))
+        self.header.setText("<br>".join(lines))
 
     def _set_band(self, p: _SharedPanel, banks: np.ndarray) -> None:
         if len(banks) == 0:

@@ -1,0 +1,712 @@
+"""Narration: one plain-words sentence per frame, saying what happens and why it matters.
+
+    >>> n = Narrator(Frames(trace))
+    >>> n.caption(17)
+    'Warp 1 reads B[k, col] for 32 consecutive col: 4 sectors, fully coalesced'
+
+Captions are computed from the trace and the analyses (:mod:`gpuviz.model.analysis`), never written
+per kernel: the sector counts of global accesses come from :func:`~gpuviz.model.analysis.global_memory`,
+the n-way conflicts of shared accesses from :func:`~gpuviz.model.analysis.shared_banks`, the active and
+idle lanes of a warp instruction from :func:`~gpuviz.model.analysis.divergence`. ``facts(f)`` returns
+those numbers for a frame (lessons ask questions about them; tests check captions against them).
+
+Symbolic subscripts ("B[k, col]") are read from the kernel's own source (``launch.source``) with
+:mod:`ast`; where a line cannot be matched, the concrete elements are named instead ("B[3, 0..31]").
+
+A bundled kernel may add notes at chosen frames: ``Narrator(frames, notes={"first barrier": "..."})``,
+keyed by *stops* (see :meth:`Narrator.find`), so that notes survive a change of problem size.
+
+Speed: everything that needs the whole trace (per-frame lane/index statistics, the join with the
+analyses' per-request tables, thread lifetimes) is computed once, vectorised, on first use; a caption
+is then a few dictionary look-ups and an f-string, cached per frame.
+
+numpy only: no Qt, no numba.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import analysis
+from .frames import Frames, format_block, format_indices
+from .trace import EventKind as K
+
+__all__ = ["Narrator", "StopError", "STOP_HELP", "human_bytes"]
+
+STOP_HELP = (
+    "start | end | frame N | first barrier | last barrier | barrier N | block B | warp W | line N | "
+    "source: TEXT | first global load | first global store | first shared load | first shared store | "
+    "first atomic | first warp op | first exit | first conflict | first uncoalesced | first coalesced | "
+    "first divergence | first broadcast; any of them + N or - N"
+)
+
+_GLOBAL_KINDS = (K.GLOBAL_LOAD, K.GLOBAL_STORE)
+_SHARED_KINDS = (K.SHARED_LOAD, K.SHARED_STORE)
+
+
+class StopError(ValueError):
+    """A stop (a named frame: "first barrier", "end", ...) that is unknown or absent from this trace."""
+
+
+def human_bytes(n: float) -> str:
+    """``1536`` -> ``"1.5 KB"`` (decimal units, as GPU bandwidths are quoted)."""
+    n = float(n)
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            if unit == "bytes":
+                return f"{int(n):,} bytes"
+            return f"{n:.1f} {unit}"
+        n /= 1000.0
+    return f"{n:.1f} TB"  # pragma: no cover - the loop always returns
+
+
+def _times(n: int) -> str:
+    return {3: "three times", 4: "four times"}.get(n, f"{n} times")
+
+
+def _lane_range(lo: int, hi: int) -> str:
+    return f"lane {lo}" if lo == hi else f"lanes {lo}-{hi}"
+
+
+def _plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
+
+
+# ---- symbolic subscripts from the kernel's source ------------------------------------------------
+@dataclass
+class _Subscript:
+    name: str
+    store: bool
+    dims: list[str]
+
+
+def _subscripts(launch) -> dict[int, list[_Subscript]]:
+    """Absolute source line -> the ``name[...]`` subscripts written on it (read from launch.source)."""
+    src = launch.source or ""
+    out: dict[int, list[_Subscript]] = {}
+    if not src.strip():
+        return out
+    try:
+        tree = ast.parse(textwrap.dedent(src))
+    except SyntaxError:
+        return out
+    base = int(launch.first_line or 1) - 1
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+            continue
+        sl = node.slice
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        try:
+            dims = [ast.unparse(e) for e in elts]
+        except Exception:  # an exotic node ast cannot print back: name the concrete elements instead
+            continue
+        out.setdefault(node.lineno + base, []).append(
+            _Subscript(node.value.id, isinstance(node.ctx, ast.Store), dims)
+        )
+    return out
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
+
+
+# ---- the narrator --------------------------------------------------------------------------------
+class Narrator:
+    """Captions (and the facts behind them) for every frame of one :class:`Frames`."""
+
+    def __init__(self, frames: Frames, notes=None):
+        self.frames = frames
+        self.trace = frames.trace
+        self.launch = frames.launch
+        self._built = False
+        self._captions: dict[int, str] = {}
+        self._subs = None
+        self._notes_raw = list(notes.items()) if isinstance(notes, dict) else list(notes or [])
+        self._notes: dict[int, str] | None = None
+
+    # ---- construction (vectorised, once) ------------------------------------------------------------
+    def _build(self) -> None:
+        if self._built:
+            return
+        F, tr, L = self.frames, self.trace, self.launch
+        n_frames = F.n_frames
+        ws = L.warp_size
+        perm = F.perm
+        counts = np.diff(F.offsets)
+        ev_frame = np.repeat(np.arange(n_frames, dtype=np.int64), counts)
+        kind_s = tr.kind[perm]
+        array_s = tr.array[perm]
+        # the frame's own events: those of its kind (a barrier frame: its barrier events) and array
+        main = (kind_s == F.kind[ev_frame]) & (array_s == F.array[ev_frame])
+        sel = np.flatnonzero(main)
+        fr = ev_frame[sel]
+        ev = perm[sel]
+        starts = np.searchsorted(fr, np.arange(n_frames))
+        self._n_main = np.diff(np.r_[starts, len(sel)]).astype(np.int64)
+        thread = tr.thread[ev].astype(np.int64)
+        lane = thread % ws
+        idx = tr.index[ev].astype(np.int64)
+        has = self._n_main > 0
+        st = np.minimum(starts, max(len(sel) - 1, 0))
+
+        def seg_min(v):
+            out = np.zeros(n_frames, dtype=np.int64)
+            if len(v):
+                out[has] = np.minimum.reduceat(v, st)[has]
+            return out
+
+        def seg_max(v):
+            out = np.zeros(n_frames, dtype=np.int64)
+            if len(v):
+                out[has] = np.maximum.reduceat(v, st)[has]
+            return out
+
+        # distinct lanes (a thread may hold several events of one frame)
+        new_thread = np.ones(len(sel), dtype=np.int64)
+        if len(sel):
+            new_thread[1:] = (thread[1:] != thread[:-1]) | (fr[1:] != fr[:-1])
+        self.lanes = (np.add.reduceat(new_thread, st) * has if len(sel) else np.zeros(n_frames, np.int64)).astype(np.int64)
+        self.lane_lo, self.lane_hi = seg_min(lane), seg_max(lane)
+        self.idx_lo, self.idx_hi = seg_min(idx), seg_max(idx)
+        # differences between neighbouring events of a frame (lanes in order): a constant stride or not
+        big = np.iinfo(np.int64).max
+        if len(sel) > 1:
+            same = fr[1:] == fr[:-1]
+            d_idx = np.where(same, idx[1:] - idx[:-1], 0)
+            d_lane = np.where(same, lane[1:] - lane[:-1], 0)
+            pair_frame = fr[1:][same]
+            n_pairs = np.bincount(pair_frame, minlength=n_frames)
+            dmin = np.full(n_frames, big, dtype=np.int64)
+            dmax = np.full(n_frames, -big, dtype=np.int64)
+            np.minimum.at(dmin, pair_frame, d_idx[same])
+            np.maximum.at(dmax, pair_frame, d_idx[same])
+            lmin = np.full(n_frames, big, dtype=np.int64)
+            lmax = np.full(n_frames, -big, dtype=np.int64)
+            np.minimum.at(lmin, pair_frame, d_lane[same])
+            np.maximum.at(lmax, pair_frame, d_lane[same])
+        else:
+            n_pairs = np.zeros(n_frames, dtype=np.int64)
+            dmin = dmax = lmin = lmax = np.zeros(n_frames, dtype=np.int64)
+        regular = (n_pairs > 0) & (dmin == dmax)
+        self.idx_stride = np.where(regular, dmin, 0)
+        self.idx_regular = regular | (n_pairs == 0)
+        self.lane_step = np.where((n_pairs > 0) & (lmin == lmax), lmin, 0)
+        # distinct elements and the most lanes on one element: exact by sorting, only where irregular
+        self.distinct = np.where(self.idx_stride != 0, self._n_main, np.minimum(self._n_main, 1))
+        self.max_mult = np.where(self.idx_stride != 0, 1, self._n_main)
+        irregular = np.flatnonzero(~self.idx_regular & has)
+        if len(irregular):
+            pick = np.zeros(n_frames, dtype=bool)
+            pick[irregular] = True
+            m = pick[fr]
+            lo = int(idx[m].min()) if m.any() else 0
+            span = int(idx[m].max()) - lo + 1 if m.any() else 1
+            key = fr[m] * span + (idx[m] - lo)
+            uk, uc = np.unique(key, return_counts=True)
+            ufr = uk // span
+            self.distinct[irregular] = 0
+            np.add.at(self.distinct, ufr, 1)
+            self.max_mult[irregular] = 0
+            np.maximum.at(self.max_mult, ufr, uc)
+
+        self._join_analyses()
+        self._lifetimes()
+        self._barrier_facts()
+        self._built = True
+
+    def _join_analyses(self) -> None:
+        """Row of each frame in the analyses' per-request tables (-1 where the frame has no request)."""
+        F, tr = self.frames, self.trace
+        self.gm = analysis.global_memory(tr)
+        self.sb = analysis.shared_banks(tr)
+        self.dv = analysis.divergence(tr)
+        fkey_cols = [F.block, F.warp, F.step, F.kind, F.array, F.line]
+
+        def join(req: dict, keys: list[str]) -> np.ndarray:
+            n = len(req["block"])
+            out = np.full(F.n_frames, -1, dtype=np.int64)
+            if n == 0 or F.n_frames == 0:
+                return out
+            rcols = [np.asarray(req[k], dtype=np.int64) for k in keys]
+            fcols = [np.asarray(c, dtype=np.int64) for c in fkey_cols[: len(keys)]]
+            rkey, fkey = self._pack(rcols, fcols)
+            order = np.argsort(rkey, kind="stable")
+            sk = rkey[order]
+            pos = np.minimum(np.searchsorted(sk, fkey), len(sk) - 1)
+            hit = sk[pos] == fkey
+            out[hit] = order[pos[hit]]
+            return out
+
+        req_keys = ["block", "warp", "step", "kind", "array", "line"]
+        self.g_row = join(self.gm.requests, req_keys)
+        self.s_row = join(self.sb.requests, req_keys)
+        self.d_row = join(self.dv.steps, ["block", "warp", "step"])
+
+    @staticmethod
+    def _pack(rcols: list[np.ndarray], fcols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """One int64 key per row for two tables with the same columns (mixed radix over both)."""
+        rkey = np.zeros(len(rcols[0]), dtype=np.int64)
+        fkey = np.zeros(len(fcols[0]), dtype=np.int64)
+        for rc, fc in zip(rcols, fcols):
+            lo = min(int(rc.min()) if len(rc) else 0, int(fc.min()) if len(fc) else 0)
+            hi = max(int(rc.max()) if len(rc) else 0, int(fc.max()) if len(fc) else 0)
+            radix = hi - lo + 1
+            rkey = rkey * radix + (rc - lo)
+            fkey = fkey * radix + (fc - lo)
+        return rkey, fkey
+
+    def _lifetimes(self) -> None:
+        """First and last frame of every thread: a lane is alive at f when first <= f <= last."""
+        F, tr, L = self.frames, self.trace, self.launch
+        n_threads = L.n_threads
+        gt = tr.global_thread
+        fo = F.frame_of_event.astype(np.int64)
+        self.t_first = np.full(n_threads, np.iinfo(np.int64).max, dtype=np.int64)
+        self.t_last = np.full(n_threads, -1, dtype=np.int64)
+        if len(fo):
+            np.minimum.at(self.t_first, gt, fo)
+            np.maximum.at(self.t_last, gt, fo)
+
+    def waiting_lanes(self, f: int) -> np.ndarray:
+        """Lanes of frame ``f``'s warp that are alive (started, not exited) but not executing at ``f``:
+        they sit on another branch (or at a barrier)."""
+        self._build()
+        F, L = self.frames, self.launch
+        ws = L.warp_size
+        b, w = int(F.block[f]), int(F.warp[f])
+        width = F.lanes_in_warp(w)
+        gts = b * L.threads_per_block + w * ws + np.arange(width)
+        alive = (self.t_first[gts] <= f) & (self.t_last[gts] >= f)
+        active = np.zeros(width, dtype=bool)
+        ev = F.events(f)
+        active[self.trace.thread[ev] % ws] = True
+        return np.flatnonzero(alive & ~active)
+
+    def _barrier_facts(self) -> None:
+        """Threads that reached each (block, phase)'s barrier, and the shared arrays each phase wrote/read."""
+        tr, L = self.trace, self.launch
+        bar = np.flatnonzero(tr.kind == K.BARRIER)
+        ph = tr.phase
+        n_ph = int(ph.max()) + 1 if len(ph) else 1
+        key = tr.block[bar].astype(np.int64) * n_ph + ph[bar]
+        gt = tr.global_thread[bar]
+        u = np.unique(key * L.n_threads + gt) if len(bar) else np.zeros(0, np.int64)
+        uk, uc = np.unique(u // L.n_threads, return_counts=True)
+        self._bar_threads = dict(zip(uk.tolist(), uc.tolist()))
+        self._n_ph = n_ph
+        shared = [i for i, a in enumerate(L.arrays) if a.space == "shared"]
+        self._phase_shared: dict[int, tuple[set, set]] = {}
+        if shared:
+            kind = tr.kind
+            m = np.isin(kind, [K.SHARED_LOAD, K.SHARED_STORE]) & np.isin(tr.array, shared)
+            k2 = (tr.block[m].astype(np.int64) * n_ph + ph[m]) * 4 + (kind[m] == K.SHARED_STORE)
+            k3 = np.unique(k2 * (len(L.arrays) + 1) + tr.array[m])
+            for v in k3.tolist():
+                a = v % (len(L.arrays) + 1)
+                rest = v // (len(L.arrays) + 1)
+                is_store, bp = rest % 4, rest // 4
+                stores, loads = self._phase_shared.setdefault(bp, (set(), set()))
+                (stores if is_store else loads).add(L.arrays[a].name)
+
+    # ---- facts and captions --------------------------------------------------------------------------
+    def facts(self, f: int) -> dict:
+        """The numbers behind frame ``f``'s caption, each taken from the analyses where they have it."""
+        self._build()
+        F, L = self.frames, self.launch
+        f = F._check(f)
+        kind = K(int(F.kind[f]))
+        w = int(F.warp[f])
+        out = {
+            "frame": f,
+            "kind": kind.label,
+            "block": int(F.block[f]),
+            "warp": w,
+            "line": int(F.line[f]),
+            "lanes": int(self.lanes[f]),
+            "width": F.lanes_in_warp(w),
+            "distinct": int(self.distinct[f]),
+        }
+        a = int(F.array[f])
+        if 0 <= a < len(L.arrays):
+            out["array"] = L.arrays[a].name
+        g = int(self.g_row[f])
+        if g >= 0:
+            r = self.gm.requests
+            out.update(
+                sectors=int(r["sectors"][g]),
+                ideal_sectors=int(r["ideal_sectors"][g]),
+                efficiency=float(r["efficiency"][g]),
+                bytes=int(r["bytes"][g]),
+                cache_lines=int(r["lines"][g]),
+            )
+        s = int(self.s_row[f])
+        if s >= 0:
+            out["ways"] = int(self.sb.requests["ways"][s])
+        d = int(self.d_row[f])
+        if d >= 0:
+            out["active_lanes"] = int(self.dv.steps["active"][d])
+            out["idle_lanes"] = int(self.dv.steps["idle"][d])
+        if kind == K.BARRIER:
+            b, p = int(F.block[f]), int(F.phase[f])
+            out["waiting_warps"] = int(F.waiting_warps[f])
+            out["warps_per_block"] = L.warps_per_block
+            out["threads_at_barrier"] = int(self._bar_threads.get(b * self._n_ph + p, 0))
+            out["barrier_opens"] = f in F._barrier_complete_set
+        if out["lanes"] < out["width"] and kind not in (K.START, K.END):
+            out["waiting_lanes"] = int(len(self.waiting_lanes(f)))
+        return out
+
+    def caption(self, f: int) -> str:
+        """One sentence: what frame ``f`` does and why it matters."""
+        hit = self._captions.get(f)
+        if hit is None:
+            self._build()
+            if self.frames.n_frames == 0:
+                return "Nothing was recorded: this launch has no events"
+            hit = self._captions[int(f)] = self._compose(self.frames._check(f))
+        return hit
+
+    def captions(self, start: int = 0, stop: int | None = None) -> list[str]:
+        """Captions of frames ``start`` .. ``stop - 1`` (all frames by default)."""
+        stop = self.frames.n_frames if stop is None else stop
+        return [self.caption(f) for f in range(start, stop)]
+
+    def note(self, f: int) -> str:
+        """The kernel's own note at frame ``f`` ("" when it has none there)."""
+        if self._notes is None:
+            self._notes = {}
+            for stop, text in self._notes_raw:
+                self._notes[self.find(stop)] = str(text)
+        return self._notes.get(int(f), "")
+
+    def text(self, f: int) -> str:
+        """Caption and, where the kernel has one, its note."""
+        note = self.note(f)
+        return self.caption(f) + (f". {note}" if note else "")
+
+    # ---- composing one sentence ------------------------------------------------------------------------
+    def _who(self, f: int, plural_lanes: bool) -> tuple[str, bool]:
+        """Subject of the sentence and whether it is plural ("Warp 3" / "Lanes 0-15 of warp 3")."""
+        F = self.frames
+        w = int(F.warp[f])
+        width = F.lanes_in_warp(w)
+        n = int(self.lanes[f])
+        if n >= width:
+            return f"Warp {w}", False
+        lo, hi = int(self.lane_lo[f]), int(self.lane_hi[f])
+        if n == 1:
+            return f"Lane {lo} of warp {w}", False
+        if hi - lo + 1 == n:
+            return f"Lanes {lo}-{hi} of warp {w}", True
+        step = int(self.lane_step[f])
+        if step > 1:
+            return f"{n} lanes of warp {w} (every {_ordinal(step)} one)", True
+        return f"{n} of {width} lanes of warp {w}", True
+
+    def _waiting_clause(self, f: int) -> str:
+        """"lanes 16-31 wait on the other branch, so divergence halves the warp's speed" or ""."""
+        F = self.frames
+        w = int(F.warp[f])
+        width = F.lanes_in_warp(w)
+        n = int(self.lanes[f])
+        if n >= width:
+            return ""
+        waiting = self.waiting_lanes(f)
+        if len(waiting) == 0:
+            return ""
+        d = int(self.d_row[f])
+        active = int(self.dv.steps["active"][d]) if d >= 0 else n
+        lo, hi = int(waiting[0]), int(waiting[-1])
+        who = _lane_range(lo, hi) if hi - lo + 1 == len(waiting) else f"the other {len(waiting)} lanes"
+        verb = "waits" if len(waiting) == 1 else "wait"
+        if active * 2 == width:
+            cost = "divergence halves the warp's speed"  # the example teachers quote
+        else:
+            cost = f"divergence leaves {width - active} of {width} lanes idle"
+        return f"{who} {verb} on the other branch, so {cost}"
+
+    def _expr(self, f: int) -> tuple[str, list[str] | None]:
+        """``B[k, col]`` as written in the source (with its dimension texts), else the concrete elements."""
+        F, L, tr = self.frames, self.launch, self.trace
+        a = int(F.array[f])
+        info = L.arrays[a]
+        kind = int(F.kind[f])
+        store = kind in (K.GLOBAL_STORE, K.SHARED_STORE)
+        if self._subs is None:
+            self._subs = _subscripts(L)
+        subs = self._subs.get(int(F.line[f]), [])
+        ndim = max(len(info.shape), 1)
+        mine = [s for s in subs if s.name == info.name and len(s.dims) == ndim]
+        if not mine:  # a device function's parameter name: the one subscript of that shape on the line
+            known = {x.name for x in L.arrays}
+            mine = [s for s in subs if s.name not in known and len(s.dims) == ndim]
+            if len({(s.store, tuple(s.dims)) for s in mine}) > 2:
+                mine = []
+        if kind == K.ATOMIC:
+            pick = mine
+        else:
+            pick = [s for s in mine if s.store == store] or ([] if store else mine)
+        if pick and len({tuple(s.dims) for s in pick}) == 1:
+            dims = pick[0].dims
+            return f"{info.name}[{', '.join(dims)}]", dims
+        ev = F.events(f)
+        ev = ev[(tr.kind[ev] == kind) & (tr.array[ev] == a)]
+        return format_indices(info, tr.index[ev]), None
+
+    def _pattern(self, f: int, dims: list[str] | None) -> str:
+        """How the lanes' elements lie: " for 32 consecutive col", " down a column", " (one element)"."""
+        F, L = self.frames, self.launch
+        n = int(self.lanes[f])
+        if n <= 1:
+            return ""
+        info = L.arrays[int(F.array[f])]
+        shape = info.shape or (info.size,)
+        stride = int(self.idx_stride[f])
+        if stride == 0 or not self.idx_regular[f]:  # a broadcast is said by the why-clause
+            return ""
+        # element strides of each dimension; the lanes walk one dimension when the stride is one of them
+        el = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+        lo, hi = int(self.idx_lo[f]), int(self.idx_hi[f])
+        c_lo = np.unravel_index(lo, shape) if hi < info.size else None
+        c_hi = np.unravel_index(hi, shape) if hi < info.size else None
+        for d in range(len(shape)):
+            if abs(stride) != el[d] or c_lo is None:
+                continue
+            others_fixed = all(int(c_lo[e]) == int(c_hi[e]) for e in range(len(shape)) if e != d)
+            if not others_fixed:
+                continue
+            name = dims[d] if dims and _IDENT.match(dims[d]) else None
+            if d == len(shape) - 1:
+                if name:
+                    return f" for {n} consecutive {name}"
+                return f" for {n} consecutive elements" if len(shape) == 1 else f" along a row ({n} neighbouring elements)"
+            gap = human_bytes(abs(stride) * info.itemsize)
+            what = f"{n} values of {name}" if name else f"{n} elements"
+            return f" down a column ({what}, {gap} apart)"
+        if abs(stride) > 1:
+            return f" (every {_ordinal(abs(stride))} element)"
+        return ""
+
+    def _compose(self, f: int) -> str:
+        F, L = self.frames, self.launch
+        kind = K(int(F.kind[f]))
+        w = int(F.warp[f])
+        b = int(F.block[f])
+        bname = format_block(L, b)
+        if kind == K.BARRIER:
+            return self._barrier(f, b, w, bname)
+        if kind == K.START:
+            lo = w * L.warp_size
+            hi = lo + F.lanes_in_warp(w) - 1
+            return (f"Warp {w} of block {bname} starts: threads {lo}-{hi} each work out their own data "
+                    f"from blockIdx and threadIdx")
+        if kind == K.END:
+            if int(F.block_last[b]) == f:
+                tail = f"block {bname} is done and its SM is free for a waiting block"
+                return f"Warp {w} finishes, the last of its block: {tail}"
+            return f"Warp {w} of block {bname} finishes: its {_plural(int(self.lanes[f]), 'thread')} exit"
+        if kind == K.WARP_OP:
+            who, plural = self._who(f, True)
+            return (f"{who} {'swap' if plural else 'swaps'} values with a warp shuffle: register to register, with no shared memory "
+                    f"and no barrier") + self._waiting_clause(f)
+        if not kind.is_memory or not 0 <= int(F.array[f]) < len(L.arrays):
+            return f"Warp {w} of block {bname}: {F.describe_action(f)}"
+        who, plural = self._who(f, True)
+        expr, dims = self._expr(f)
+        pattern = self._pattern(f, dims)
+        waiting = self._waiting_clause(f)
+        if kind == K.ATOMIC:
+            verb = "atomically update" if plural else "atomically updates"
+            n, distinct, mult = int(self.lanes[f]), int(self.distinct[f]), int(self.max_mult[f])
+            if n <= 1 or mult <= 1:
+                why = f"{_plural(distinct, 'address')}, no two lanes collide"
+            else:
+                why = (f"{n} lanes on {_plural(distinct, 'address')}: up to {mult} updates of one address "
+                       f"queue one after another")
+            return self._join(f"{who} {verb} {expr}{pattern}", why, waiting)
+        verb = ("read" if plural else "reads") if kind in (K.GLOBAL_LOAD, K.SHARED_LOAD) else ("write" if plural else "writes")
+        g, s = int(self.g_row[f]), int(self.s_row[f])
+        if g >= 0:
+            why = self._sectors_phrase(f, g)
+        elif s >= 0:
+            why = self._banks_phrase(f, s)
+        else:
+            why = ""
+        return self._join(f"{who} {verb} {expr}{pattern}", why, waiting)
+
+    @staticmethod
+    def _join(action: str, why: str, waiting: str) -> str:
+        if waiting:
+            return f"{action}: {why}; {waiting}" if why else f"{action}; {waiting}"
+        return f"{action}: {why}" if why else action
+
+    def _sectors_phrase(self, f: int, g: int) -> str:
+        r = self.gm.requests
+        sectors, ideal = int(r["sectors"][g]), int(r["ideal_sectors"][g])
+        if int(self.lanes[f]) > 1 and self.distinct[f] == 1:
+            return f"{_plural(sectors, 'sector')}, one fetch serves every lane (a broadcast)"
+        if sectors <= ideal:
+            return f"{_plural(sectors, 'sector')}, fully coalesced"
+        pct = int(round(100.0 * float(r["efficiency"][g])))
+        return (f"{sectors} sectors where {ideal} would do: uncoalesced, only {pct}% of the bytes fetched "
+                f"are used")
+
+    def _banks_phrase(self, f: int, s: int) -> str:
+        ways = int(self.sb.requests["ways"][s])
+        n, distinct = int(self.lanes[f]), int(self.distinct[f])
+        if ways > 1:
+            slower = "twice as slow as it could be" if ways == 2 else f"{_times(ways)} slower than it could be"
+            return f"{_a(ways)} {ways}-way bank conflict, {slower}"
+        if n > 1 and distinct == 1:
+            return "one word for every lane: a broadcast, no bank conflict"
+        if distinct < n:
+            return f"{distinct} words in different banks, shared by {n} lanes: no bank conflict"
+        if n <= 1:
+            return "one word, no bank conflict"
+        return "one word per bank: conflict-free, served in one pass"
+
+    def _barrier(self, f: int, b: int, w: int, bname: str) -> str:
+        F, L = self.frames, self.launch
+        p = int(F.phase[f])
+        if f in F._barrier_complete_set:
+            n_at = int(self._bar_threads.get(b * self._n_ph + p, 0))
+            stores, loads = self._phase_shared.get(b * self._n_ph + p, (set(), set()))
+            if stores:
+                names = " and ".join(sorted(stores))
+                why = (f"the shared array {names} is complete, safe for every thread to read" if len(stores) == 1
+                       else f"the shared arrays {names} are complete, safe for every thread to read")
+            elif loads:
+                names = " and ".join(sorted(loads))
+                why = f"everyone is done reading {names}, so {'it' if len(loads) == 1 else 'they'} may be overwritten"
+            else:
+                why = "every warp has finished the work before it"
+            if n_at < L.threads_per_block:
+                return (f"Only {n_at} of the {L.threads_per_block} threads of block {bname} reach this "
+                        f"syncthreads: the others left early, so it is a divergent barrier")
+            return f"All {n_at} threads of block {bname} are at syncthreads and it opens: {why}"
+        waiting = int(F.waiting_warps[f])
+        return (f"Warp {w} reaches syncthreads and waits: {waiting} of {L.warps_per_block} warps of block "
+                f"{bname} are there, none may go on until all arrive")
+
+    # ---- stops: named frames ------------------------------------------------------------------------------
+    def find(self, stop) -> int:
+        """The frame a stop names: ``"first barrier"``, ``"end"``, ``"line 14"``, ``"first conflict + 2"``...
+
+        An int is a frame number (negative: from the end). Unknown or absent stops raise :class:`StopError`.
+        """
+        F = self.frames
+        n = F.n_frames
+        if n == 0:
+            raise StopError("this trace has no frames")
+        if isinstance(stop, (int, np.integer)) and not isinstance(stop, bool):
+            f = int(stop) + (n if int(stop) < 0 else 0)
+            if not 0 <= f < n:
+                raise StopError(f"frame {stop} is out of range: this trace has {n} frames")
+            return f
+        if not isinstance(stop, str) or not stop.strip():
+            raise StopError(f"a stop is a frame number or a name ({STOP_HELP}), not {stop!r}")
+        text = " ".join(stop.strip().split())
+        offset = 0
+        m = re.match(r"^(.*?)\s*([+-])\s*(\d+)$", text)
+        if m and m.group(1) and not re.match(r"^(frame|barrier|block|warp|line)$", m.group(1).lower()):
+            text, offset = m.group(1), int(m.group(3)) * (1 if m.group(2) == "+" else -1)
+        f = self._find_base(text)
+        return min(max(f + offset, 0), n - 1)
+
+    def _find_base(self, text: str) -> int:
+        F, tr = self.frames, self.trace
+        n = F.n_frames
+        low = text.lower()
+        if low.startswith("source:"):
+            needle = text.split(":", 1)[1].strip()
+            lines = self.launch.source_lines()
+            first = int(self.launch.first_line or 1)
+            hits = [first + i for i, ln in enumerate(lines) if needle and needle in ln]
+            frames = np.flatnonzero(np.isin(F.line, hits)) if hits else np.zeros(0, np.int64)
+            if len(frames) == 0:
+                where = "no source line contains it" if not hits else "no frame runs the line(s) " + ", ".join(map(str, hits))
+                raise StopError(f"stop {text!r}: {where}")
+            return int(frames[0])
+        if low in ("start", "first", "first frame", "begin"):
+            return 0
+        if low in ("end", "last", "last frame"):
+            return n - 1
+        if low in ("first barrier", "last barrier") or re.match(r"^barrier \d+$", low):
+            bars = F.barrier_complete_frames
+            if len(bars) == 0:
+                raise StopError(f"stop {text!r}: this launch has no syncthreads")
+            if low == "first barrier":
+                return int(bars[0])
+            if low == "last barrier":
+                return int(bars[-1])
+            k = int(low.split()[1])
+            if not 1 <= k <= len(bars):
+                raise StopError(f"stop {text!r}: this launch has {len(bars)} barrier openings (barrier 1..{len(bars)})")
+            return int(bars[k - 1])
+        m = re.match(r"^(frame|block|warp|line) (-?\d+)$", low)
+        if m:
+            what, k = m.group(1), int(m.group(2))
+            if what == "frame":
+                return self.find(k)
+            col = {"block": F.block, "warp": F.warp, "line": F.line}[what]
+            hits = np.flatnonzero(col == k)
+            if len(hits) == 0:
+                raise StopError(f"stop {text!r}: no frame has {what} {k}")
+            return int(hits[0])
+        kinds = {
+            "first global load": (K.GLOBAL_LOAD,), "first global store": (K.GLOBAL_STORE,),
+            "first shared load": (K.SHARED_LOAD,), "first shared store": (K.SHARED_STORE,),
+            "first atomic": (K.ATOMIC,), "first warp op": (K.WARP_OP,), "first exit": (K.END,),
+        }
+        if low in kinds:
+            hits = np.flatnonzero(np.isin(F.kind, kinds[low]))
+            if len(hits) == 0:
+                raise StopError(f"stop {text!r}: this launch has none")
+            return int(hits[0])
+        self._build()
+        if low in ("first conflict", "first uncoalesced", "first coalesced", "first broadcast"):
+            if low == "first conflict":
+                rows = self.s_row
+                ok = rows >= 0
+                good = np.zeros(n, dtype=bool)
+                good[ok] = self.sb.requests["ways"][rows[ok]] > 1
+            elif low == "first broadcast":
+                good = (self.lanes > 1) & (self.distinct == 1) & ((self.g_row >= 0) | (self.s_row >= 0))
+            else:
+                rows = self.g_row
+                ok = rows >= 0
+                good = np.zeros(n, dtype=bool)
+                eff = self.gm.requests["efficiency"][rows[ok]]
+                good[ok] = (eff < 1.0) if low == "first uncoalesced" else ((eff >= 1.0) & (self.lanes[ok] > 1))
+            hits = np.flatnonzero(good)
+            if len(hits) == 0:
+                raise StopError(f"stop {text!r}: this launch has none")
+            return int(hits[0])
+        if low == "first divergence":
+            L = self.launch
+            width = np.minimum(L.warp_size, L.threads_per_block - F.warp.astype(np.int64) * L.warp_size)
+            cand = np.flatnonzero(self.lanes < width)
+            for f in cand.tolist():
+                if K(int(F.kind[f])) not in (K.START, K.END) and len(self.waiting_lanes(f)):
+                    return f
+            raise StopError(f"stop {text!r}: no warp of this launch diverges")
+        raise StopError(f"unknown stop {text!r}; stops are: {STOP_HELP}")
+
+
+def _a(n: int) -> str:
+    """The article before a number said aloud: "an 8-way", "an 11-way", "a 32-way"."""
+    return "an" if str(n).startswith("8") or n in (11, 18) or 80 <= n < 90 else "a"
+
+
+def _ordinal(n: int) -> str:
+    if 10 <= n % 100 <= 20:
+        suffix = "th"
+    else:
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
