@@ -33,6 +33,9 @@ class KernelSpec:
     #                            that many times fewer threads there): 2 for first-add reductions, 4 for transposes
     has_race: bool = False  # a deliberate data race: its output depends on thread timing, so only the
     #                         intended result (``reference``) is defined, and an analysis must flag the race
+    frame_notes: tuple = ()  # ((stop, note), ...): the kernel's own notes at chosen frames, shown with the
+    #                          narration's captions; a stop names a frame ("first barrier", "first conflict",
+    #                          "source: cuda.syncthreads", ... see gpuviz.model.narration.STOP_HELP)
 
 
 def _collect() -> dict[str, KernelSpec]:

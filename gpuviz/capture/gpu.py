@@ -53,7 +53,7 @@ if not hasattr(np, "row_stack"):
 
 from ..model.trace import EVENT_FIELDS, ArrayInfo, EventKind, Launch, Trace  # noqa: E402
 from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge  # noqa: E402
-from .limits import check_launch  # noqa: E402
+from .limits import check_launch, normalize_dims  # noqa: E402
 from .source import collect_device_functions, parse_function, python_function, source_span  # noqa: E402
 
 MODES = ("thread", "warp")
@@ -256,7 +256,7 @@ class GpuRecording:
             raise ValueError(f"timestamps must be one of {', '.join(TIMESTAMPS)}, not {timestamps!r}")
         self.cuda = cuda = gpu_cuda()
         self.kernel = kernel
-        self.grid, self.block = tuple(grid), tuple(block)
+        self.grid, self.block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
         self.mode, self.timestamps = mode, timestamps
         fn = python_function(kernel)
         self.root = root = parse_function(fn)
@@ -583,6 +583,11 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     dargs = rec.device_args(fresh=False)
     rec.record(dargs, bufs)
     meta["instrumented"] = kernel_resources(cuda, rec.record_variant.dispatcher, rec.record_args, rec.block)
+    # does the instrumented run compute what one plain run does? (the timed plain copies ran several times;
+    # this one starts from the inputs as they were, before the write-back below)
+    check_args = rec.device_args(fresh=True)
+    rec._launch(rec.plain, check_args, "plain")
+    rec._sync("plain")
     # 4. back to the host
     host = rec.fetch(bufs)
     _write_back(rec.args, dargs)
@@ -593,10 +598,6 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
                         "control flow differs between runs (a data race?)")
     if dropped_timed:
         warnings.append(f"{dropped_timed:,} timestamps did not fit and were dropped")
-    # does the instrumented run compute what one plain run does? (the timed plain copies ran several times)
-    check_args = rec.device_args(fresh=True)
-    rec._launch(rec.plain, check_args, "plain")
-    rec._sync("plain")
     same = _compare_outputs(rec, check_args, dargs)
     meta["outputs_match_plain"] = same
     if same is False:

@@ -217,8 +217,79 @@ class Narrator:
 
         self._join_analyses()
         self._lifetimes()
+        self._waiting_table(ev_frame)
         self._barrier_facts()
+        # per-frame values as Python lists: composing a caption reads a dozen of them, and indexing a list
+        # is ten times cheaper than indexing a numpy array
+        self._l = {
+            name: np.asarray(arr).tolist()
+            for name, arr in (
+                ("kind", F.kind), ("block", F.block), ("warp", F.warp), ("array", F.array), ("line", F.line),
+                ("lanes", self.lanes), ("lane_lo", self.lane_lo), ("lane_hi", self.lane_hi),
+                ("lane_step", self.lane_step), ("idx_lo", self.idx_lo), ("idx_hi", self.idx_hi),
+                ("stride", self.idx_stride), ("regular", self.idx_regular), ("distinct", self.distinct),
+                ("max_mult", self.max_mult), ("g_row", self.g_row), ("s_row", self.s_row), ("d_row", self.d_row),
+                ("n_wait", self.n_waiting), ("wait_lo", self.wait_lo), ("wait_hi", self.wait_hi),
+            )
+        }
+        ws, tpb = L.warp_size, L.threads_per_block
+        self._width = [min(ws, tpb - w * ws) for w in range(L.warps_per_block)]
+        self._block_names: dict[int, str] = {}
+        self._expr_cache: dict[tuple, tuple] = {}
+        self._strides = [
+            [int(np.prod(a.shape[d + 1:], dtype=np.int64)) for d in range(len(a.shape or (a.size,)))]
+            for a in L.arrays
+        ]
+        self._sizes = [a.size for a in L.arrays]
+        gr, sr = self.gm.requests, self.sb.requests
+        self._req = {
+            "sectors": np.asarray(gr["sectors"]).tolist(), "ideal": np.asarray(gr["ideal_sectors"]).tolist(),
+            "eff": np.asarray(gr["efficiency"]).tolist(), "ways": np.asarray(sr["ways"]).tolist(),
+            "active": np.asarray(self.dv.steps["active"]).tolist(),
+        }
         self._built = True
+
+    def _waiting_table(self, ev_frame: np.ndarray) -> None:
+        """For every frame whose warp runs with lanes missing: how many of the missing lanes are alive (on
+        another branch), and the lowest and highest of them. Vectorised over those frames, in chunks."""
+        F, L, tr = self.frames, self.launch, self.trace
+        ws, tpb = L.warp_size, L.threads_per_block
+        n_frames = F.n_frames
+        self.n_waiting = np.zeros(n_frames, dtype=np.int64)
+        self.wait_lo = np.zeros(n_frames, dtype=np.int64)
+        self.wait_hi = np.zeros(n_frames, dtype=np.int64)
+        width = np.minimum(ws, tpb - F.warp.astype(np.int64) * ws)
+        lanes_all = np.zeros(n_frames, dtype=np.int64)  # lanes with any event in the frame
+        if len(ev_frame):
+            th = tr.thread[F.perm]
+            new = np.ones(len(th), dtype=np.int64)
+            new[1:] = (th[1:] != th[:-1]) | (ev_frame[1:] != ev_frame[:-1])
+            lanes_all = np.bincount(ev_frame, weights=new, minlength=n_frames).astype(np.int64)
+        skip = np.isin(F.kind, [K.START, K.END])
+        cand = np.flatnonzero((lanes_all < width) & ~skip)
+        if len(cand) == 0:
+            return
+        lane_ids = np.arange(ws, dtype=np.int64)
+        for lo in range(0, len(cand), 1 << 15):
+            c = cand[lo: lo + (1 << 15)]
+            gts = (F.block[c].astype(np.int64) * tpb + F.warp[c].astype(np.int64) * ws)[:, None] + lane_ids[None, :]
+            exists = lane_ids[None, :] < width[c][:, None]
+            gts = np.where(exists, gts, 0)
+            fcol = c[:, None]
+            alive = exists & (self.t_first[gts] <= fcol) & (self.t_last[gts] >= fcol)
+            # lanes with an event in the frame: scatter the frame's events into its row
+            starts, ends = F.offsets[c], F.offsets[c + 1]
+            counts = ends - starts
+            ev_pos = np.repeat(starts - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(counts.sum())
+            ev = F.perm[ev_pos]
+            rows = np.repeat(np.arange(len(c)), counts)
+            active = np.zeros((len(c), ws), dtype=bool)
+            active[rows, tr.thread[ev] % ws] = True
+            waiting = alive & ~active
+            n = waiting.sum(axis=1)
+            self.n_waiting[c] = n
+            self.wait_lo[c] = np.where(n > 0, np.argmax(waiting, axis=1), 0)
+            self.wait_hi[c] = np.where(n > 0, ws - 1 - np.argmax(waiting[:, ::-1], axis=1), 0)
 
     def _join_analyses(self) -> None:
         """Row of each frame in the analyses' per-request tables (-1 where the frame has no request)."""
@@ -358,8 +429,8 @@ class Narrator:
             out["warps_per_block"] = L.warps_per_block
             out["threads_at_barrier"] = int(self._bar_threads.get(b * self._n_ph + p, 0))
             out["barrier_opens"] = f in F._barrier_complete_set
-        if out["lanes"] < out["width"] and kind not in (K.START, K.END):
-            out["waiting_lanes"] = int(len(self.waiting_lanes(f)))
+        if kind not in (K.START, K.END):
+            out["waiting_lanes"] = int(self.n_waiting[f])
         return out
 
     def caption(self, f: int) -> str:
@@ -393,38 +464,34 @@ class Narrator:
     # ---- composing one sentence ------------------------------------------------------------------------
     def _who(self, f: int, plural_lanes: bool) -> tuple[str, bool]:
         """Subject of the sentence and whether it is plural ("Warp 3" / "Lanes 0-15 of warp 3")."""
-        F = self.frames
-        w = int(F.warp[f])
-        width = F.lanes_in_warp(w)
-        n = int(self.lanes[f])
+        l = self._l
+        w = l["warp"][f]
+        width = self._width[w]
+        n = l["lanes"][f]
         if n >= width:
             return f"Warp {w}", False
-        lo, hi = int(self.lane_lo[f]), int(self.lane_hi[f])
+        lo, hi = l["lane_lo"][f], l["lane_hi"][f]
         if n == 1:
             return f"Lane {lo} of warp {w}", False
         if hi - lo + 1 == n:
             return f"Lanes {lo}-{hi} of warp {w}", True
-        step = int(self.lane_step[f])
+        step = l["lane_step"][f]
         if step > 1:
             return f"{n} lanes of warp {w} (every {_ordinal(step)} one)", True
         return f"{n} of {width} lanes of warp {w}", True
 
     def _waiting_clause(self, f: int) -> str:
         """"lanes 16-31 wait on the other branch, so divergence halves the warp's speed" or ""."""
-        F = self.frames
-        w = int(F.warp[f])
-        width = F.lanes_in_warp(w)
-        n = int(self.lanes[f])
-        if n >= width:
+        l = self._l
+        n_wait = l["n_wait"][f]
+        if n_wait == 0:
             return ""
-        waiting = self.waiting_lanes(f)
-        if len(waiting) == 0:
-            return ""
-        d = int(self.d_row[f])
-        active = int(self.dv.steps["active"][d]) if d >= 0 else n
-        lo, hi = int(waiting[0]), int(waiting[-1])
-        who = _lane_range(lo, hi) if hi - lo + 1 == len(waiting) else f"the other {len(waiting)} lanes"
-        verb = "waits" if len(waiting) == 1 else "wait"
+        width = self._width[l["warp"][f]]
+        d = l["d_row"][f]
+        active = self._req["active"][d] if d >= 0 else l["lanes"][f]
+        lo, hi = l["wait_lo"][f], l["wait_hi"][f]
+        who = _lane_range(lo, hi) if hi - lo + 1 == n_wait else f"the other {n_wait} lanes"
+        verb = "waits" if n_wait == 1 else "wait"
         if active * 2 == width:
             cost = "divergence halves the warp's speed"  # the example teachers quote
         else:
@@ -434,13 +501,16 @@ class Narrator:
     def _expr(self, f: int) -> tuple[str, list[str] | None]:
         """``B[k, col]`` as written in the source (with its dimension texts), else the concrete elements."""
         F, L, tr = self.frames, self.launch, self.trace
-        a = int(F.array[f])
+        l = self._l
+        a, kind, line = l["array"][f], l["kind"][f], l["line"][f]
+        hit = self._expr_cache.get((line, a, kind))
+        if hit is not None:
+            return hit
         info = L.arrays[a]
-        kind = int(F.kind[f])
         store = kind in (K.GLOBAL_STORE, K.SHARED_STORE)
         if self._subs is None:
             self._subs = _subscripts(L)
-        subs = self._subs.get(int(F.line[f]), [])
+        subs = self._subs.get(line, [])
         ndim = max(len(info.shape), 1)
         mine = [s for s in subs if s.name == info.name and len(s.dims) == ndim]
         if not mine:  # a device function's parameter name: the one subscript of that shape on the line
@@ -454,32 +524,35 @@ class Narrator:
             pick = [s for s in mine if s.store == store] or ([] if store else mine)
         if pick and len({tuple(s.dims) for s in pick}) == 1:
             dims = pick[0].dims
-            return f"{info.name}[{', '.join(dims)}]", dims
-        ev = F.events(f)
+            hit = self._expr_cache[(line, a, kind)] = (f"{info.name}[{', '.join(dims)}]", dims)
+            return hit
+        ev = F.events(f)  # concrete elements: these differ frame to frame, so they are not cached
         ev = ev[(tr.kind[ev] == kind) & (tr.array[ev] == a)]
         return format_indices(info, tr.index[ev]), None
 
     def _pattern(self, f: int, dims: list[str] | None) -> str:
         """How the lanes' elements lie: " for 32 consecutive col", " down a column", " (one element)"."""
-        F, L = self.frames, self.launch
-        n = int(self.lanes[f])
+        l = self._l
+        n = l["lanes"][f]
         if n <= 1:
             return ""
-        info = L.arrays[int(F.array[f])]
+        a = l["array"][f]
+        info = self.launch.arrays[a]
         shape = info.shape or (info.size,)
-        stride = int(self.idx_stride[f])
-        if stride == 0 or not self.idx_regular[f]:  # a broadcast is said by the why-clause
+        stride = l["stride"][f]
+        if stride == 0 or not l["regular"][f]:  # a broadcast is said by the why-clause
             return ""
         # element strides of each dimension; the lanes walk one dimension when the stride is one of them
-        el = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
-        lo, hi = int(self.idx_lo[f]), int(self.idx_hi[f])
-        c_lo = np.unravel_index(lo, shape) if hi < info.size else None
-        c_hi = np.unravel_index(hi, shape) if hi < info.size else None
+        el = self._strides[a]
+        lo, hi = l["idx_lo"][f], l["idx_hi"][f]
+        if lo < 0 or hi >= self._sizes[a]:
+            return ""
         for d in range(len(shape)):
-            if abs(stride) != el[d] or c_lo is None:
+            if abs(stride) != el[d]:
                 continue
-            others_fixed = all(int(c_lo[e]) == int(c_hi[e]) for e in range(len(shape)) if e != d)
-            if not others_fixed:
+            # the other coordinates stay put: same row (higher dims), same position in it (lower dims)
+            outer = el[d] * shape[d]
+            if lo // outer != hi // outer or lo % el[d] != hi % el[d]:
                 continue
             name = dims[d] if dims and _IDENT.match(dims[d]) else None
             if d == len(shape) - 1:
@@ -494,11 +567,13 @@ class Narrator:
         return ""
 
     def _compose(self, f: int) -> str:
-        F, L = self.frames, self.launch
-        kind = K(int(F.kind[f]))
-        w = int(F.warp[f])
-        b = int(F.block[f])
-        bname = format_block(L, b)
+        F, L, l = self.frames, self.launch, self._l
+        kind = K(l["kind"][f])
+        w = l["warp"][f]
+        b = l["block"][f]
+        bname = self._block_names.get(b)
+        if bname is None:
+            bname = self._block_names[b] = format_block(L, b)
         if kind == K.BARRIER:
             return self._barrier(f, b, w, bname)
         if kind == K.START:
@@ -515,7 +590,7 @@ class Narrator:
             who, plural = self._who(f, True)
             return (f"{who} {'swap' if plural else 'swaps'} values with a warp shuffle: register to register, with no shared memory "
                     f"and no barrier") + self._waiting_clause(f)
-        if not kind.is_memory or not 0 <= int(F.array[f]) < len(L.arrays):
+        if not kind.is_memory or not 0 <= l["array"][f] < len(L.arrays):
             return f"Warp {w} of block {bname}: {F.describe_action(f)}"
         who, plural = self._who(f, True)
         expr, dims = self._expr(f)
@@ -523,7 +598,7 @@ class Narrator:
         waiting = self._waiting_clause(f)
         if kind == K.ATOMIC:
             verb = "atomically update" if plural else "atomically updates"
-            n, distinct, mult = int(self.lanes[f]), int(self.distinct[f]), int(self.max_mult[f])
+            n, distinct, mult = l["lanes"][f], l["distinct"][f], l["max_mult"][f]
             if n <= 1 or mult <= 1:
                 why = f"{_plural(distinct, 'address')}, no two lanes collide"
             else:
@@ -531,7 +606,7 @@ class Narrator:
                        f"queue one after another")
             return self._join(f"{who} {verb} {expr}{pattern}", why, waiting)
         verb = ("read" if plural else "reads") if kind in (K.GLOBAL_LOAD, K.SHARED_LOAD) else ("write" if plural else "writes")
-        g, s = int(self.g_row[f]), int(self.s_row[f])
+        g, s = l["g_row"][f], l["s_row"][f]
         if g >= 0:
             why = self._sectors_phrase(f, g)
         elif s >= 0:
@@ -547,19 +622,19 @@ class Narrator:
         return f"{action}: {why}" if why else action
 
     def _sectors_phrase(self, f: int, g: int) -> str:
-        r = self.gm.requests
-        sectors, ideal = int(r["sectors"][g]), int(r["ideal_sectors"][g])
-        if int(self.lanes[f]) > 1 and self.distinct[f] == 1:
+        r = self._req
+        sectors, ideal = r["sectors"][g], r["ideal"][g]
+        if self._l["lanes"][f] > 1 and self._l["distinct"][f] == 1:
             return f"{_plural(sectors, 'sector')}, one fetch serves every lane (a broadcast)"
         if sectors <= ideal:
             return f"{_plural(sectors, 'sector')}, fully coalesced"
-        pct = int(round(100.0 * float(r["efficiency"][g])))
+        pct = int(round(100.0 * r["eff"][g]))
         return (f"{sectors} sectors where {ideal} would do: uncoalesced, only {pct}% of the bytes fetched "
                 f"are used")
 
     def _banks_phrase(self, f: int, s: int) -> str:
-        ways = int(self.sb.requests["ways"][s])
-        n, distinct = int(self.lanes[f]), int(self.distinct[f])
+        ways = self._req["ways"][s]
+        n, distinct = self._l["lanes"][f], self._l["distinct"][f]
         if ways > 1:
             slower = "twice as slow as it could be" if ways == 2 else f"{_times(ways)} slower than it could be"
             return f"{_a(ways)} {ways}-way bank conflict, {slower}"

@@ -54,6 +54,7 @@ BUILTIN_VIEW_MODULES = (
     "gpuviz.ui.views.memory",
     "gpuviz.ui.views.shared",
     "gpuviz.ui.views.barriers",
+    "gpuviz.ui.views.occupancy",
     "gpuviz.ui.views.timings",
 )
 

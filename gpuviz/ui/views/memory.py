@@ -443,9 +443,3 @@ class GlobalMemoryView(TraceView):
 
 
 _MEMORY_KINDS = np.array(sorted(int(k) for k in EventKind if k.is_memory), dtype=np.uint8)
-
-
-# The occupancy panel and the per-line table live in occupancy.py, a module the base registry does not
-# list (BUILTIN_VIEW_MODULES belongs to the main window's owner): importing it here registers both views
-# whenever the memory views load.
-from . import occupancy as _register_occupancy_views  # noqa: E402,F401

@@ -1,0 +1,144 @@
+"""Numbers a lesson can show or ask about, all computed from a trace and its analyses (never typed in).
+
+*Facts* belong to one frame (:meth:`gpuviz.model.narration.Narrator.facts`): ``sectors`` a warp request
+touched, the n-way conflict ``ways`` of a shared access, ``lanes`` that executed, ``waiting_lanes`` on
+another branch, ``threads_at_barrier``...
+
+*Metrics* belong to a whole scene (one launch): bytes moved to and from global memory, bank conflicts,
+barriers, SIMT efficiency, the host<->device flow, and recorded GPU timings where gpuviz ships some.
+
+numpy only here; recorded timings are read through :mod:`gpuviz.timing.recordings` when it is present.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import analysis
+from ..model.narration import human_bytes
+from ..model.trace import EventKind as K
+
+FACT_NAMES = (
+    "sectors", "ideal_sectors", "efficiency", "bytes", "cache_lines", "ways", "lanes", "width", "distinct",
+    "active_lanes", "idle_lanes", "waiting_lanes", "waiting_warps", "warps_per_block", "threads_at_barrier",
+    "block", "warp", "line",
+)
+
+METRIC_NAMES = (
+    "kernel", "grid", "block", "n_blocks", "n_threads", "threads_per_block", "warps_per_block", "n_warps",
+    "events", "frames", "barriers", "global_bytes", "global_load_bytes", "global_store_bytes",
+    "global_useful_bytes", "global_requests", "sectors_per_request", "global_efficiency", "bank_conflicts",
+    "max_ways", "shared_requests", "simt_efficiency", "diverged_instructions", "races", "h2d_bytes",
+    "d2h_bytes", "inputs", "outputs", "timings",
+)
+
+
+def scene_metrics(trace, frames) -> dict:
+    """Raw values of every metric of one launch (numbers, or text for names and timings)."""
+    L = trace.launch
+    gm = analysis.global_memory(trace)
+    sb = analysis.shared_banks(trace)
+    dv = analysis.divergence(trace)
+    req = gm.requests
+    moved = req["sectors"].astype(np.int64) * analysis.SECTOR_BYTES
+    is_load = req["kind"] == K.GLOBAL_LOAD
+    is_store = req["kind"] == K.GLOBAL_STORE
+    n_req = int(len(req["sectors"]))
+    kinds = trace.kind
+    read_arrays = sorted({int(a) for a in np.unique(trace.array[(kinds == K.GLOBAL_LOAD) | (kinds == K.ATOMIC)]) if a >= 0
+                          and L.arrays[a].space == "global"})
+    written = sorted({int(a) for a in np.unique(trace.array[(kinds == K.GLOBAL_STORE) | (kinds == K.ATOMIC)]) if a >= 0
+                      and L.arrays[a].space == "global"})
+    eff = [gm.totals[k]["efficiency"] for k in ("load", "store") if gm.totals[k]["efficiency"] is not None]
+    return {
+        "kernel": L.kernel_name,
+        "grid": "x".join(str(g) for g in L.grid if g > 1) or "1",
+        "block": "x".join(str(b) for b in L.block if b > 1) or "1",
+        "n_blocks": L.n_blocks,
+        "n_threads": L.n_threads,
+        "threads_per_block": L.threads_per_block,
+        "warps_per_block": L.warps_per_block,
+        "n_warps": L.n_blocks * L.warps_per_block,
+        "events": len(trace),
+        "frames": frames.n_frames,
+        "barriers": int(len(frames.barrier_complete_frames)),
+        "global_bytes": int(moved.sum()),
+        "global_load_bytes": int(moved[is_load].sum()),
+        "global_store_bytes": int(moved[is_store].sum()),
+        "global_useful_bytes": int(req["bytes"].sum()) if n_req else 0,
+        "global_requests": n_req,
+        "sectors_per_request": float(req["sectors"].mean()) if n_req else 0.0,
+        "global_efficiency": float(min(eff)) if eff else 1.0,
+        "bank_conflicts": int(sb.bank_conflicts["total"]),
+        "max_ways": int(sb.requests["ways"].max()) if len(sb.requests["ways"]) else 0,
+        "shared_requests": int(len(sb.requests["ways"])),
+        "simt_efficiency": float(dv.totals["simt_efficiency"] or 0.0),
+        "diverged_instructions": int(dv.totals["partial_instructions"]),
+        "races": int(analysis.races(trace).count),
+        "h2d_bytes": int(sum(L.arrays[a].nbytes for a in read_arrays)),
+        "d2h_bytes": int(sum(L.arrays[a].nbytes for a in written)),
+        "inputs": ", ".join(L.arrays[a].name for a in read_arrays) or "none",
+        "outputs": ", ".join(L.arrays[a].name for a in written) or "none",
+        "timings": recorded_timings_text(),
+    }
+
+
+def format_value(name: str, value) -> str:
+    """A metric or fact as a teacher would say it."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if name.endswith("bytes") or name == "bytes":
+        return human_bytes(value)
+    if name in ("efficiency", "global_efficiency", "simt_efficiency"):
+        return f"{100.0 * float(value):.0f}%"
+    if name == "ways":
+        return f"{int(value)}-way" if int(value) > 1 else "1 (no conflict)"
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    return str(value)
+
+
+def formatted(metrics: dict) -> dict:
+    return {k: format_value(k, v) for k, v in metrics.items()}
+
+
+def recorded_timings_text() -> str:
+    """The host-flow timings shipped with gpuviz (recorded on a real GPU), in one line, or a plain word
+    that live timings need a GPU."""
+    no_gpu = ("live timings need an NVIDIA GPU; none was recorded with this copy of gpuviz, so the flow is "
+              "told from the trace: the copies move every input and output array, the kernel only its requests")
+    try:
+        from ..timing.recordings import list_recordings
+    except ImportError:
+        return no_gpu
+    try:
+        recs = list_recordings(kind="timings")
+    except ValueError:
+        return no_gpu
+    for rec in recs:
+        try:
+            ts = rec.load()
+        except Exception:  # a damaged recording must not stop a lesson: say what is missing instead
+            continue
+        for series in ts.by_kind("host_flow"):
+            try:
+                rows = series.where(memory="pinned") if "memory" in series.columns else series
+                stages = list(rows.columns["stage"])
+                secs = rows.column("seconds")
+            except KeyError:
+                continue
+            parts = [f"{st} {_ms(s)}" for st, s in zip(stages, secs)]
+            return f"recorded on {ts.device}, {ts.date or 'date unknown'} ({series.title}): " + ", ".join(parts)
+    return no_gpu
+
+
+def _ms(seconds: float) -> str:
+    if not np.isfinite(seconds):
+        return "n/a"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
