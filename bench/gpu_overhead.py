@@ -9,8 +9,9 @@ Cases: tiled matmul N=1024 (16x16 blocks) and vector add n=2^24 (256 threads per
 * plain        the user's kernel untouched
 * thread       every event of every thread (timestamps and SM at start, barriers, end)
 * warp         lane 0 of each warp records its events and the active mask (per-warp mode)
-* 1% blocks    thread mode, recording only 1% of the blocks (the others run the instrumented code with
-               recording off): what the app uses for launches too large to show whole
+* first 1% blocks  thread mode, recording only the first 1% of the blocks (the others run the instrumented
+               code with recording off): what the app uses for launches too large to show whole. The first
+               blocks are dispatched first, so their longer run overlaps the later waves of other SMs
 
 Kernel times are CUDA-event medians of repeats after a warm-up; the instrumented time is the recording
 run alone (the counting pass that sizes the buffers is reported apart). Copy-back is device to pinned
@@ -76,7 +77,7 @@ def run_case(cuda, name, kernel, grid, block, args, repeats, pinned):
                      copy_ms=0.0, regs=res_plain["registers_per_thread"], blocks_per_sm=res_plain["resident_blocks_per_sm"]))
     n_blocks = int(np.prod(grid))
     for mode, record_blocks, label in (("thread", None, "thread"), ("warp", None, "warp"),
-                                       ("thread", range(0, n_blocks, 100), "1% blocks")):
+                                       ("thread", range(max(1, n_blocks // 100)), "first 1% blocks")):
         rec = GpuRecording(kernel, grid, block, args, mode=mode, record_blocks=record_blocks)
         dargs = rec.device_args(fresh=True)
         counts = rec.count(dargs)
@@ -140,7 +141,7 @@ def main(argv=None):
         "",
         f"target tiled matmul instrumented/plain <= 1.3x: thread {mm['thread']:.2f}x "
         f"({'met' if mm['thread'] <= 1.3 else 'missed'}), warp {mm['warp']:.2f}x "
-        f"({'met' if mm['warp'] <= 1.3 else 'missed'}), 1% blocks {mm['1% blocks']:.2f}x ({'met' if mm['1% blocks'] <= 1.3 else 'missed'})",
+        f"({'met' if mm['warp'] <= 1.3 else 'missed'}), first 1% blocks {mm['first 1% blocks']:.2f}x ({'met' if mm['first 1% blocks'] <= 1.3 else 'missed'})",
         f"target vector add per-warp <= 2x: {va['warp']:.2f}x ({'met' if va['warp'] <= 2 else 'missed'}); "
         f"thread mode {va['thread']:.2f}x",
     ]

@@ -270,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command")
 
-    s = sub.add_parser("open", help="open a saved trace in the app")
+    s = sub.add_parser("open", help="open a saved trace or recording in the app, or run a program (.py) from it")
     s.add_argument("file")
     s.set_defaults(func=cmd_open)
 

@@ -310,3 +310,18 @@ def test_trace_round_trips_through_a_file(tmp_path):
     for name in ("block", "thread", "seq", "kind", "array", "index", "line", "step"):
         np.testing.assert_array_equal(back.field(name), trace.field(name))
     assert back.per_thread_sequences() == trace.per_thread_sequences()
+
+
+def test_numpy_scalar_arguments_are_numbers():
+    spec = SPECS["vector_add"]
+    n = np.int64(100)
+    a, b, c = np.ones(100, np.float32), np.ones(100, np.float32), np.zeros(100, np.float32)
+    trace = gpuviz.capture(spec.kernel, 1, 128, a, b, c, n)
+    assert np.all(c == 2) and trace.counts_by_kind()["global_store"] == 100
+
+
+def test_a_grid_too_big_for_the_cpu_executor_is_refused_up_front():
+    spec = SPECS["vector_add"]
+    a = np.zeros(4, np.float32)
+    with pytest.raises(TraceTooLarge, match="more than gpuviz's CPU executor runs at once"):
+        gpuviz.capture(spec.kernel, 2**20, 1024, a, a, a, 4)

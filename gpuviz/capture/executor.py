@@ -90,6 +90,8 @@ def host_array(arg):
     """(numpy array, write_back) for an array argument: numpy arrays as they are, device arrays copied."""
     if isinstance(arg, np.ndarray):
         return arg, None
+    if isinstance(arg, np.generic):  # numpy scalars have __array_interface__ too, but they are numbers
+        return None, None
     if hasattr(arg, "copy_to_host") and hasattr(arg, "shape"):
         host = np.asarray(arg.copy_to_host())
 

@@ -301,6 +301,7 @@ class GpuRecording:
         per_block = -(-tpb // 32) if mode == "warp" else tpb
         self.slot_of_block = np.full(n_blocks, -1, dtype=np.int64)
         self.slot_of_block[blocks] = np.arange(len(blocks), dtype=np.int64) * per_block
+        self.per_block = per_block
         self.slot_block = np.repeat(blocks, per_block).astype(np.int32)
         step = 32 if mode == "warp" else 1
         self.slot_thread = np.tile(np.arange(per_block, dtype=np.int32) * step, len(blocks))
@@ -419,13 +420,30 @@ class GpuRecording:
                 f"{self.root.name}[{self.grid}, {self.block}] would record {total:,} events, over max_events={max_events:,}. "
                 f"Record fewer blocks (record_blocks=[...]), a smaller problem, or mode='warp' (lane 0 of each warp only)"
             )
-        off = np.zeros((max(self.n_slots, 1), 2), np.int64)
-        if self.n_slots:
-            off[1: self.n_slots, 0] = np.cumsum(counts[:-1, 0])
-            off[1: self.n_slots, 1] = np.cumsum(counts[:-1, 1])
-        cap = np.zeros((max(self.n_slots, 1), 2), np.int32)
-        cap[: self.n_slots] = counts
-        self.offsets, self.capacity = off[: self.n_slots], counts
+        # thread mode: a warp's lanes interleave (stride 32), each lane given the warp's largest count;
+        # warp mode: one slot per warp, contiguous (stride 1). See make_recorders.
+        n = self.n_slots
+        if self.mode == "warp":
+            group, lane, stride = np.arange(n, dtype=np.int64), np.zeros(n, np.int64), 1
+        else:
+            wpb = -(-(self.block[0] * self.block[1] * self.block[2]) // 32)
+            k = np.arange(n, dtype=np.int64) // max(self.per_block, 1)
+            group = k * wpb + self.slot_thread.astype(np.int64) // 32
+            lane, stride = self.slot_thread.astype(np.int64) % 32, 32
+        n_groups = int(group.max()) + 1 if n else 0
+        off = np.zeros((max(n, 1), 2), np.int64)
+        cap = np.zeros((max(n, 1), 2), np.int32)
+        sizes = []
+        for col in (0, 1):
+            gmax = np.zeros(n_groups, np.int64)
+            np.maximum.at(gmax, group, counts[:, col])
+            gsize = gmax * stride
+            goff = np.cumsum(gsize) - gsize
+            off[:n, col] = goff[group] + lane
+            cap[:n, col] = gmax[group]
+            sizes.append(int(gsize.sum()))
+        self.offsets, self.capacity, self.stride = off[:n], counts, stride
+        total, total_timed = sizes
         bufs = [
             cuda.device_array(max(total, 1), np.int32),
             cuda.device_array(max(total, 1), self.index_dtype()),
@@ -438,11 +456,12 @@ class GpuRecording:
             cuda.to_device(np.zeros((max(self.n_slots, 1), 2), np.int32)),
             cuda.to_device(np.zeros(2, np.int64)),
         ]
-        self.totals = (total, total_timed)
+        self.totals = (int(counts[:, 0].sum()), int(counts[:, 1].sum()))
+        self.buffer_lengths = (total, total_timed)
         return bufs
 
     def trace_bytes(self) -> int:
-        total, total_timed = self.totals
+        total, total_timed = self.buffer_lengths  # with the padding of lanes that had fewer events than their warp
         per_event = 4 + np.dtype(self.index_dtype()).itemsize + (4 if self.mode == "warp" else 0)
         return int(total * per_event + total_timed * (8 + 2) + self.n_slots * 2 * 4)
 
@@ -481,20 +500,15 @@ class GpuRecording:
 
         n = self.n_slots
         wrote = host["cnt"][:n].astype(np.int64)
-        total, total_timed = self.totals
-        cap = self.capacity
-        if np.array_equal(wrote, cap):
-            take = slice(0, total)
-            take_t = slice(0, total_timed)
-            counts, counts_t = cap[:, 0], cap[:, 1]
-        else:  # a slot wrote fewer events than counted: gather the written ranges only
-            counts, counts_t = wrote[:, 0], wrote[:, 1]
-            take = _ranges(self.offsets[:, 0], counts)
-            take_t = _ranges(self.offsets[:, 1], counts_t)
+        counts, counts_t = wrote[:, 0], wrote[:, 1]
+        starts = np.cumsum(counts) - counts
+        seq = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+        take = np.repeat(self.offsets[:, 0], counts) + self.stride * seq
+        starts_t = np.cumsum(counts_t) - counts_t
+        seq_t = np.arange(int(counts_t.sum()), dtype=np.int64) - np.repeat(starts_t, counts_t)
+        take_t = np.repeat(self.offsets[:, 1], counts_t) + self.stride * seq_t
         code = host["code"][take]
         slot = np.repeat(np.arange(n, dtype=np.int64), counts)
-        starts = np.repeat(np.cumsum(counts) - counts, counts)
-        seq = np.arange(len(code), dtype=np.int64) - starts
         kind, aid, line = decode_kinds(self.info, code)
         mem = aid >= 0
         index = np.full(len(code), -1, np.int64)
@@ -521,15 +535,6 @@ class GpuRecording:
         if self.mode == "warp":
             ev["value"] = host["mask"][take].astype(np.float64)
         return ev, int(host["drop"][0]), int(host["drop"][1])
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenated ``arange(s, s + l)`` for each (s, l)."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, np.int64)
-    base = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return base + np.arange(total, dtype=np.int64)
 
 
 def _is_typing_error(exc) -> bool:

@@ -57,8 +57,8 @@ BUFFERS = (
     "time",  # int64[n_timed]: %globaltimer of each timed event
     "sm",  # int16[n_timed]: %smid of each timed event
     "slot",  # int64[n_blocks]: first recording slot of each block, -1 for a block that is not recorded
-    "off",  # int64[n_slots, 2]: where each slot's events and timed events start (record pass)
-    "cap",  # int32[n_slots, 2]: how many each slot may write (record pass; from the counting pass)
+    "off",  # int64[n_slots, 2]: where each slot's first event and timed event go (record pass)
+    "cap",  # int32[n_slots, 2]: how many each slot may write (record pass: its warp's largest count)
     "cnt",  # int32[n_slots, 2]: how many each slot produced (count pass) or wrote (record pass)
     "drop",  # int64[2]: events, timed events that found their slot full: reported, never silent
 )
@@ -306,6 +306,11 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
     from .intrinsics import globaltimer, smid
 
     COUNT, WARP, TIME_ALL = bool(count), bool(warp), bool(time_all)
+    # Layout: in thread mode the 32 lanes of a warp interleave their events (event k of lane l at
+    # warp_base + 32 k + l), so a warp's 32 stores of one event land in one 128-byte line (coalesced);
+    # thread-contiguous rows made every store a separate memory transaction. In warp mode lane 0 is the
+    # only writer of its warp and writes contiguously.
+    STRIDE = 1 if WARP else 32
     jit = cuda.jit(device=True, forceinline=True)
 
     @jit
@@ -315,7 +320,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
             lanes = cuda.activemask()  # read before any branch of ours: the lanes converged with lane 0 here
         if s[4] == 0:
             return
-        if COUNT:
+        if COUNT:  # counting: positions are plain counts
             s[0] += 1
             if timed or TIME_ALL:
                 s[2] += 1
@@ -329,7 +334,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
                 mask_a[p] = lanes
         else:
             cuda.atomic.add(drop_a, 0, 1)
-        s[0] = p + 1
+        s[0] = p + STRIDE
         if timed or TIME_ALL:
             q = s[2]
             if q < s[3]:
@@ -337,7 +342,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
                 sm_a[q] = smid()
             else:
                 cuda.atomic.add(drop_a, 1, 1)
-            s[2] = q + 1
+            s[2] = q + STRIDE
 
     @jit
     def r_begin(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
@@ -363,9 +368,9 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
             s[3] = 0
         else:
             s[0] = off_a[slot, 0]
-            s[1] = off_a[slot, 0] + cap_a[slot, 0]
+            s[1] = off_a[slot, 0] + cap_a[slot, 0] * STRIDE
             s[2] = off_a[slot, 1]
-            s[3] = off_a[slot, 1] + cap_a[slot, 1]
+            s[3] = off_a[slot, 1] + cap_a[slot, 1] * STRIDE
         s[6] = s[0]
         s[7] = s[2]
         put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
@@ -375,8 +380,8 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
         put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
         if s[4] != 0:
             slot = s[5]
-            cnt_a[slot, 0] = min(s[0], s[1]) - s[6] if not COUNT else s[0]
-            cnt_a[slot, 1] = min(s[2], s[3]) - s[7] if not COUNT else s[2]
+            cnt_a[slot, 0] = (min(s[0], s[1]) - s[6]) // STRIDE if not COUNT else s[0]
+            cnt_a[slot, 1] = (min(s[2], s[3]) - s[7]) // STRIDE if not COUNT else s[2]
 
     @jit
     def r_event(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):

@@ -22,6 +22,7 @@ from .errors import DivergentBarrierError, KernelFault, TraceTooLarge
 from .limits import normalize_dims
 
 _POISON_INT = -0x21524111  # 0xDEADBEEF as a signed 32-bit integer
+MAX_CPU_THREADS = 2**25  # ~33M threads: each per-thread int64 variable is then 256 MB
 
 
 class ArrayHandle:
@@ -98,6 +99,12 @@ class SimtRuntime:
         self.tpb = bx * by * bz
         self.n_blocks = gx * gy * gz
         self.N = self.tpb * self.n_blocks
+        if self.N > MAX_CPU_THREADS:
+            raise TraceTooLarge(
+                f"{self.N:,} threads is more than gpuviz's CPU executor runs at once ({MAX_CPU_THREADS:,}): every "
+                "thread's variables live in memory together. Launch a smaller problem, or capture it on a GPU.",
+                file=file,
+            )
         lanes = np.arange(self.N, dtype=np.int64)
         self.lanes = lanes
         self.block_lin = lanes // self.tpb
@@ -207,12 +214,14 @@ class SimtRuntime:
                 file=self.file,
                 line=line,
             )
-        if n == self.N:  # every lane: slices instead of gathers and scatters
+        if n == self.N:  # every lane: slices instead of gathers and scatters, and no lane list kept
             seq = self.seq.copy()
             self.seq += 1
+            act = None
         else:
             seq = self.seq[act]
             self.seq[act] = seq + 1
+            act = act.astype(np.int32)  # half the memory kept per event; lanes < 2**31 (checked at launch)
         if isinstance(values, np.ndarray) and values.dtype.kind == "c":
             values = values.real
         # chunks are joined once, at the end (events()): recording stays a few cheap appends per step
@@ -233,8 +242,8 @@ class SimtRuntime:
         thread32 = self.thread_lin.astype(np.int32)
         o = 0
         for act, seq, flat, values, kind, aid, line, step in self._chunks:
-            e = o + len(act)
-            if e - o == self.N:  # every lane, in lane order: copies, not gathers
+            e = o + len(seq)
+            if act is None:  # every lane, in lane order: copies, not gathers
                 out["block"][o:e] = block32
                 out["thread"][o:e] = thread32
             else:

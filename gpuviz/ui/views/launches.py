@@ -461,6 +461,7 @@ def load_recording(window, path) -> bool:
         traces = load_traces(path)
     except (TraceFileError, OSError) as exc:
         dock.launch_list.show_error(f"Could not open {path}: {exc}")
+        dock.raise_()
         return False
     if not traces:
         dock.launch_list.show_error(f"{path} holds no launches")

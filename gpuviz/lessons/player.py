@@ -1,0 +1,315 @@
+"""The lesson player: where a lesson stands, as a Qt-free model that a window (or a test) observes.
+
+A scene is played as a list of *beats*, one per click of a presenter's clicker:
+
+* a beat shows one frame of the scene's launch, with its caption;
+* at a frame that carries a "predict, then reveal" question, the first beat asks it (the caption, which
+  would give the answer away, is held back) and the next beat reveals the answer, computed from the
+  analyses, with the caption.
+
+``next()`` and ``prev()`` walk the beats and cross scene boundaries; ``slide()`` says what to show.
+Observers: ``player.observe(callback)``; ``callback(name)`` after ``"scene"`` (a new scene: load its trace
+and arrange its views) or ``"beat"`` (same scene, another frame or the answer).
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..model.frames import Frames
+from ..model.narration import Narrator, StopError
+from .format import Lesson, LessonError, Question, Scene
+from .metrics import METRIC_NAMES, format_value, formatted, scene_metrics
+
+
+@dataclass
+class Beat:
+    frame: int
+    question: Question | None = None
+    revealed: bool = True  # False: the question is asked, its answer (and the caption) held back
+
+
+@dataclass
+class LoadedScene:
+    scene: Scene
+    trace: object
+    frames: Frames
+    narrator: Narrator
+    first: int
+    last: int
+    beats: list[Beat]
+    metrics: dict
+    spec: object = None  # the bundled KernelSpec, when the scene plays one
+    label: str = ""
+
+
+@dataclass
+class Slide:
+    """What the screen shows at one beat."""
+
+    lesson: str
+    scene_title: str
+    scene_index: int
+    n_scenes: int
+    beat_index: int
+    n_beats: int
+    frame: int
+    caption: str  # "" while a question waits for its answer
+    kernel_note: str
+    notes: str
+    question: str = ""
+    answer: str = ""
+    views: list[str] = field(default_factory=list)
+    layout: str = "columns"
+
+    @property
+    def progress(self) -> str:
+        return f"scene {self.scene_index + 1} of {self.n_scenes} · step {self.beat_index + 1} of {self.n_beats}"
+
+
+def capture_scene(scene: Scene):
+    """The default loader: capture the scene's bundled kernel with its backend (or load its trace file).
+    Returns (trace, spec or None)."""
+    if scene.trace:
+        from ..model.tracefile import load_trace
+
+        return load_trace(scene.trace), None
+    import gpuviz
+    from kernels import get_kernel
+
+    spec = get_kernel(scene.kernel)
+    size = scene.size if scene.size is not None else spec.small_size
+    args = spec.make_args(size, np.random.default_rng(scene.seed))
+    grid, block = spec.launch(size, tuple(scene.block) if scene.block else spec.default_block)
+    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=scene.backend)
+    trace.launch.meta.setdefault("bundled_kernel", {"name": scene.kernel, "size": size, "size_label": spec.size_label})
+    return trace, spec
+
+
+class LessonPlayer:
+    """Plays a :class:`Lesson` beat by beat. ``loader(scene) -> (trace, spec | None)``."""
+
+    def __init__(self, lesson: Lesson, loader: Callable | None = None):
+        self.lesson = lesson
+        self.loader = loader or capture_scene
+        self._loaded: dict[int, LoadedScene] = {}
+        self.scene_index = 0
+        self.beat_index = 0
+        self.finished = False  # next() was pressed on the last beat of the last scene
+        self._observers: list[Callable[[str], None]] = []
+
+    # ---- observers ----------------------------------------------------------------------------------------
+    def observe(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        self._observers.append(callback)
+        return lambda: self._observers.remove(callback) if callback in self._observers else None
+
+    def _notify(self, name: str) -> None:
+        for cb in list(self._observers):
+            cb(name)
+
+    # ---- scenes ---------------------------------------------------------------------------------------------
+    def load(self, i: int) -> LoadedScene:
+        """Capture (or load) scene ``i`` and lay out its beats; cached."""
+        hit = self._loaded.get(i)
+        if hit is not None:
+            return hit
+        scene = self.lesson.scenes[i]
+        where = self.lesson.where
+        try:
+            trace, spec = self.loader(scene)
+        except LessonError:
+            raise
+        except KeyError as exc:
+            raise LessonError(f"{where(scene, 'kernel')}: {exc.args[0] if exc.args else exc}") from exc
+        except Exception as exc:  # a capture or file error: say which scene asked for it
+            fld = "trace" if scene.trace else "kernel"
+            raise LessonError(f"{where(scene, fld)}: could not load it: {type(exc).__name__}: {exc}") from exc
+        frames = Frames(trace)
+        notes = tuple(getattr(spec, "frame_notes", ()) or ()) if spec is not None else ()
+        narrator = Narrator(frames, notes=notes)
+        if frames.n_frames == 0:
+            raise LessonError(f"{where(scene)}: the launch recorded no events, there is nothing to show")
+
+        def find(stop, fld):
+            try:
+                return narrator.find(stop)
+            except StopError as exc:
+                raise LessonError(f"{where(scene, fld)}: {exc}") from exc
+
+        first, last = find(scene.frames[0], "frames"), find(scene.frames[1], "frames")
+        if last < first:
+            raise LessonError(f"{where(scene, 'frames')}: {scene.frames[1]!r} (frame {last}) comes before "
+                              f"{scene.frames[0]!r} (frame {first})")
+        q_at: dict[int, list[Question]] = {}
+        for q in scene.questions:
+            f = find(q.at, "questions")
+            if not first <= f <= last:
+                raise LessonError(f"{where(scene, 'questions')}: question {q.ask!r} is at {q.at!r} (frame {f}), "
+                                  f"outside the scene's frames {first}..{last}")
+            q_at.setdefault(f, []).append(q)
+        steps = self._steps(scene, frames, narrator, first, last, find) | set(q_at)
+        beats: list[Beat] = []
+        for f in sorted(steps):
+            beats.append(Beat(f))
+            for q in q_at.get(f, []):
+                if beats[-1].frame == f and beats[-1].question is None:
+                    beats.pop()  # the question's frame is shown with it: the plain beat would give the answer
+                beats.append(Beat(f, q, revealed=False))
+                beats.append(Beat(f, q, revealed=True))
+        label = scene.kernel or scene.trace
+        loaded = LoadedScene(scene, trace, frames, narrator, first, last, beats, scene_metrics(trace, frames), spec, label)
+        self._loaded[i] = loaded
+        # check every answer can be computed now, so a broken question shows up when the scene opens
+        for b in beats:
+            if b.question is not None:
+                self._answer(loaded, b)
+        return loaded
+
+    @staticmethod
+    def _steps(scene: Scene, frames: Frames, narrator: Narrator, first: int, last: int, find) -> set[int]:
+        mode = scene.step or ("stops" if scene.stops else ("barrier" if len(frames.barrier_complete_frames) else "frame"))
+        inside = lambda arr: {int(f) for f in np.asarray(arr) if first <= f <= last}  # noqa: E731
+        if mode == "stops":
+            out = {first}
+            for s in scene.stops:
+                f = find(s, "stops")
+                if not first <= f <= last:
+                    raise LessonError(f"{narrator_where(scene)}, field 'stops': {s!r} is frame {f}, outside the "
+                                      f"scene's frames {first}..{last}")
+                out.add(f)
+            return out
+        if mode == "frame":
+            return set(range(first, last + 1))
+        if mode == "step":
+            return {first, last} | inside(frames.step_starts)
+        if mode == "barrier":
+            return {first, last} | inside(frames.barrier_complete_frames)
+        return {first, last} | inside(frames.block_starts)
+
+    @property
+    def current(self) -> LoadedScene:
+        return self.load(self.scene_index)
+
+    @property
+    def beat(self) -> Beat:
+        return self.current.beats[self.beat_index]
+
+    def start(self, scene: int = 0) -> None:
+        self.goto_scene(scene)
+
+    def goto_scene(self, i: int, at_end: bool = False) -> None:
+        if not 0 <= i < len(self.lesson.scenes):
+            raise IndexError(f"scene {i + 1} out of range: the lesson has {len(self.lesson.scenes)} scenes")
+        loaded = self.load(i)
+        self.scene_index = i
+        self.beat_index = len(loaded.beats) - 1 if at_end else 0
+        self.finished = False
+        self._notify("scene")
+
+    # ---- the clicker ---------------------------------------------------------------------------------------
+    def next(self) -> bool:
+        """One click forward; False (and ``finished``) at the very end."""
+        if self.beat_index + 1 < len(self.current.beats):
+            self.beat_index += 1
+            self._notify("beat")
+            return True
+        if self.scene_index + 1 < len(self.lesson.scenes):
+            self.goto_scene(self.scene_index + 1)
+            return True
+        self.finished = True
+        self._notify("finished")
+        return False
+
+    def prev(self) -> bool:
+        """One click back; False at the very start."""
+        self.finished = False
+        if self.beat_index > 0:
+            self.beat_index -= 1
+            self._notify("beat")
+            return True
+        if self.scene_index > 0:
+            self.goto_scene(self.scene_index - 1, at_end=True)
+            return True
+        return False
+
+    # ---- what to show ----------------------------------------------------------------------------------------
+    def slide(self) -> Slide:
+        loaded = self.current
+        b = self.beat
+        scene = loaded.scene
+        caption = loaded.narrator.caption(b.frame)
+        question = answer = ""
+        if b.question is not None:
+            question = b.question.ask
+            if b.revealed:
+                answer = self._answer(loaded, b)
+            else:
+                caption = ""
+        return Slide(
+            lesson=self.lesson.title, scene_title=scene.title, scene_index=self.scene_index,
+            n_scenes=len(self.lesson.scenes), beat_index=self.beat_index, n_beats=len(loaded.beats),
+            frame=b.frame, caption=caption, kernel_note=loaded.narrator.note(b.frame) if (b.revealed) else "",
+            notes=self._format(scene.notes, loaded, "notes"), question=question, answer=answer,
+            views=list(scene.views), layout=scene.layout,
+        )
+
+    def answer_value(self, loaded: LoadedScene, beat: Beat):
+        """The computed answer of a beat's question (a number or text)."""
+        q = beat.question
+        name = q.answer
+        if name in METRIC_NAMES:
+            return loaded.metrics[name]
+        facts = loaded.narrator.facts(beat.frame)
+        if name not in facts:
+            raise LessonError(
+                f"{self.lesson.where(loaded.scene, 'questions')}: question {q.ask!r} asks for {name!r}, but frame "
+                f"{beat.frame} ({loaded.narrator.caption(beat.frame)}) has no such number; it has "
+                f"{', '.join(k for k in facts if k not in ('frame', 'kind', 'array'))}")
+        return facts[name]
+
+    def _answer(self, loaded: LoadedScene, beat: Beat) -> str:
+        value = format_value(beat.question.answer, self.answer_value(loaded, beat))
+        explain = self._format(beat.question.explain, loaded, "questions")
+        return f"{value}. {explain}" if explain else value
+
+    def _format(self, text: str, loaded: LoadedScene, fld: str) -> str:
+        if not text or "{" not in text:
+            return text
+        ctx = formatted(loaded.metrics)
+        kernels: dict[str, dict] = {}
+        for _, f, _, _ in string.Formatter().parse(text):
+            if f and f.startswith("kernel["):
+                name = f[len("kernel["):].split("]", 1)[0]
+                kernels[name] = formatted(self._metrics_of_kernel(name, loaded.scene))
+        ctx["kernel"] = kernels
+        try:
+            return text.format(**ctx)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise LessonError(f"{self.lesson.where(loaded.scene, fld)}: cannot fill in {exc}") from exc
+
+    def _metrics_of_kernel(self, name: str, before: Scene) -> dict:
+        for i, s in enumerate(self.lesson.scenes[: before.index]):
+            if s.kernel == name:
+                return self.load(i).metrics
+        raise LessonError(f"{self.lesson.where(before)}: no earlier scene plays kernel {name!r}")
+
+    # ---- all at once (headless) ----------------------------------------------------------------------------
+    def play_all(self, on_slide: Callable[[Slide], None] | None = None) -> list[Slide]:
+        """Click through the whole lesson; returns every slide shown (tests, `gpuviz lesson --print`)."""
+        self.start()
+        slides = [self.slide()]
+        if on_slide:
+            on_slide(slides[-1])
+        while self.next():
+            slides.append(self.slide())
+            if on_slide:
+                on_slide(slides[-1])
+        return slides
+
+
+def narrator_where(scene: Scene) -> str:
+    return scene.label
