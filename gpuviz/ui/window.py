@@ -396,11 +396,22 @@ class MainWindow(QMainWindow):
             self.overlay.setGeometry(self.rect())
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a trace", "", "gpuviz traces (*.gpuviz);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a trace, a recording or a Numba CUDA program", "",
+            "gpuviz traces and programs (*.gpuviz *.py);;gpuviz traces (*.gpuviz);;Python programs (*.py);;All files (*)",
+        )
         if path:
             self.open_path(path)
 
     def open_path(self, path: str) -> bool:
+        """Open a trace; a recording of several launches or a program (.py) goes to the launch list."""
+        from .views.launches import load_recording, needs_launch_list, run_program
+
+        if needs_launch_list(path):
+            if str(path).endswith(".py"):
+                run_program(self, path)  # in a worker process: the window never runs user code itself
+                return True
+            return load_recording(self, path)
         try:
             trace = Trace.load(path)
         except Exception as e:
@@ -436,5 +447,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, ev) -> None:
         self.launch_panel.runner.shutdown()
+        dock = getattr(self, "launch_list_dock", None)
+        if dock is not None:
+            dock.launch_list.shutdown()  # a program still running in its worker is stopped with the window
         self.session.shutdown()
         super().closeEvent(ev)

@@ -1,0 +1,480 @@
+"""Presenter mode: the main window on a projector, driven by a clicker.
+
+    presenter = enter_presenter(window, theme="dark")    # full screen, chrome hidden, text >= 18 px
+    leave_presenter(window)                              # everything back as it was
+
+Works on a :class:`~gpuviz.ui.window.MainWindow` from the outside, through its public parts (``session``,
+``actions``, ``docks``, ``transport``, ``menuBar()``, ``statusBar()``):
+
+* full screen (or a given size), menu bar, status bar, transport bar and launch panel hidden;
+* high-contrast light and dark themes made for washed-out projectors (Okabe-Ito categories, darker
+  greys than the desk themes so "idle" and "waiting" stay visible, cividis heat maps);
+* every text at least :data:`MIN_TEXT_PX` pixels at 1920x1080: the scale is raised until the smallest
+  text in the window (Qt widgets and pyqtgraph items alike, measured by :func:`text_sizes`) reaches it,
+  and it can be changed on the fly (Ctrl+= / Ctrl+-, Ctrl+0 back to the automatic scale);
+* a caption bar along the bottom with the narration of the current frame (:mod:`gpuviz.model.narration`);
+* clicker keys: PageDown / Right next, PageUp / Left back (a lesson's next beat when one plays, else one
+  frame), B or . blank screen, Ctrl+T light/dark, Esc leaves (or un-blanks).
+
+The window's own key bindings for those keys are set aside while presenting and given back on leaving.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidget
+
+from ..model import playback as pb
+from ..model.frames import BlockState, LaneState
+from ..model.narration import Narrator
+from .theme import DARK, LIGHT, OKABE_ITO, Theme
+
+MIN_TEXT_PX = 18
+SCALE_STEP = 1.12
+
+#: high-contrast themes for projectors: pale greys of the desk themes vanish on a washed-out image
+PRESENT_LIGHT = replace(
+    LIGHT,
+    name="present-light",
+    panel="#FFFFFF",
+    muted="#000000",
+    grid="#4D4D4D",
+    highlight_line="#F5D76E",
+    lane={
+        LaneState.NOT_STARTED: "#D0D0D0",
+        LaneState.IDLE: "#7A7A7A",
+        LaneState.ACTIVE: OKABE_ITO["bluish_green"],
+        LaneState.DIVERGED: OKABE_ITO["orange"],
+        LaneState.BARRIER: OKABE_ITO["reddish_purple"],
+        LaneState.EXITED: OKABE_ITO["blue"],
+    },
+    block={
+        BlockState.WAITING: "#C4C4C4",
+        BlockState.RESIDENT: OKABE_ITO["bluish_green"],
+        BlockState.BARRIER: OKABE_ITO["reddish_purple"],
+        BlockState.DONE: OKABE_ITO["blue"],
+    },
+    heatmap="cividis",
+)
+PRESENT_DARK = replace(
+    DARK,
+    name="present-dark",
+    panel="#000000",
+    muted="#FFFFFF",
+    grid="#A0A0A0",
+    highlight_line="#6B5800",
+    lane={
+        LaneState.NOT_STARTED: "#2E2E2E",
+        LaneState.IDLE: "#8C8C8C",
+        LaneState.ACTIVE: OKABE_ITO["bluish_green"],
+        LaneState.DIVERGED: OKABE_ITO["orange"],
+        LaneState.BARRIER: OKABE_ITO["reddish_purple"],
+        LaneState.EXITED: OKABE_ITO["sky_blue"],
+    },
+    block={
+        BlockState.WAITING: "#3A3A3A",
+        BlockState.RESIDENT: OKABE_ITO["bluish_green"],
+        BlockState.BARRIER: OKABE_ITO["reddish_purple"],
+        BlockState.DONE: OKABE_ITO["sky_blue"],
+    },
+    heatmap="cividis",
+)
+PRESENT_THEMES = {"light": PRESENT_LIGHT, "dark": PRESENT_DARK}
+
+
+# ---- measuring text -------------------------------------------------------------------------------
+def _font_px(font: QFont, dpi: float = 96.0) -> float:
+    if font.pixelSize() > 0:
+        return float(font.pixelSize())
+    return font.pointSizeF() * dpi / 72.0
+
+
+_CSS_SIZE = re.compile(r"font-size\s*:\s*([\d.]+)\s*(px|pt)", re.I)
+
+
+def text_sizes(root: QWidget):
+    """Yield ``(pixel size, description)`` of every visible text in ``root``: Qt widgets' fonts, sizes
+    written into rich text, and the fonts of pyqtgraph items (TextItem, AxisItem ticks and labels,
+    LabelItem, any QGraphics text item)."""
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QGraphicsSimpleTextItem, QGraphicsTextItem
+
+    widgets = [root] + root.findChildren(QWidget)
+    for w in widgets:
+        if not w.isVisibleTo(root) and w is not root:
+            continue
+        if not w.isVisible():
+            continue
+        w.ensurePolished()
+        dpi = float(w.logicalDpiY() or 96)
+        name = f"{type(w).__name__}#{w.objectName() or '?'}"
+        text = ""
+        if isinstance(w, QLabel):
+            text = w.text()
+            if not text.strip():
+                continue
+        elif w.findChildren(QWidget) and not isinstance(w, pg.GraphicsView):
+            # a container draws no text of its own unless it is a known text widget
+            if not hasattr(w, "text") and not hasattr(w, "toPlainText"):
+                continue
+        yield _font_px(w.font(), dpi), name
+        for m in _CSS_SIZE.finditer(text):
+            v = float(m.group(1))
+            yield (v if m.group(2).lower() == "px" else v * dpi / 72.0), f"{name} (rich text)"
+        if isinstance(w, pg.GraphicsView):
+            scene = w.scene()
+            if scene is None:
+                continue
+            for item in scene.items():
+                if not item.isVisible():
+                    continue
+                if isinstance(item, pg.TextItem):
+                    if item.textItem.toPlainText().strip():
+                        yield _font_px(item.textItem.font(), dpi), f"{name} TextItem"
+                elif isinstance(item, pg.AxisItem):
+                    f = item.style.get("tickFont") or w.font()
+                    if item.style.get("showValues", True):
+                        yield _font_px(f, dpi), f"{name} AxisItem ticks"
+                    if item.label.isVisible() and item.label.toPlainText().strip():
+                        yield _font_px(item.label.font(), dpi), f"{name} AxisItem label"
+                elif isinstance(item, pg.LabelItem):
+                    if item.item.toPlainText().strip():
+                        yield _font_px(item.item.font(), dpi), f"{name} LabelItem"
+                        for m in _CSS_SIZE.finditer(item.text or ""):
+                            v = float(m.group(1))
+                            yield (v if m.group(2).lower() == "px" else v * dpi / 72.0), f"{name} LabelItem (rich text)"
+                elif isinstance(item, (QGraphicsTextItem, QGraphicsSimpleTextItem)):
+                    parent = item.parentItem()
+                    if isinstance(parent, (pg.TextItem, pg.LabelItem, pg.AxisItem)):
+                        continue  # counted with its owner
+                    txt = item.toPlainText() if isinstance(item, QGraphicsTextItem) else item.text()
+                    if txt.strip():
+                        yield _font_px(item.font(), dpi), f"{name} {type(item).__name__}"
+
+
+def smallest_text(root: QWidget) -> tuple[float, str]:
+    """(pixel size, description) of the smallest visible text in ``root``."""
+    return min(text_sizes(root), default=(float("inf"), "no text"))
+
+
+# ---- keys taken over while presenting ---------------------------------------------------------------
+class KeyOverride:
+    """Bind keys to new callbacks on a window, setting aside the window's own actions for those keys
+    (two actions on one key would be ambiguous and neither would fire) until :meth:`release`."""
+
+    def __init__(self, window, bindings: list[tuple[str, tuple[str, ...], object]]):
+        self.window = window
+        self._taken: list[tuple[QAction, list]] = []
+        self.actions: dict[str, QAction] = {}
+        keys = {QKeySequence(k).toString() for _, ks, _ in bindings for k in ks}
+        for qa in window.findChildren(QAction):
+            seqs = qa.shortcuts()
+            if any(s.toString() in keys for s in seqs):
+                self._taken.append((qa, list(seqs)))
+                qa.setShortcuts([s for s in seqs if s.toString() not in keys])
+        for name, ks, callback in bindings:
+            qa = QAction(name, window)
+            qa.setObjectName(f"presenter.{name}")
+            qa.setShortcuts([QKeySequence(k) for k in ks])
+            qa.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            qa.triggered.connect(lambda _c=False, cb=callback: cb())
+            window.addAction(qa)
+            self.actions[name] = qa
+
+    def trigger(self, name: str) -> None:
+        self.actions[name].trigger()
+
+    def release(self) -> None:
+        for qa in self.actions.values():
+            self.window.removeAction(qa)
+            qa.deleteLater()
+        self.actions = {}
+        for qa, seqs in self._taken:
+            qa.setShortcuts(seqs)
+        self._taken = []
+
+
+# ---- the caption bar and the blank screen -------------------------------------------------------------
+class CaptionBar(QWidget):
+    """The narration of the current frame, large, along the bottom of the window."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("presenterCaption")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(12, 6, 12, 6)
+        lay.setSpacing(2)
+        self.caption = QLabel(self)
+        self.caption.setObjectName("presenterCaptionText")
+        self.caption.setWordWrap(True)
+        self.note = QLabel(self)
+        self.note.setObjectName("presenterNoteText")
+        self.note.setWordWrap(True)
+        self.caption.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        lay.addWidget(self.caption)
+        lay.addWidget(self.note)
+
+    def set_text(self, caption: str, note: str = "") -> None:
+        self.caption.setText(caption)
+        self.note.setText(note)
+        self.note.setVisible(bool(note))
+
+    def restyle(self, theme: Theme) -> None:
+        self.setStyleSheet(
+            f"QWidget#presenterCaption {{ background: {theme.background}; border-top: 3px solid {theme.grid}; }}"
+            f"QLabel#presenterCaptionText {{ font-size: {theme.px(24)}px; font-weight: bold; color: {theme.foreground};"
+            f" background: {theme.background}; }}"
+            f"QLabel#presenterNoteText {{ font-size: {theme.px(20)}px; color: {theme.muted};"
+            f" background: {theme.background}; }}"
+        )
+
+
+class BlankScreen(QWidget):
+    """All black: the audience looks at the teacher, not the screen (B or . toggles it)."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.setObjectName("presenterBlank")
+        self.setAutoFillBackground(True)
+        self.setStyleSheet("QWidget#presenterBlank { background: #000000; }")
+        self.hide()
+
+    def cover(self) -> None:
+        self.setGeometry(self.parentWidget().rect())
+        self.raise_()
+        self.show()
+
+
+# ---- the presenter ------------------------------------------------------------------------------------
+class Presenter(QObject):
+    """Presenter mode on one window. Use :func:`enter_presenter` / :func:`leave_presenter`."""
+
+    def __init__(self, window, theme: str = "dark", scale: float | None = None, size=None, fullscreen: bool = True):
+        super().__init__(window)
+        if theme not in PRESENT_THEMES:
+            raise ValueError(f"presenter theme is 'light' or 'dark', not {theme!r}")
+        self.window = window
+        self.session = window.session
+        self.theme_name = theme
+        self.lesson = None  # a gpuviz.ui.lesson_player.LessonController drives next/prev when set
+        self.caption_override = None  # callable () -> (caption, note), set by a lesson
+        self._narrator: Narrator | None = None
+        self._auto_scale = 1.0
+        self._saved_theme = self.session.theme
+        self._saved_state = window.saveState()
+        self._saved_geometry = window.saveGeometry()
+        self._was_fullscreen = window.isFullScreen()
+        self._chrome = [w for w in (window.menuBar(), window.statusBar(), getattr(window, "transport", None),
+                                    window.docks.get("launch")) if w is not None and not w.isHidden()]
+        for w in self._chrome:
+            w.hide()
+        self.caption_bar = CaptionBar()
+        self.caption_toolbar = QToolBar("Caption", window)
+        self.caption_toolbar.setObjectName("toolbar_presenter_caption")
+        self.caption_toolbar.setMovable(False)
+        self.caption_toolbar.addWidget(self.caption_bar)
+        window.addToolBar(Qt.ToolBarArea.BottomToolBarArea, self.caption_toolbar)
+        self.blank = BlankScreen(window)
+        self.keys = KeyOverride(window, [
+            ("next", ("PgDown", "Right"), self.next),
+            ("previous", ("PgUp", "Left"), self.prev),
+            ("blank", ("B", "."), self.toggle_blank),
+            ("bigger", ("Ctrl++", "Ctrl+="), self.bigger),
+            ("smaller", ("Ctrl+-",), self.smaller),
+            ("auto_scale", ("Ctrl+0",), self.fit_text),
+            ("theme", ("Ctrl+T",), self.toggle_theme),
+            ("leave", ("Esc",), self.escape),
+            ("stop_presenting", ("F5",), lambda: leave_presenter(self.window)),
+        ])
+        self.session.frame_changed.connect(self._on_frame)
+        self.session.trace_changed.connect(self._on_trace)
+        self.session.theme_changed.connect(self._restyle)
+        if size is not None:
+            window.showNormal()
+            window.resize(int(size[0]), int(size[1]))
+            window.show()
+        elif fullscreen:
+            window.showFullScreen()
+        self.session.set_theme(PRESENT_THEMES[theme].scaled(scale or self._saved_theme.scale))
+        if scale is None:
+            self.fit_text()
+        else:
+            self._auto_scale = float(scale)
+        self._on_frame(self.session.frame)
+
+    # ---- scale and theme ---------------------------------------------------------------------------------
+    @property
+    def scale(self) -> float:
+        return self.session.theme.scale
+
+    def _settle(self) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        for _ in range(2):
+            QApplication.processEvents()
+
+    def fit_text(self, min_px: float = MIN_TEXT_PX) -> float:
+        """Raise the scale until the smallest visible text is at least ``min_px``; returns the scale."""
+        self._settle()
+        for _ in range(4):
+            px, _where = smallest_text(self.window)
+            if px >= min_px - 0.01 or px == float("inf"):
+                break
+            self.session.set_scale(self.scale * (min_px / px) * 1.001)
+            self._settle()
+        self._auto_scale = self.scale
+        return self.scale
+
+    def set_scale(self, scale: float) -> None:
+        self.session.set_scale(scale)
+        self._settle()
+
+    def bigger(self) -> None:
+        self.set_scale(self.scale * SCALE_STEP)
+
+    def smaller(self) -> None:
+        """Smaller, but never below the scale that keeps every text at the projector minimum."""
+        self.set_scale(max(self._auto_scale, self.scale / SCALE_STEP))
+
+    def set_theme(self, name: str) -> None:
+        if name not in PRESENT_THEMES:
+            raise ValueError(f"presenter theme is 'light' or 'dark', not {name!r}")
+        self.theme_name = name
+        self.session.set_theme(PRESENT_THEMES[name].scaled(self.scale))
+
+    def toggle_theme(self) -> None:
+        self.set_theme("light" if self.theme_name == "dark" else "dark")
+
+    def _restyle(self) -> None:
+        self.caption_bar.restyle(self.session.theme)
+
+    # ---- clicker -------------------------------------------------------------------------------------------
+    def next(self) -> None:
+        if self.blank.isVisible():
+            self.blank.hide()
+            return
+        if self.lesson is not None:
+            self.lesson.next()
+        else:
+            pb.step_forward(self.session.playback)
+
+    def prev(self) -> None:
+        if self.blank.isVisible():
+            self.blank.hide()
+            return
+        if self.lesson is not None:
+            self.lesson.prev()
+        else:
+            pb.step_back(self.session.playback)
+
+    @property
+    def blanked(self) -> bool:
+        return self.blank.isVisible()
+
+    def toggle_blank(self) -> None:
+        if self.blank.isVisible():
+            self.blank.hide()
+        else:
+            self.blank.cover()
+
+    def escape(self) -> None:
+        if self.blank.isVisible():
+            self.blank.hide()
+        else:
+            leave_presenter(self.window)
+
+    # ---- caption -----------------------------------------------------------------------------------------
+    def _on_trace(self) -> None:
+        self._narrator = None
+
+    def narrator(self) -> Narrator | None:
+        s = self.session
+        if s.frames is None:
+            return None
+        if self._narrator is None or self._narrator.frames is not s.frames:
+            self._narrator = Narrator(s.frames)
+        return self._narrator
+
+    def _on_frame(self, f: int) -> None:
+        if self.caption_override is not None:
+            caption, note = self.caption_override()
+            self.caption_bar.set_text(caption, note)
+            return
+        n = self.narrator()
+        if n is None or self.session.frames.n_frames == 0:
+            self.caption_bar.set_text("")
+            return
+        self.caption_bar.set_text(n.caption(f), n.note(f))
+
+    def refresh_caption(self) -> None:
+        self._on_frame(self.session.frame)
+
+    # ---- leaving ---------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        w = self.window
+        for sig, slot in ((self.session.frame_changed, self._on_frame), (self.session.trace_changed, self._on_trace),
+                          (self.session.theme_changed, self._restyle)):
+            try:
+                sig.disconnect(slot)
+            except (RuntimeError, TypeError):  # already gone with the window
+                pass
+        self.keys.release()
+        self.blank.hide()
+        self.blank.deleteLater()
+        w.removeToolBar(self.caption_toolbar)
+        self.caption_toolbar.deleteLater()
+        for c in self._chrome:
+            c.show()
+        self.session.set_theme(self._saved_theme)
+        if not self._was_fullscreen:
+            w.showNormal()
+            w.restoreGeometry(self._saved_geometry)
+        w.restoreState(self._saved_state)
+
+
+def presenter_of(window) -> Presenter | None:
+    """The window's presenter while presenting, else None."""
+    return getattr(window, "_gpuviz_presenter", None)
+
+
+def enter_presenter(window, theme: str = "dark", scale: float | None = None, size=None,
+                    fullscreen: bool = True) -> Presenter:
+    """Put ``window`` (a MainWindow) in presenter mode; returns its :class:`Presenter`.
+
+    ``scale`` None: the smallest scale at which every text is at least :data:`MIN_TEXT_PX`. ``size``:
+    a (width, height) instead of full screen (tests, screenshots, a second window).
+    """
+    p = presenter_of(window)
+    if p is not None:
+        if theme != p.theme_name:
+            p.set_theme(theme)
+        if scale is not None:
+            p.set_scale(scale)
+        return p
+    p = Presenter(window, theme=theme, scale=scale, size=size, fullscreen=fullscreen)
+    window._gpuviz_presenter = p
+    return p
+
+
+def leave_presenter(window) -> None:
+    """Back to the desk: chrome, theme, scale, layout, key bindings and window size as before."""
+    p = presenter_of(window)
+    if p is None:
+        return
+    window._gpuviz_presenter = None
+    if p.lesson is not None and hasattr(p.lesson, "presenter_left"):
+        p.lesson.presenter_left()
+    p.close()
+    p.deleteLater()
+
+
+def toggle_presenter(window, theme: str = "dark") -> Presenter | None:
+    """F5: enter presenter mode, or leave it."""
+    if presenter_of(window) is not None:
+        leave_presenter(window)
+        return None
+    return enter_presenter(window, theme=theme)
