@@ -7,6 +7,8 @@
     gpuviz capture KERNEL ...      capture a bundled kernel to a trace file
     gpuviz info FILE [--json]      what a trace holds
     gpuviz snapshot FILE ...       render a view (or the window) to PNG, headless
+    gpuviz lesson FILE|NAME        play a lesson (a file, or a shipped one by name; --list shows them)
+    gpuviz export FILE ...         PNG / SVG of a view, GIF / MP4 of a frame range, Perfetto JSON timeline
 """
 
 from __future__ import annotations
@@ -264,6 +266,103 @@ def cmd_snapshot(args) -> int:
     return 0
 
 
+def _trace_or_kernel(source: str, what: str):
+    """A trace file, or a bundled kernel captured now on the CPU executor (its small size)."""
+    if os.path.exists(source):
+        from gpuviz.model.tracefile import load_trace
+
+        return load_trace(source)
+    from kernels import all_kernels
+
+    specs = all_kernels()
+    if source not in specs:
+        raise FileNotFoundError(f"{source!r} is neither a trace file nor a bundled kernel (see `gpuviz kernels`)")
+    trace, _spec, _ = capture_bundled(source, specs[source].small_size, None, "cpu")
+    return trace
+
+
+def cmd_export(args) -> int:
+    from gpuviz.export import export
+    from gpuviz.model.tracefile import TraceFileError
+
+    try:
+        trace = _trace_or_kernel(args.file, "export")
+        timing_sets = []
+        for path in args.timings or []:
+            from gpuviz.model.timings import TimingSet
+
+            timing_sets.append(TimingSet.load(path))
+        out = export(trace, args.output, args.format, frames=args.frames, frame=args.frame, view=args.view,
+                     size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
+                     caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets)
+    except (FileNotFoundError, TraceFileError, ValueError, KeyError, OSError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"gpuviz export: {msg}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+def cmd_lesson(args) -> int:
+    from gpuviz.lessons import LessonError, LessonPlayer, builtin_lessons, load_lesson
+
+    if args.list:
+        for name, path in builtin_lessons().items():
+            try:
+                title = load_lesson(path).title
+            except LessonError as exc:
+                title = f"(broken: {exc})"
+            print(f"{name:<20} {title}")
+        return 0
+    if not args.lesson:
+        print("gpuviz lesson: name a lesson file or a shipped lesson (gpuviz lesson --list)", file=sys.stderr)
+        return 2
+    try:
+        lesson = load_lesson(args.lesson)
+        if args.check or args.print:
+            player = LessonPlayer(lesson)
+
+            def show(slide):
+                if args.print:
+                    print(f"[{slide.progress}] frame {slide.frame}")
+                    if slide.beat_index == 0 and slide.notes:
+                        print(f"  notes: {slide.notes}")
+                    if slide.question:
+                        print(f"  predict: {slide.question}" + (f"\n  answer: {slide.answer}" if slide.answer else ""))
+                    if slide.caption:
+                        print(f"  {slide.caption}")
+
+            slides = player.play_all(show)
+            if args.check:
+                print(f"{lesson.name}: {len(lesson.scenes)} scenes, {len(slides)} steps, all stops and answers resolve")
+            return 0
+    except LessonError as exc:
+        print(f"gpuviz lesson: {exc}", file=sys.stderr)
+        return 1
+    return _play_lesson_window(lesson, present=args.present, theme=args.theme)
+
+
+def _play_lesson_window(lesson, present: bool, theme: str) -> int:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from gpuviz.lessons import LessonError
+    from gpuviz.ui.lesson_player import play_lesson
+    from gpuviz.ui.theme import get_theme
+    from gpuviz.ui.window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    window = MainWindow(theme=get_theme(theme))
+    window.resize(1600, 950)
+    window.show()
+    try:
+        play_lesson(window, lesson, present=present, theme=theme)
+    except LessonError as exc:
+        QMessageBox.critical(window, "gpuviz lesson", str(exc))
+        print(f"gpuviz lesson: {exc}", file=sys.stderr)
+        return 1
+    return app.exec()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gpuviz", description="See what a GPU really does when it runs a kernel.")
     p.add_argument("--present", action="store_true", help="presenter mode: full screen, scaled for a projector")
@@ -317,6 +416,32 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--size", type=_size, default=(1920, 1080))
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_snapshot)
+
+    s = sub.add_parser("lesson", help="play a lesson: a lesson file, or a shipped lesson by name")
+    s.add_argument("lesson", nargs="?", help="a .toml/.json lesson file or a shipped lesson's name")
+    s.add_argument("--list", action="store_true", help="list the shipped lessons")
+    s.add_argument("--check", action="store_true", help="check the lesson (captures every scene), print a summary")
+    s.add_argument("--print", action="store_true", help="print every step (notes, questions, answers, captions)")
+    s.add_argument("--present", action="store_true", help="presenter mode: full screen, projector sizes, clicker")
+    s.add_argument("--theme", choices=("light", "dark"), default="dark")
+    s.set_defaults(func=cmd_lesson)
+
+    s = sub.add_parser("export", help="export a view or the window (PNG, SVG), a frame range (GIF, MP4), the "
+                                      "timeline (Perfetto / Chrome trace JSON)")
+    s.add_argument("file", help="a trace file, or a bundled kernel name (captured now at its small size)")
+    s.add_argument("--format", required=True, choices=("png", "svg", "gif", "mp4", "perfetto"))
+    s.add_argument("--frames", default=None, help="frame range A:B (B exclusive) for gif, mp4 and perfetto")
+    s.add_argument("--frame", type=int, default=0, help="the frame for png and svg (negative: from the end)")
+    s.add_argument("--view", default=None, help="view id (default: the whole window)")
+    s.add_argument("--size", type=_size, default=(1280, 720))
+    s.add_argument("--theme", choices=("light", "dark"), default="light")
+    s.add_argument("--scale", type=float, default=1.0, help="text scale")
+    s.add_argument("--fps", type=float, default=8.0, help="frames per second of a gif or mp4")
+    s.add_argument("--no-caption", action="store_true", help="no narration band on gif/mp4 frames")
+    s.add_argument("--timings", action="append", help="a timings JSON file to add to a perfetto export")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("-o", "--output", required=True)
+    s.set_defaults(func=cmd_export)
     return p
 
 

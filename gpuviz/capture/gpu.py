@@ -75,7 +75,9 @@ def gpu_cuda():
             from numba import cuda as mod
         except Exception as exc:  # numba or numba-cuda missing or broken
             raise BackendUnavailable(f"backend='gpu' is unavailable: numba.cuda cannot be imported ({type(exc).__name__}: {exc})") from exc
-    if getattr(mod, "simulator_enabled", False) or "simulator" in type(getattr(mod, "jit", None)).__module__:
+    from numba import config
+
+    if config.ENABLE_CUDASIM or getattr(mod, "simulator_enabled", False):
         raise BackendUnavailable(
             "backend='gpu' is unavailable: this process imported numba.cuda as the CPU simulator "
             "(NUMBA_ENABLE_CUDASIM=1). Run GPU captures in a process started without it"

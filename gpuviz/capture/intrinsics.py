@@ -28,9 +28,10 @@ __all__ = ["SIMULATED", "clock64", "globaltimer", "laneid", "nsmid", "smid"]
 def _simulator_selected() -> bool:
     import sys
 
-    mod = sys.modules.get("numba.cuda")
-    if mod is not None:
-        return bool(getattr(mod, "simulator_enabled", False)) or "simulator" in type(getattr(mod, "jit", None)).__module__
+    if sys.modules.get("numba.cuda") is not None:
+        from numba import config
+
+        return bool(config.ENABLE_CUDASIM)
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
 

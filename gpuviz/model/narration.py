@@ -604,6 +604,9 @@ class Narrator:
             else:
                 why = (f"{n} lanes on {_plural(distinct, 'address')}: up to {mult} updates of one address "
                        f"queue one after another")
+            g = l["g_row"][f]
+            if g >= 0:
+                why = f"{_plural(self._req['sectors'][g], 'sector')}, {why}"
             return self._join(f"{who} {verb} {expr}{pattern}", why, waiting)
         verb = ("read" if plural else "reads") if kind in (K.GLOBAL_LOAD, K.SHARED_LOAD) else ("write" if plural else "writes")
         g, s = l["g_row"][f], l["s_row"][f]

@@ -207,8 +207,8 @@ def cpu_vs_gpu(sizes=(10**3, 10**4, 10**5, 10**6, 10**7, 10**8), repeats: int = 
         del da, db, dc
     return Series("cpu_vs_gpu", "c = a + b: CPU vs GPU over sizes", "mixed", rows, {"seconds": "s"},
                   notes="CPU: numpy, host clock, median; GPU: device time of data already on the GPU, CUDA events "
-                        "around batches of launches (so launch overhead is spread), median. cupy and torch share "
-                        "numba's default stream ordering only through a device synchronize before each timing")
+                        "around batches of launches (so launch overhead is spread), median; numba, cupy and torch all "
+                        "launch on the legacy default stream, which the events bracket")
 
 
 def gpu_timing_set(label: str = "", date: str | None = None, *, sizes=None, quick: bool = False) -> TimingSet:

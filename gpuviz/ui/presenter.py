@@ -93,7 +93,17 @@ def _font_px(font: QFont, dpi: float = 96.0) -> float:
     return font.pointSizeF() * dpi / 72.0
 
 
+_TEXT_WIDGETS: tuple = ()
+_NUMBER = re.compile(r"^\s*[-+]?[0-9.,eE+\-…]*\s*$")
 _CSS_SIZE = re.compile(r"font-size\s*:\s*([\d.]+)\s*(px|pt)", re.I)
+
+
+def _text_widget_classes():
+    from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QComboBox, QLineEdit,
+                                   QPlainTextEdit, QTabBar, QTextEdit)
+
+    return (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QComboBox, QLineEdit, QPlainTextEdit, QTabBar,
+            QTextEdit)
 
 
 def text_sizes(root: QWidget):
@@ -103,6 +113,8 @@ def text_sizes(root: QWidget):
     import pyqtgraph as pg
     from PySide6.QtWidgets import QGraphicsSimpleTextItem, QGraphicsTextItem
 
+    global _TEXT_WIDGETS
+    _TEXT_WIDGETS = _text_widget_classes()
     widgets = [root] + root.findChildren(QWidget)
     for w in widgets:
         if not w.isVisibleTo(root) and w is not root:
@@ -117,10 +129,16 @@ def text_sizes(root: QWidget):
             text = w.text()
             if not text.strip():
                 continue
-        elif w.findChildren(QWidget) and not isinstance(w, pg.GraphicsView):
-            # a container draws no text of its own unless it is a known text widget
-            if not hasattr(w, "text") and not hasattr(w, "toPlainText"):
-                continue
+        elif isinstance(w, _TEXT_WIDGETS):
+            getter = getattr(w, "text", None) or getattr(w, "currentText", None) or getattr(w, "toPlainText", None)
+            if getter is not None and callable(getter):
+                try:
+                    if not str(getter()).strip():
+                        continue
+                except TypeError:  # a text() that needs arguments (QTabBar): it has tabs, so text
+                    pass
+        elif not isinstance(w, pg.GraphicsView):
+            continue  # containers, frames, splitters, scroll areas: no text of their own
         yield _font_px(w.font(), dpi), name
         for m in _CSS_SIZE.finditer(text):
             v = float(m.group(1))
@@ -143,7 +161,7 @@ def text_sizes(root: QWidget):
                         yield _font_px(item.label.font(), dpi), f"{name} AxisItem label"
                 elif isinstance(item, pg.LabelItem):
                     if item.item.toPlainText().strip():
-                        yield _font_px(item.item.font(), dpi), f"{name} LabelItem"
+                        yield _label_px(item, dpi), f"{name} LabelItem"
                         for m in _CSS_SIZE.finditer(item.text or ""):
                             v = float(m.group(1))
                             yield (v if m.group(2).lower() == "px" else v * dpi / 72.0), f"{name} LabelItem (rich text)"
@@ -154,6 +172,60 @@ def text_sizes(root: QWidget):
                     txt = item.toPlainText() if isinstance(item, QGraphicsTextItem) else item.text()
                     if txt.strip():
                         yield _font_px(item.font(), dpi), f"{name} {type(item).__name__}"
+
+
+def _label_px(item, dpi: float) -> float:
+    """A LabelItem's text size: its ``size`` option (written into its HTML) wins over its item's font."""
+    size = item.opts.get("size")
+    if size:
+        m = re.match(r"\s*([\d.]+)\s*(px|pt)?", str(size))
+        if m:
+            v = float(m.group(1))
+            return v if (m.group(2) or "pt") == "px" else v * dpi / 72.0
+    return _font_px(item.item.font(), dpi)
+
+
+def enforce_min_text(root: QWidget, min_px: float = MIN_TEXT_PX) -> int:
+    """Raise every pyqtgraph text in ``root`` smaller than ``min_px`` to ``min_px`` (views size some of
+    their labels to fit cells; on a projector a number too small to read is worse than a crowded cell).
+    Returns how many items were raised."""
+    import pyqtgraph as pg
+
+    raised = 0
+    target = int(round(min_px + 0.49))
+    for view in root.findChildren(pg.GraphicsView):
+        scene = view.scene()
+        if scene is None:
+            continue
+        dpi = float(view.logicalDpiY() or 96)
+        for item in scene.items():
+            if isinstance(item, pg.TextItem):
+                f = item.textItem.font()
+                if _font_px(f, dpi) < min_px:
+                    if _NUMBER.match(item.textItem.toPlainText()):
+                        # a value sized to fit its cell: at projector size it would spill over its
+                        # neighbours, so it is left out (the details panel and captions give values)
+                        item.setVisible(False)
+                        continue
+                    f.setPixelSize(target)
+                    item.setFont(f)
+                    raised += 1
+            elif isinstance(item, pg.AxisItem):
+                f = QFont(item.style.get("tickFont") or view.font())
+                if _font_px(f, dpi) < min_px:
+                    f.setPixelSize(target)
+                    item.setTickFont(f)
+                    raised += 1
+                lf = item.label.font()
+                if _font_px(lf, dpi) < min_px:
+                    lf.setPixelSize(target)
+                    item.label.setFont(lf)
+                    raised += 1
+            elif isinstance(item, pg.LabelItem):
+                if _label_px(item, dpi) < min_px:
+                    item.setText(item.text, size=f"{target}px")
+                    raised += 1
+    return raised
 
 
 def smallest_text(root: QWidget) -> tuple[float, str]:
@@ -260,6 +332,7 @@ class Presenter(QObject):
         self.window = window
         self.session = window.session
         self.theme_name = theme
+        self.size = (int(size[0]), int(size[1])) if size is not None else None
         self.lesson = None  # a gpuviz.ui.lesson_player.LessonController drives next/prev when set
         self.caption_override = None  # callable () -> (caption, note), set by a lesson
         self._narrator: Narrator | None = None
@@ -268,8 +341,10 @@ class Presenter(QObject):
         self._saved_state = window.saveState()
         self._saved_geometry = window.saveGeometry()
         self._was_fullscreen = window.isFullScreen()
+        # the details panel answers clicks; nobody clicks during a talk, and its room goes to the views
         self._chrome = [w for w in (window.menuBar(), window.statusBar(), getattr(window, "transport", None),
-                                    window.docks.get("launch")) if w is not None and not w.isHidden()]
+                                    window.docks.get("launch"), window.docks.get("details"))
+                        if w is not None and not w.isHidden()]
         for w in self._chrome:
             w.hide()
         self.caption_bar = CaptionBar()
@@ -290,9 +365,18 @@ class Presenter(QObject):
             ("leave", ("Esc",), self.escape),
             ("stop_presenting", ("F5",), lambda: leave_presenter(self.window)),
         ])
+        # connected after the views: these run once the views have drawn (and sized their labels)
         self.session.frame_changed.connect(self._on_frame)
         self.session.trace_changed.connect(self._on_trace)
         self.session.theme_changed.connect(self._restyle)
+        # a view's own minimum width (long legends, axis labels at projector size) must not push the window
+        # past the screen when views stand side by side: relaxed while presenting, given back on leaving
+        self._minimums = {}
+        for dock in window.docks.values():
+            view = dock.widget()
+            if view is not None:
+                self._minimums[view] = view.minimumSize()
+                view.setMinimumSize(120, 80)
         if size is not None:
             window.showNormal()
             window.resize(int(size[0]), int(size[1]))
@@ -304,6 +388,8 @@ class Presenter(QObject):
             self.fit_text()
         else:
             self._auto_scale = float(scale)
+        if self.size is not None:
+            window.resize(*self.size)
         self._on_frame(self.session.frame)
 
     # ---- scale and theme ---------------------------------------------------------------------------------
@@ -321,6 +407,7 @@ class Presenter(QObject):
         """Raise the scale until the smallest visible text is at least ``min_px``; returns the scale."""
         self._settle()
         for _ in range(4):
+            enforce_min_text(self.window, min_px)
             px, _where = smallest_text(self.window)
             if px >= min_px - 0.01 or px == float("inf"):
                 break
@@ -332,6 +419,7 @@ class Presenter(QObject):
     def set_scale(self, scale: float) -> None:
         self.session.set_scale(scale)
         self._settle()
+        enforce_min_text(self.window)
 
     def bigger(self) -> None:
         self.set_scale(self.scale * SCALE_STEP)
@@ -351,6 +439,7 @@ class Presenter(QObject):
 
     def _restyle(self) -> None:
         self.caption_bar.restyle(self.session.theme)
+        enforce_min_text(self.window)
 
     # ---- clicker -------------------------------------------------------------------------------------------
     def next(self) -> None:
@@ -390,6 +479,7 @@ class Presenter(QObject):
     # ---- caption -----------------------------------------------------------------------------------------
     def _on_trace(self) -> None:
         self._narrator = None
+        enforce_min_text(self.window)
 
     def narrator(self) -> Narrator | None:
         s = self.session
@@ -400,6 +490,7 @@ class Presenter(QObject):
         return self._narrator
 
     def _on_frame(self, f: int) -> None:
+        enforce_min_text(self.window)
         if self.caption_override is not None:
             caption, note = self.caption_override()
             self.caption_bar.set_text(caption, note)
@@ -430,6 +521,8 @@ class Presenter(QObject):
         for c in self._chrome:
             c.show()
         self.session.set_theme(self._saved_theme)
+        for view, size in self._minimums.items():
+            view.setMinimumSize(size)
         if not self._was_fullscreen:
             w.showNormal()
             w.restoreGeometry(self._saved_geometry)

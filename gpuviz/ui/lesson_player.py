@@ -1,0 +1,241 @@
+"""Plays a lesson in the main window: each scene loads its launch, shows its views in its arrangement,
+walks its frames beat by beat, and puts its notes and "predict, then reveal" questions in a Lesson panel.
+
+    controller = play_lesson(window, load_lesson("bank_conflicts"), present=True)
+    controller.next(); controller.prev()          # what PageDown / PageUp do
+
+The beats and answers come from the Qt-free :class:`~gpuviz.lessons.player.LessonPlayer`; this module
+only turns them into window state, through the window's public parts (``session``, ``docks``).
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from ..lessons.format import Lesson, LessonError
+from ..lessons.player import LessonPlayer
+from .presenter import KeyOverride, enter_presenter, presenter_of
+
+
+class LessonPanel(QWidget):
+    """Lesson and scene titles, progress, notes, the question and (once revealed) its answer."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("lessonPanel")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 8, 8, 8)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        self.label = QLabel()
+        self.label.setObjectName("lessonText")
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        scroll.setWidget(self.label)
+        lay.addWidget(scroll)
+        self.plain = ""  # what is shown, as plain text (tests)
+
+    def show_slide(self, slide, theme, with_caption: bool) -> None:
+        e = html.escape
+        parts = [
+            f"<div style='color:{theme.muted}'>{e(slide.lesson)} · {e(slide.progress)}</div>",
+            f"<h2 style='margin:4px 0'>{e(slide.scene_title)}</h2>",
+        ]
+        plain = [slide.lesson, slide.progress, slide.scene_title]
+        if slide.notes:
+            parts.append(f"<p>{e(slide.notes)}</p>")
+            plain.append(slide.notes)
+        if slide.question:
+            parts.append(f"<p style='border:3px solid {theme.selected}; padding:6px'><b>Predict:</b> {e(slide.question)}</p>")
+            plain.append("Predict: " + slide.question)
+            if slide.answer:
+                parts.append(f"<p><b>Answer: {e(slide.answer)}</b></p>")
+                plain.append("Answer: " + slide.answer)
+            else:
+                parts.append(f"<p style='color:{theme.muted}'>Think, then click for the answer.</p>")
+        if with_caption and slide.caption:
+            parts.append(f"<p><i>{e(slide.caption)}</i></p>")
+            plain.append(slide.caption)
+        if slide.kernel_note:
+            parts.append(f"<p>{e(slide.kernel_note)}</p>")
+            plain.append(slide.kernel_note)
+        self.label.setText("".join(parts))
+        self.plain = "\n".join(plain)
+
+
+class LessonController:
+    """Drives a MainWindow through a lesson. Use :func:`play_lesson`."""
+
+    def __init__(self, window, lesson: Lesson, player: LessonPlayer | None = None):
+        self.window = window
+        self.lesson = lesson
+        self.player = player or LessonPlayer(lesson)
+        self.session = window.session
+        self._saved_state = window.saveState()
+        self._hidden_by_us: list[QDockWidget] = []
+        self._minimums: dict = {}
+        self.panel = LessonPanel()
+        self.dock = QDockWidget("Lesson", window)
+        self.dock.setObjectName("dock_lesson")
+        self.dock.setWidget(self.panel)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        self.keys: KeyOverride | None = None
+        self._unobserve = self.player.observe(self._on_player)
+        self.errors: list[str] = []
+        self.scene_loaded = -1
+
+    # ---- clicker ---------------------------------------------------------------------------------------
+    def start(self, scene: int = 0) -> None:
+        p = presenter_of(self.window)
+        if p is not None:
+            self.attach(p)
+        else:
+            self.keys = KeyOverride(self.window, [("lesson_next", ("PgDown", "Right"), self.next),
+                                                  ("lesson_previous", ("PgUp", "Left"), self.prev)])
+        self.player.start(scene)
+
+    def attach(self, presenter) -> None:
+        """Let a presenter's clicker keys drive this lesson and its caption bar show the slide."""
+        if self.keys is not None:
+            self.keys.release()
+            self.keys = None
+        presenter.lesson = self
+        presenter.caption_override = self._caption
+        presenter.refresh_caption()
+
+    def presenter_left(self) -> None:
+        """The presenter went away: the lesson keeps the keys itself."""
+        if self.keys is None:
+            self.keys = KeyOverride(self.window, [("lesson_next", ("PgDown", "Right"), self.next),
+                                                  ("lesson_previous", ("PgUp", "Left"), self.prev)])
+        self._show()
+
+    def next(self) -> bool:
+        return self.player.next()
+
+    def prev(self) -> bool:
+        return self.player.prev()
+
+    def _caption(self) -> tuple[str, str]:
+        s = self.player.slide()
+        if s.question and not s.answer:
+            return f"Predict: {s.question}", ""
+        return s.caption, s.kernel_note
+
+    # ---- scenes ----------------------------------------------------------------------------------------
+    def _on_player(self, what: str) -> None:
+        if what == "scene":
+            self._load_scene()
+        self._show()
+
+    def _load_scene(self) -> None:
+        loaded = self.player.current
+        s = self.session
+        s.set_trace(loaded.trace, f"lesson {self.lesson.name}: {loaded.scene.title}", frames=loaded.frames)
+        self.arrange(loaded.scene.views, loaded.scene.layout)
+        self.scene_loaded = self.player.scene_index
+
+    def _show(self) -> None:
+        slide = self.player.slide()
+        self.session.playback.pause()
+        self.session.set_frame(slide.frame)
+        p = presenter_of(self.window)
+        self.panel.show_slide(slide, self.session.theme, with_caption=p is None)
+        if p is not None:
+            p.refresh_caption()
+
+    def arrange(self, views: list[str], layout: str) -> None:
+        """Show exactly ``views`` (plus the lesson panel) in ``layout``: columns, rows, grid or focus."""
+        w = self.window
+        docks = w.docks
+        missing = [v for v in views if v not in docks]
+        if missing:
+            raise LessonError(f"{self.lesson.where(self.player.current.scene, 'views')}: this window has no view "
+                              f"{', '.join(map(repr, missing))}; it has {', '.join(k for k in docks if k != 'launch')}")
+        for vid, d in docks.items():
+            if vid not in views and d.isVisible():
+                d.hide()
+                self._hidden_by_us.append(d)
+        if not views:
+            return
+        shown = [docks[v] for v in views]
+        # a view's own minimum width (long legends, axis labels) must not push the window past the
+        # projector's width when several stand side by side: relax it while the lesson plays
+        for d in shown:
+            view = d.widget()
+            if view is not None and view not in self._minimums and (view.minimumWidth(), view.minimumHeight()) != (120, 80):
+                self._minimums[view] = view.minimumSize()
+                view.setMinimumSize(120, 80)
+        for d in shown + [self.dock]:
+            w.removeDockWidget(d)
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        w.addDockWidget(left, shown[0])
+        H, V = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
+        if layout == "columns":
+            for a, b in zip(shown, shown[1:]):
+                w.splitDockWidget(a, b, H)
+        elif layout == "rows":
+            for a, b in zip(shown, shown[1:]):
+                w.splitDockWidget(a, b, V)
+        elif layout == "grid":
+            top = shown[0::2]
+            for a, b in zip(top, top[1:]):
+                w.splitDockWidget(a, b, H)
+            for i, d in enumerate(shown[1::2]):
+                w.splitDockWidget(top[i], d, V)
+        else:  # focus: the first view large on the left, the others stacked on its right
+            if len(shown) > 1:
+                w.splitDockWidget(shown[0], shown[1], H)
+                for a, b in zip(shown[1:], shown[2:]):
+                    w.splitDockWidget(a, b, V)
+        w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        for d in shown + [self.dock]:
+            d.show()
+        p = presenter_of(w)
+        if p is not None and p.size is not None:
+            w.resize(*p.size)
+        width = max(w.width(), 800)
+        if layout == "focus" and len(shown) > 1:
+            w.resizeDocks([shown[0], shown[1], self.dock], [int(width * 0.5), int(width * 0.27), int(width * 0.23)], H)
+            stacked = shown[1:]
+            if len(stacked) > 1:  # the stacked views share the height evenly
+                h = max(w.height(), 600)
+                w.resizeDocks(stacked, [h // len(stacked)] * len(stacked), V)
+        elif layout in ("columns", "grid"):
+            cols = shown if layout == "columns" else shown[0::2]
+            share = int(width * 0.77 / len(cols))
+            w.resizeDocks(cols + [self.dock], [share] * len(cols) + [int(width * 0.23)], H)
+
+    # ---- the end -----------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Leave the lesson: the window's docks and keys as they were."""
+        self._unobserve()
+        if self.keys is not None:
+            self.keys.release()
+            self.keys = None
+        p = presenter_of(self.window)
+        if p is not None and p.lesson is self:
+            p.lesson = None
+            p.caption_override = None
+        self.window.removeDockWidget(self.dock)
+        self.dock.deleteLater()
+        for d in self._hidden_by_us:
+            d.show()
+        for view, size in self._minimums.items():
+            view.setMinimumSize(size)
+        self.window.restoreState(self._saved_state)
+
+
+def play_lesson(window, lesson: Lesson, present: bool = False, theme: str = "dark", scale: float | None = None,
+                size=None, player: LessonPlayer | None = None) -> LessonController:
+    """Start ``lesson`` in ``window`` (optionally in presenter mode); returns its controller."""
+    if present:
+        enter_presenter(window, theme=theme, scale=scale, size=size)
+    controller = LessonController(window, lesson, player)
+    window._gpuviz_lesson = controller
+    controller.start()
+    return controller

@@ -1,0 +1,147 @@
+"""Lessons: the file format's checks, the Qt-free player, and a shipped lesson played in the window."""
+
+import pytest
+
+from gpuviz.lessons import LessonError, LessonPlayer, builtin_lessons, load_lesson, parse_lesson
+
+SHIPPED = ["simt_hierarchy", "shared_tiling", "bank_conflicts", "reduction_ladder", "host_device_flow",
+           "fused_attention"]
+
+
+def test_the_six_lessons_ship():
+    assert set(SHIPPED) <= set(builtin_lessons())
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_lesson_plays_first_to_last_headless(name):
+    lesson = load_lesson(name)
+    player = LessonPlayer(lesson)
+    slides = player.play_all()
+    assert player.finished
+    assert [s.scene_index for s in slides] == sorted(s.scene_index for s in slides)
+    assert {s.scene_index for s in slides} == set(range(len(lesson.scenes)))
+    for s in slides:
+        assert "{" not in s.notes, s.notes  # every placeholder filled in
+        if s.question and not s.answer:
+            assert s.caption == ""  # predict first: the caption would give the answer away
+        elif not s.question:
+            assert s.caption
+    # every question is asked, then answered
+    asked = [s for s in slides if s.question]
+    assert len(asked) == 2 * sum(len(sc.questions) for sc in lesson.scenes)
+
+
+def test_answers_come_from_the_analyses():
+    player = LessonPlayer(load_lesson("bank_conflicts"))
+    answers = [s.answer for s in player.play_all() if s.answer]
+    assert answers[0].startswith("32.")  # naive transpose: 32 sectors for a column write
+    assert answers[1].startswith("32-way")
+    assert answers[2].startswith("1 (no conflict)")
+    loaded = player.load(1)
+    assert loaded.metrics["bank_conflicts"] > 0 and player.load(2).metrics["bank_conflicts"] == 0
+
+
+def test_fused_attention_compares_bytes_moved():
+    player = LessonPlayer(load_lesson("fused_attention"))
+    player.play_all()
+    naive, fused = player.load(0).metrics, player.load(1).metrics
+    assert fused["global_bytes"] < naive["global_bytes"] / 10
+    notes = player.slide().notes
+    from gpuviz.lessons.metrics import format_value
+    assert format_value("global_bytes", naive["global_bytes"]) in notes
+
+
+def _lesson(**scene):
+    base = {"title": "T", "scenes": [{"title": "S", "kernel": "vector_add", "size": 100, **scene}]}
+    return base
+
+
+@pytest.mark.parametrize("scene, fragment", [
+    ({"views": "grid"}, "scene 1 ('S'), field 'views'"),
+    ({"layout": "spiral"}, "field 'layout': one of columns, rows, grid, focus"),
+    ({"frames": ["start"]}, "field 'frames': two stops"),
+    ({"size": -3}, "field 'size'"),
+    ({"colour": "red"}, "unknown field(s) colour"),
+    ({"notes": "moved {global_bites}"}, "unknown placeholder {global_bites}"),
+    ({"questions": [{"at": "start", "ask": "?", "answer": "vibes"}]}, "question 1, field 'answer'"),
+    ({"questions": [{"ask": "?", "answer": "sectors"}]}, "question 1: field 'at' is missing"),
+])
+def test_invalid_lessons_name_file_scene_and_field(tmp_path, scene, fragment):
+    with pytest.raises(LessonError) as exc:
+        parse_lesson(_lesson(**scene), path=tmp_path / "bad.toml")
+    assert "bad.toml" in str(exc.value) and fragment in str(exc.value)
+
+
+def test_unknown_view_and_bad_stop_are_reported(tmp_path):
+    with pytest.raises(LessonError, match=r"field 'views': no view named 'heatmap'"):
+        parse_lesson(_lesson(views=["heatmap"]), path=tmp_path / "v.toml", known_views=["grid", "memory"])
+    lesson = parse_lesson(_lesson(stops=["first barrier"]), path=tmp_path / "s.toml")
+    with pytest.raises(LessonError, match=r"s.toml, scene 1 \('S'\), field 'stops': .*no syncthreads"):
+        LessonPlayer(lesson).start()
+    bad = tmp_path / "broken.toml"
+    bad.write_text("title = 'x'\n[[scenes]\n")
+    with pytest.raises(LessonError, match="broken.toml: not valid TOML"):
+        load_lesson(bad)
+    with pytest.raises(LessonError, match="no shipped lesson of that name"):
+        load_lesson("no_such_lesson")
+
+
+def test_json_lesson_and_prev_crosses_scenes(tmp_path):
+    import json
+
+    p = tmp_path / "two.json"
+    p.write_text(json.dumps({"title": "Two", "scenes": [
+        {"title": "A", "kernel": "vector_add", "size": 64, "stops": ["first global load"]},
+        {"title": "B", "kernel": "vector_add", "size": 64, "step": "block"}]}))
+    player = LessonPlayer(load_lesson(p))
+    player.start()
+    assert [b.frame for b in player.current.beats] == [0, player.current.narrator.find("first global load")]
+    player.next()
+    player.next()
+    assert player.scene_index == 1 and player.beat_index == 0
+    player.prev()
+    assert (player.scene_index, player.beat_index) == (0, 1)
+
+
+def test_lesson_plays_in_the_window_with_presenter(qapp):
+    from PySide6.QtCore import Qt
+
+    from gpuviz.ui.lesson_player import play_lesson
+    from gpuviz.ui.presenter import leave_presenter, presenter_of
+    from gpuviz.ui.window import MainWindow
+
+    window = MainWindow()
+    window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    window.resize(1600, 900)
+    window.show()
+    try:
+        lesson = load_lesson("bank_conflicts")
+        ctl = play_lesson(window, lesson, present=True, theme="dark", size=(1920, 1080))
+        p = presenter_of(window)
+        seen = []
+        while True:
+            qapp.processEvents()
+            scene = lesson.scenes[ctl.player.scene_index]
+            assert window.session.trace.launch.kernel_name == scene.kernel
+            assert window.session.frame == ctl.player.beat.frame
+            visible = {v for v, d in window.docks.items() if d.isVisible()}
+            assert visible == set(scene.views)
+            slide = ctl.player.slide()
+            if slide.question and not slide.answer:
+                assert p.caption_bar.caption.text() == f"Predict: {slide.question}"
+            else:
+                assert p.caption_bar.caption.text() == slide.caption
+            seen.append(ctl.player.scene_index)
+            p.keys.trigger("next")  # what a clicker's PageDown does
+            if ctl.player.finished:
+                break
+        assert sorted(set(seen)) == [0, 1, 2]
+        p.keys.trigger("previous")
+        assert ctl.player.scene_index == 2
+        leave_presenter(window)
+        assert presenter_of(window) is None and window.menuBar().isVisible()
+        ctl.stop()
+    finally:
+        window.close()
+        window.deleteLater()
+        qapp.processEvents()

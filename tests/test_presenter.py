@@ -1,0 +1,110 @@
+"""Presenter mode: projector text sizes at 1920x1080, clicker keys, blank screen, scale, and leaving."""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+import gpuviz
+from gpuviz.model.narration import Narrator
+from gpuviz.ui.presenter import (MIN_TEXT_PX, PRESENT_DARK, PRESENT_LIGHT, enter_presenter, leave_presenter,
+                                 presenter_of, smallest_text, text_sizes)
+from kernels import get_kernel
+
+
+@pytest.fixture
+def window(qapp):
+    from gpuviz.ui.window import MainWindow
+
+    spec = get_kernel("transpose_shared")
+    args = spec.make_args(40, np.random.default_rng(0))
+    grid, block = spec.launch(40, spec.default_block)
+    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
+    w = MainWindow(trace)
+    w.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    w.resize(1600, 900)
+    w.show()
+    qapp.processEvents()
+    yield w
+    leave_presenter(w)
+    w.close()
+    w.deleteLater()
+    qapp.processEvents()
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_no_text_below_18px_at_1920x1080(window, qapp, theme):
+    p = enter_presenter(window, theme=theme, size=(1920, 1080))
+    for f in (0, 80, 200):  # a start, a bank conflict, the second block
+        window.session.set_frame(f)
+        qapp.processEvents()
+        sizes = list(text_sizes(window))
+        kinds = {where.split(" ", 1)[-1] for _, where in sizes}
+        assert {"QLabel#presenterCaptionText", "TextItem", "AxisItem ticks"} & kinds  # the walk sees the items
+        assert any("TextItem" in w for _, w in sizes) and any("AxisItem" in w for _, w in sizes)
+        px, where = smallest_text(window)
+        assert px >= MIN_TEXT_PX, f"{where}: {px} px at frame {f}"
+    assert window.width() == 1920 and window.height() == 1080
+    assert window.session.theme.name == f"present-{theme}"
+    assert not window.menuBar().isVisible() and not window.statusBar().isVisible()
+    assert not window.transport.isVisible() and not window.docks["launch"].isVisible()
+    grab = window.grab()
+    assert (grab.width(), grab.height()) == (1920, 1080)
+
+
+def test_clicker_keys_blank_and_scale(window, qapp):
+    p = enter_presenter(window, theme="dark", size=(1920, 1080))
+    s = window.session
+    s.set_frame(79)
+    p.keys.trigger("next")  # PageDown
+    assert s.frame == 80
+    narr = Narrator(s.frames)
+    assert p.caption_bar.caption.text() == narr.caption(80)
+    assert "32-way bank conflict" in p.caption_bar.caption.text()
+    p.keys.trigger("previous")  # PageUp
+    assert s.frame == 79
+    p.keys.trigger("blank")  # B
+    assert p.blanked and p.blank.geometry() == window.rect()
+    p.keys.trigger("next")  # any click first brings the picture back, without moving on
+    assert not p.blanked and s.frame == 79
+    auto = p.scale
+    p.keys.trigger("bigger")
+    assert p.scale == pytest.approx(auto * 1.12)
+    p.keys.trigger("smaller")
+    p.keys.trigger("smaller")
+    assert p.scale == pytest.approx(auto)  # never below the scale that keeps text >= 18 px
+    assert smallest_text(window)[0] >= MIN_TEXT_PX
+    p.keys.trigger("theme")
+    assert s.theme.name == "present-light"
+    # the window's own bindings of the clicker keys are set aside while presenting
+    step = window.actions.qaction("playback.step_forward")
+    assert not step.shortcuts()
+
+
+def test_leaving_restores_the_desk(window, qapp):
+    theme_before = window.session.theme
+    shortcuts_before = [s.toString() for s in window.actions.qaction("playback.step_forward").shortcuts()]
+    enter_presenter(window, theme="dark", size=(1920, 1080))
+    assert presenter_of(window) is not None
+    leave_presenter(window)
+    qapp.processEvents()
+    assert presenter_of(window) is None
+    assert window.session.theme == theme_before
+    assert window.menuBar().isVisible() and window.statusBar().isVisible() and window.transport.isVisible()
+    assert [s.toString() for s in window.actions.qaction("playback.step_forward").shortcuts()] == shortcuts_before
+
+
+def test_projector_themes_keep_pale_states_visible():
+    """Idle lanes and waiting blocks must stand apart from the background on a washed-out projector."""
+    from gpuviz.model.frames import BlockState, LaneState
+    from gpuviz.ui.theme import hex_to_rgba
+
+    def lum(c):
+        r, g, b, _ = hex_to_rgba(c)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    for t in (PRESENT_LIGHT, PRESENT_DARK):
+        bg = lum(t.background)
+        assert abs(lum(t.lane[LaneState.IDLE]) - bg) > 90
+        assert abs(lum(t.block[BlockState.WAITING]) - bg) > 50
+        assert abs(lum(t.foreground) - bg) == pytest.approx(255)
+        assert t.heatmap in ("cividis", "viridis")
