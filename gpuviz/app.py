@@ -67,10 +67,11 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int
         return 2
     window = MainWindow(trace, theme=get_theme(theme), source_label=label)
     window.resize(1600, 950)
+    window.show()
     if present:
-        window.toggle_present()
-    else:
-        window.show()
+        from .ui.presenter import enter_presenter
+
+        enter_presenter(window, theme="dark")
     return app.exec()
 
 

@@ -225,6 +225,7 @@ def test_presenter_mode_scales_up_and_hides_chrome(make_window):
     w = make_window()
     s = w.session
     w.actions.trigger("view.present")
-    assert s.theme.scale >= 1.5 and w.menuBar().isHidden() and w.actions.qaction("view.present").isChecked()
+    # presenter.py sizes the scale so that no text is under 18 px at 1920x1080 (tests/test_presenter.py checks that)
+    assert s.theme.scale > 1.0 and w.menuBar().isHidden() and w.actions.qaction("view.present").isChecked()
     w.actions.trigger("view.present")
     assert s.theme.scale == 1.0 and not w.menuBar().isHidden()

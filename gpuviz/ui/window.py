@@ -231,6 +231,10 @@ class MainWindow(QMainWindow):
             except Exception as e:  # one broken view must not keep the window from opening
                 self.statusBar().showMessage(f"view {vid} could not be built: {type(e).__name__}: {e}", 20000)
                 continue
+            # A view whose controls are wide (occupancy, timings) must not force the whole window wider
+            # than a 1280x720 projector: an explicit minimum overrides the layout's, and the view clips.
+            hint = view.minimumSizeHint()
+            view.setMinimumSize(min(hint.width(), 240), min(hint.height(), 120))
             dock = QDockWidget(cls.title or vid, self)
             dock.setObjectName(f"dock_{vid}")
             dock.setWidget(view)
@@ -357,21 +361,11 @@ class MainWindow(QMainWindow):
             self.overlay.refresh()
 
     def toggle_present(self) -> None:
-        """Presenter mode: full screen, chrome hidden, everything larger. Clicker keys still work."""
-        s = self.session
-        self._presenting = not self._presenting
-        if self._presenting:
-            self._normal_scale = s.theme.scale
-            self.menuBar().hide()
-            self.statusBar().hide()
-            self.docks["launch"].hide()
-            s.set_scale(max(1.5, self._normal_scale))
-            self.showFullScreen()
-        else:
-            self.menuBar().show()
-            self.statusBar().show()
-            s.set_scale(self._normal_scale)
-            self.showNormal()
+        """Presenter mode (gpuviz/ui/presenter.py): full screen, chrome hidden, no text under 18 px, clicker keys."""
+        from .presenter import presenter_of, toggle_presenter
+
+        toggle_presenter(self, theme="dark" if self.session.theme.dark else "light")
+        self._presenting = presenter_of(self) is not None
         self.actions.sync_checked()
 
     def escape(self) -> None:
