@@ -22,12 +22,30 @@ Per event the device writes ``code`` (int32: ``site << 8 | (array id + 1)``; a s
 call in the source, the host maps it back to (kind, line)) and, for memory events, the flat element
 ``index``. START, BARRIER, WARP_OP and END events (every event with ``timestamps="all"``) also go to a
 second, "timed" stream: ``%globaltimer`` and ``%smid``. Block, thread and sequence number are not
-written at all: each thread's events sit contiguously at an offset the host computed from a counting
-pass, so the host derives them.
+written at all: each thread's (or warp's) events sit contiguously at an offset the host computed from a
+counting pass, so the host derives them.
 
-Three compiled variants come from one rewritten source, chosen by constants the compiler folds away:
-``count`` (count events per thread), ``record`` (write them), and the user's own kernel untouched as the
-plain variant (gpu.py), so the plain PTX holds no recording at all.
+Layouts (``uniform``, a compile-time choice made by the host after counting): when every warp needs
+about as many slots as the largest, each slot's first position is computed from its warp number and
+that largest count, so a thread loads nothing to find where to write; otherwise it reads its offset from
+a table the host filled with exclusive prefix sums. Either way the sizes are exact (a slot gets at most
+its warp's largest count), and whatever would not fit is counted in ``drop``, never silently lost.
+
+Per-warp mode (``mode="warp"``): one record per instruction that lane 0 of a warp executes, in lane 0's
+program order: ``code``, ``mask`` (``cuda.activemask()``: the lanes converged with lane 0 there) and the
+element index of *every* lane in that mask. The indices are stored exactly but compactly: when the
+converged lanes' indices are ``base + lane * stride`` (checked with a warp vote, ``all_sync``) the record
+holds ``idx = base`` and ``stride``; otherwise ``stride`` holds :data:`SLAB_MARK` and the lanes write their
+own indices into the next 32-wide row of ``slab`` (one coalesced 128-byte store per warp). Lanes that run
+code while diverged from lane 0 (lane 0 elsewhere or finished) are not recorded.
+
+Compiled variants come from one rewritten source, chosen by constants the compiler folds away:
+``count`` (count events per slot), ``record`` (write them), and the user's own kernel untouched as the
+plain variant (gpu.py), so the plain PTX holds no recording at all. With ``split=True`` (recording
+chosen blocks) the kernel is ``if <this block is recorded>: <instrumented body> else: <the user's body>``:
+one branch per thread at entry, and the blocks that are not recorded run the user's own code.
+``record="global"`` leaves shared-memory loads and stores out of the recording (their arrays are still
+listed); global loads/stores, atomics (shared ones too), barriers and warp operations stay.
 """
 
 from __future__ import annotations
@@ -52,22 +70,28 @@ TIMED_SITE_KINDS = (SITE_START, SITE_END, SITE_BAR, SITE_WARP)
 #: the trace buffers, extra parameters of the recording kernels, in this order
 BUFFERS = (
     "code",  # int32[n_events]: site << 8 | (array id + 1)
-    "idx",  # int32 or int64 [n_events]: flat element index (memory events only)
+    "idx",  # int32 or int64 [n_events]: flat element index (memory events; per-warp mode: lane 0's = base)
+    "stride",  # like idx (per-warp mode only; else 1 element): index step per lane, or SLAB_MARK
     "mask",  # uint32[n_events]: active mask at the event (per-warp mode only; else 1 element)
+    "slab",  # like idx, [n_rows * 32] (per-warp mode only): each lane's index where they are irregular
     "time",  # int64[n_timed]: %globaltimer of each timed event
     "sm",  # int16[n_timed]: %smid of each timed event
-    "slot",  # int64[n_blocks]: first recording slot of each block, -1 for a block that is not recorded
-    "off",  # int64[n_slots, 2]: where each slot's first event and timed event go (record pass)
-    "cap",  # int32[n_slots, 2]: how many each slot may write (record pass: its warp's largest count)
-    "cnt",  # int32[n_slots, 2]: how many each slot produced (count pass) or wrote (record pass)
-    "drop",  # int64[2]: events, timed events that found their slot full: reported, never silent
+    "slot",  # int64[n_blocks]: ordinal of each recorded block, -1 for a block that is not recorded
+    "off",  # int64[n_slots, 3]: where each slot's first event, timed event and slab row go (table layout)
+    "cap",  # int32[n_slots, 3]: how many each slot may write (its warp's largest count; uniform layout: row 0)
+    "cnt",  # int32[n_slots, 3]: how many each slot produced (count pass) or wrote (record pass)
+    "drop",  # int64[3]: events, timed events, slab rows that found their slot full: reported, never silent
 )
 BUF_NAMES = tuple(PREFIX + "b_" + b for b in BUFFERS)
 STATE = PREFIX + "s"
-STATE_LEN = 8  # pos, end, timed pos, timed end, on, slot, start, timed start
+# pos, end, timed pos, timed end, on, slot, start, timed start, slab pos, slab end, slab start, lane
+STATE_LEN = 12
 MAX_INDEX_DIMS = 4
+#: ``stride`` of a per-warp record whose lanes' indices are in ``slab`` (no arithmetic progression)
+SLAB_MARK = -(2**31)
 
 MODES = ("thread", "warp")
+RECORDS = ("all", "global")
 
 
 @dataclass
@@ -130,11 +154,13 @@ def _call(fn: str, args: list) -> ast.Call:
 class GpuRewriter(PerThreadRewriter):
     """The simulator's per-thread rewrite, lowered to GPU recorder calls (see the module docstring)."""
 
-    def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo]):
+    def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo],
+                 record: str = "all"):
         super().__init__(fs, is_kernel=is_kernel)
         self.info = info
         self.array_args = array_args  # kernel: parameters bound to arrays at this launch
         self.shared_decls = static_shared_decls(fs)
+        self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
 
     def rewrite(self) -> ast.FunctionDef:
         tree = super().rewrite()
@@ -184,11 +210,19 @@ class _Lowering:
         return self.rw.error(node, what)
 
     # ---- array ids ------------------------------------------------------------------------------------
-    def aid_of(self, node) -> ast.expr | None:
-        """The array id expression of a subscripted base, None when it is not a recorded array."""
+    def aid_of(self, node, *, access: bool = True) -> ast.expr | None:
+        """The array id expression of a subscripted base, None when it is not a recorded array.
+
+        With ``record="global"`` a shared array is not recorded when loaded or stored (``access``), and is
+        handed to device functions as "not an array" (-1), so their accesses to it are not recorded either.
+        """
         if isinstance(node, ast.Name) and node.id in self.arrays:
             v = self.arrays[node.id]
-            return ast.Constant(v) if isinstance(v, int) else _name(v)
+            if isinstance(v, int):
+                if access and self.rw.skip_shared and self.info.arrays[v].space == "shared":
+                    return None
+                return ast.Constant(v)
+            return _name(v)
         return None
 
     def code(self, kind: int, line: int, aid: ast.expr | None) -> ast.expr:
@@ -233,7 +267,7 @@ class _Lowering:
                                                     ArrayInfo(name, decl[0], decl[1], "shared", line))
                 return []
             if fn == PREFIX + "at":
-                call = self.mem(s.value, SITE_AT)
+                call = self.mem(s.value, SITE_AT, atomic=True)
                 return [] if call is None else [ast.copy_location(ast.Expr(call), s)]
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
                 and s.targets[0].id.startswith(PREFIX + "t") and isinstance(s.value, ast.Name) and s.value.id in self.arrays:
@@ -260,10 +294,10 @@ class _Lowering:
     def expr(self, node):
         return _ExprLowering(self).visit(node)
 
-    def mem(self, call: ast.Call, kind: int) -> ast.expr | None:
+    def mem(self, call: ast.Call, kind: int, atomic: bool = False) -> ast.expr | None:
         """A recorder call for ``__gv_ld/st/at(base, idx, line)``; None when base is not a recorded array."""
         base, idx, line = call.args[0], call.args[1], call.args[2].value
-        aid = self.aid_of(base)
+        aid = self.aid_of(base, access=not atomic)
         if aid is None:
             return None
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]

@@ -1,15 +1,20 @@
 """A capture run in its own process: ``python -m gpuviz.ui.capture_job '<json request>'``.
 
 The app starts this through :class:`gpuviz.ui.launch.CaptureRunner` (a QProcess), so a kernel that
-crashes the interpreter, hangs at a divergent barrier or eats memory takes only this process down,
-never the window. The protocol is lines on stdout:
+crashes the interpreter, hangs at a divergent barrier, eats memory or faults on a GPU (which leaves the
+process's CUDA context unusable) takes only this process down, never the window. The protocol is lines
+on stdout:
 
     STAGE <words>        what it is doing now (shown under the progress bar)
+    NOTICE <json string> something the user must see though the capture went on (e.g. no GPU here, so
+                         the CPU executor captured the kernel instead)
     DONE <path>          the trace was saved to <path>
     ERROR <json string>  a readable message saying what went wrong (then exit status 2)
 
 Request fields: kernel (bundled kernel name), size (problem size, or null for the kernel's default),
-block (list of ints, or null for the default), backend ("cpu" | "sim" | "gpu"), out (trace path).
+block (list of ints, or null for the default), backend ("cpu" | "sim" | "gpu"), out (trace path),
+fallback_to_cpu (default true: when backend "gpu" cannot run here, capture with the CPU executor and
+say why in a NOTICE; the trace's ``launch.meta["fallback"]`` keeps the reason).
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ import sys
 
 def _say(tag: str, text: str) -> None:
     print(f"{tag} {text}", flush=True)
+
+
+def _dims(d) -> str:
+    d = tuple(int(x) for x in d)
+    return "x".join(str(x) for x in d) if len(d) > 1 else str(d[0])
 
 
 def run(request: dict) -> str:
@@ -35,10 +45,26 @@ def run(request: dict) -> str:
     grid, block = spec.launch(size, block)
     args = spec.make_args(size, np.random.default_rng(0))
     n_threads = int(np.prod(grid)) * int(np.prod(block))
+    where = f"{spec.name}[grid {_dims(grid)}, block {_dims(block)}] (size {size}, {n_threads:,} threads)"
     _say("STAGE", f"capturing {spec.name}: grid {tuple(grid)} x block {tuple(block)} = {n_threads:,} threads ({backend})")
     import gpuviz
+    from gpuviz.capture.errors import BackendUnavailable, KernelFault
 
-    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=backend)
+    try:
+        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=backend)
+    except BackendUnavailable as e:
+        if backend != "gpu" or not request.get("fallback_to_cpu", True):
+            raise
+        reason = str(e).strip()
+        _say("NOTICE", json.dumps(f"No GPU capture of {where}: {reason}. Captured with gpuviz's CPU executor instead "
+                                  "(on this machine's CPU, not a GPU)."))
+        _say("STAGE", f"capturing {spec.name} with the CPU executor instead of the GPU")
+        args = spec.make_args(size, np.random.default_rng(0))  # fresh inputs: nothing of the GPU attempt leaks in
+        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
+        trace.launch.meta["fallback"] = {"asked": "gpu", "reason": reason}
+    except KernelFault as e:
+        # the message names file, line and launch already; say which launch of the panel it was, too
+        raise KernelFault(f"{where} on backend {backend!r}: {e}", file=e.file, line=e.line) from e
     _say("STAGE", f"saving {len(trace):,} events")
     trace.save(request["out"])
     return request["out"]

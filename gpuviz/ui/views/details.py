@@ -1,4 +1,12 @@
-"""Details of the linked selection: the block, warp, thread or array cell picked, and what it does now."""
+"""Details of the linked selection (the block, warp, thread or array cell picked, and what it does now)
+and of the launch on screen: where the trace came from (device, driver, date, versions), which schedule
+the animation shows, and, for a GPU recording, what recording cost: registers, shared memory and resident
+blocks per SM of the plain kernel beside the instrumented one.
+
+The module-level helpers (:func:`trace_origin`, :func:`trace_origin_short`, :func:`schedule_text`,
+:func:`recording_cost_rows`) are what the window's title, badge and status line say too, so every place
+names the source of a trace the same way.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,129 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ...model.frames import BlockState, LaneState, format_block, format_thread
 from ...model.trace import EventKind
+from ..theme import OKABE_ITO
 from .base import TraceView, register_view
+
+
+# ---- where a trace came from ---------------------------------------------------------------------------
+_BACKEND_WORDS = {
+    "cpu": "CPU executor",
+    "sim": "numba CUDA simulator",
+    "gpu": "GPU",
+}
+_VERSION_ORDER = ("gpuviz", "numba_cuda", "numba", "llvmlite", "numpy", "python", "cupy", "torch")
+
+
+def _launch_date(launch) -> str:
+    meta = launch.meta or {}
+    return str(meta.get("recorded_on") or (launch.created or "")[:10] or "an unknown date")
+
+
+def _driver(launch) -> str:
+    meta = launch.meta or {}
+    dev = meta.get("device") if isinstance(meta.get("device"), dict) else {}
+    return str((launch.versions or {}).get("driver") or dev.get("driver") or "")
+
+
+def gpu_name(launch) -> str:
+    meta = launch.meta or {}
+    dev = meta.get("device") if isinstance(meta.get("device"), dict) else {}
+    return str(launch.device or dev.get("name") or "an NVIDIA GPU")
+
+
+def versions_text(versions: dict) -> str:
+    """``gpuviz 0.1.0, numba-cuda 0.30.4, numba 0.68.0, ...`` (the driver is named elsewhere)."""
+    v = {k: str(x) for k, x in (versions or {}).items() if k != "driver"}
+    keys = [k for k in _VERSION_ORDER if k in v] + sorted(k for k in v if k not in _VERSION_ORDER)
+    names = {"numba_cuda": "numba-cuda", "python": "Python"}
+    return ", ".join(f"{names.get(k, k)} {v[k]}" for k in keys)
+
+
+def fallback_reason(launch) -> str:
+    """Why a capture that asked for the GPU ran on the CPU executor ("" when it did not fall back)."""
+    fb = (launch.meta or {}).get("fallback")
+    return str(fb.get("reason", "")) if isinstance(fb, dict) else ""
+
+
+def trace_origin(launch, live: bool = False) -> str:
+    """One line that says where a trace came from, never leaving GPU or CPU unsaid.
+
+    ``live``: the trace was captured in this session on this machine (the launch panel, the default).
+    """
+    backend = launch.backend
+    date = _launch_date(launch)
+    if backend == "gpu":
+        driver = _driver(launch)
+        return f"recorded on {gpu_name(launch)} on {date}" + (f" (driver {driver})" if driver else "")
+    where = "on this machine" if live else f"captured {date}"
+    if backend == "cpu":
+        text = f"gpuviz CPU executor {where}: numpy on the CPU, no GPU"
+        if fallback_reason(launch):
+            text += " (the GPU backend was asked for but is unavailable here)"
+        return text
+    if backend == "sim":
+        return f"numba CUDA simulator {where}: Python on the CPU, no GPU"
+    return f"backend {backend!r} ({launch.device or 'unknown device'}), {where}"
+
+
+def trace_origin_short(launch, live: bool = False) -> str:
+    """The same, short enough for a badge: "GPU recording · NVIDIA H200 · 2026-11-29"."""
+    if launch.backend == "gpu":
+        return f"GPU recording · {gpu_name(launch)} · {_launch_date(launch)}"
+    what = "CPU executor" if launch.backend == "cpu" else _BACKEND_WORDS.get(launch.backend, launch.backend)
+    where = "this machine" if live else _launch_date(launch)
+    return f"{what} · {where} · no GPU" + (" (GPU unavailable)" if fallback_reason(launch) else "")
+
+
+def schedule_text(launch) -> str:
+    """Which schedule the animation shows, in words."""
+    order = ("The animation steps through it block by block (linear block order); inside a block every warp "
+             "issues its k-th instruction before any issues its (k+1)-th, and no warp passes a barrier early.")
+    if launch.backend == "gpu":
+        meta = launch.meta or {}
+        recorded = meta.get("schedule") or "SM ids and times are those of the instrumented run"
+        return (f"The SM each block ran on and when (blocks on SMs, in Timings) are what {gpu_name(launch)} did: "
+                f"{recorded}. {order} That frame order is gpuviz's, not the GPU's timing.")
+    if launch.backend == "sim":
+        return ("numba's simulator runs the threads of a block as Python threads: no SMs, no times. " + order
+                + " This is not a GPU's schedule.")
+    return ("The CPU executor's lockstep order, not a GPU's: no SM ids or times were recorded. " + order)
+
+
+def _bytes(n) -> str:
+    n = int(n)
+    return f"{n:,} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def recording_cost_rows(launch) -> list[tuple[str, str, str]]:
+    """(what, plain kernel, instrumented kernel) rows from a GPU trace's ``launch.meta``; [] for other traces."""
+    meta = launch.meta or {}
+    plain, inst = meta.get("plain"), meta.get("instrumented")
+    if not isinstance(plain, dict) or not isinstance(inst, dict):
+        return []
+    dev = meta.get("device") if isinstance(meta.get("device"), dict) else {}
+    max_warps = max(1, int(dev.get("max_threads_per_sm", 2048)) // int(launch.warp_size or 32))
+    warps_per_block = -(-int(launch.threads_per_block) // int(launch.warp_size or 32))
+
+    def blocks(v: dict) -> str:
+        b = int(v.get("resident_blocks_per_sm", -1))
+        return str(b) if b >= 0 else "unknown"
+
+    def occupancy(v: dict) -> str:
+        b = int(v.get("resident_blocks_per_sm", -1))
+        if b < 0:
+            return "unknown"
+        warps = min(b * warps_per_block, max_warps)
+        return f"{warps} of {max_warps} warps ({warps / max_warps:.0%})"
+
+    rows = [
+        ("registers / thread", str(plain.get("registers_per_thread", "?")), str(inst.get("registers_per_thread", "?"))),
+        ("shared memory / block", _bytes(plain.get("shared_bytes_per_block", 0)), _bytes(inst.get("shared_bytes_per_block", 0))),
+        ("local memory / thread", _bytes(plain.get("local_bytes_per_thread", 0)), _bytes(inst.get("local_bytes_per_thread", 0))),
+        ("resident blocks / SM", blocks(plain), blocks(inst)),
+        ("occupancy", occupancy(plain), occupancy(inst)),
+    ]
+    return rows
 
 
 def _kind_counts(kinds: np.ndarray) -> str:
@@ -37,6 +167,13 @@ class DetailsView(TraceView):
         self.label.setWordWrap(True)
         self.label.setTextFormat(self.label.textFormat().RichText)
         v.addWidget(self.label)
+        # the launch on screen: where it came from, its schedule, what recording cost (once per trace)
+        self.launch_label = QLabel(inner)
+        self.launch_label.setObjectName("launchDetails")
+        self.launch_label.setWordWrap(True)
+        self.launch_label.setTextFormat(self.launch_label.textFormat().RichText)
+        v.addSpacing(8)
+        v.addWidget(self.launch_label)
         v.addStretch(1)
         scroll.setWidget(inner)
         layout.addWidget(scroll)
@@ -44,11 +181,67 @@ class DetailsView(TraceView):
         self._thread_key = None
         self._cache: dict = {}
         self.text = ""  # plain text of what is shown: tests read it
+        self.launch_text = ""  # plain text of the launch section
 
     def on_trace_changed(self) -> None:
         self._thread_events = None
         self._thread_key = None
         self._cache = {}
+        self._render_launch()
+
+    def on_theme_changed(self) -> None:
+        if self.trace is not None:
+            self._render_launch()
+
+    def _render_launch(self) -> None:
+        """The launch section: origin, versions, schedule and (GPU) plain vs instrumented resources."""
+        L = self.trace.launch
+        t = self.theme
+        esc = html.escape
+        # the window knows whether this trace was captured here, in this session (duck-typed: a view may
+        # also live in a bare widget, e.g. a snapshot of one view)
+        is_live = getattr(self.window(), "is_live_trace", None)
+        live = bool(is_live(self.trace)) if callable(is_live) else False
+        rows: list[tuple[str, str]] = [("from", trace_origin(L, live))]
+        if L.backend == "gpu":
+            driver = _driver(L)
+            dev = (L.meta or {}).get("device") if isinstance((L.meta or {}).get("device"), dict) else {}
+            cc = dev.get("compute_capability")
+            rows.append(("device", gpu_name(L) + (f", compute capability {'.'.join(str(c) for c in cc)}" if cc else "")
+                         + (f", {dev['sm_count']} SMs" if dev.get("sm_count") else "")
+                         + (f", driver {driver}" if driver else "")))
+        reason = fallback_reason(L)
+        if reason:
+            rows.append(("fallback", f"asked for the GPU: {reason}"))
+        if L.versions:
+            rows.append(("versions", versions_text(L.versions)))
+        rows.append(("schedule", schedule_text(L)))
+        cost = recording_cost_rows(L)
+        lines = [f"{k}: {v}" for k, v in rows]
+        body = "".join(
+            f"<tr><td style='color:{t.muted}; padding-right:12px; vertical-align:top'>{esc(k)}</td><td>{esc(v)}</td></tr>"
+            for k, v in rows
+        )
+        cost_html = ""
+        if cost:
+            lines.append("recording changes registers and occupancy (plain | instrumented):")
+            cells = []
+            for what, plain, inst in cost:
+                lines.append(f"  {what}: {plain} | {inst}")
+                changed = plain != inst
+                mark = f" style='color:{OKABE_ITO['vermillion']}; font-weight:bold'" if changed else ""
+                cells.append(f"<tr><td style='color:{t.muted}; padding-right:12px'>{esc(what)}</td>"
+                             f"<td style='padding-right:16px'>{esc(plain)}</td><td{mark}>{esc(inst)}</td></tr>")
+            cost_html = (
+                f"<p style='margin-top:10px'><b>Recording changes registers and occupancy</b></p>"
+                f"<table cellspacing='3'><tr><td></td><td style='color:{t.muted}; padding-right:16px'>plain kernel</td>"
+                f"<td style='color:{t.muted}'>instrumented (recorded)</td></tr>{''.join(cells)}</table>"
+            )
+        self.launch_text = "\n".join(lines)
+        self.launch_label.setText(
+            f"<p><b>This launch</b>: {esc(L.kernel_name)}, grid {esc(str(L.grid))} × block {esc(str(L.block))}</p>"
+            f"<table cellspacing='4'>{body}</table>{cost_html}"
+        )
 
     def _cached(self, key, compute):
         # per-selection lookups scan the whole trace: do it once per selection, not once per frame

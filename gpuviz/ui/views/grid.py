@@ -111,7 +111,26 @@ class GridView(TraceView):
                 self.plot.addItem(t)
                 self._labels.append(t)
         self.plot.getPlotItem().getViewBox().setRange(QRectF(0, 0, ncols, nrows), padding=0.03)
+        self._grid_shape = (ncols, nrows)
         self.on_theme_changed()
+        self._fit_labels()
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._fit_labels()
+
+    def _fit_labels(self) -> None:
+        """Show block labels only where they fit inside their cell: overlapping labels read as noise."""
+        if not self._labels or not hasattr(self, "_grid_shape"):
+            return
+        vb = self.plot.getPlotItem().getViewBox()
+        ncols, nrows = self._grid_shape
+        cell_w, cell_h = vb.width() / max(ncols, 1), vb.height() / max(nrows, 1)
+        widest = max(t.boundingRect().width() for t in self._labels)
+        tallest = max(t.boundingRect().height() for t in self._labels)
+        fits = widest <= 0.95 * cell_w and tallest <= 0.95 * cell_h
+        for t in self._labels:
+            t.setVisible(fits)
 
     def _paint_empty(self) -> None:
         if self.rgba is not None:
@@ -135,7 +154,10 @@ class GridView(TraceView):
         self.current_box.setBrush(Qt.BrushStyle.NoBrush)
         self.selected_box.setBrush(Qt.BrushStyle.NoBrush)
         for item in self._labels:
-            item.setColor(QColor("#000000"))  # on the light block colours in either theme
+            # black on a pale chip: readable on every block colour, in the light and the dark theme
+            item.setColor(QColor("#000000"))
+            item.fill = pg.mkBrush(255, 255, 255, 200)
+            item.update()
         self.legend.setText(legend_html([(t.block[s], s.label) for s in BlockState], t)
                             + f" &nbsp; <b style='color:{t.current}'>&#9633;</b> running now")
 
