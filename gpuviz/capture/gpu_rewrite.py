@@ -44,8 +44,8 @@ Compiled variants come from one rewritten source, chosen by constants the compil
 plain variant (gpu.py), so the plain PTX holds no recording at all. With ``split=True`` (recording
 chosen blocks) the kernel is ``if <this block is recorded>: <instrumented body> else: <the user's body>``:
 one branch per thread at entry, and the blocks that are not recorded run the user's own code.
-``record="global"`` leaves shared-memory loads and stores out of the recording (their arrays are still
-listed); global loads/stores, atomics (shared ones too), barriers and warp operations stay.
+``record="global"`` leaves every shared-memory access (loads, stores, atomics) out of the recording (the
+shared arrays are still listed); global loads, stores and atomics, barriers and warp operations stay.
 """
 
 from __future__ import annotations
@@ -210,16 +210,16 @@ class _Lowering:
         return self.rw.error(node, what)
 
     # ---- array ids ------------------------------------------------------------------------------------
-    def aid_of(self, node, *, access: bool = True) -> ast.expr | None:
+    def aid_of(self, node) -> ast.expr | None:
         """The array id expression of a subscripted base, None when it is not a recorded array.
 
-        With ``record="global"`` a shared array is not recorded when loaded or stored (``access``), and is
-        handed to device functions as "not an array" (-1), so their accesses to it are not recorded either.
+        With ``record="global"`` a shared array counts as not recorded: its loads, stores and atomics are
+        left out, and device functions receive it as "not an array" (-1), so theirs are left out too.
         """
         if isinstance(node, ast.Name) and node.id in self.arrays:
             v = self.arrays[node.id]
             if isinstance(v, int):
-                if access and self.rw.skip_shared and self.info.arrays[v].space == "shared":
+                if self.rw.skip_shared and self.info.arrays[v].space == "shared":
                     return None
                 return ast.Constant(v)
             return _name(v)
@@ -267,7 +267,7 @@ class _Lowering:
                                                     ArrayInfo(name, decl[0], decl[1], "shared", line))
                 return []
             if fn == PREFIX + "at":
-                call = self.mem(s.value, SITE_AT, atomic=True)
+                call = self.mem(s.value, SITE_AT)
                 return [] if call is None else [ast.copy_location(ast.Expr(call), s)]
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
                 and s.targets[0].id.startswith(PREFIX + "t") and isinstance(s.value, ast.Name) and s.value.id in self.arrays:
@@ -294,10 +294,10 @@ class _Lowering:
     def expr(self, node):
         return _ExprLowering(self).visit(node)
 
-    def mem(self, call: ast.Call, kind: int, atomic: bool = False) -> ast.expr | None:
+    def mem(self, call: ast.Call, kind: int) -> ast.expr | None:
         """A recorder call for ``__gv_ld/st/at(base, idx, line)``; None when base is not a recorded array."""
         base, idx, line = call.args[0], call.args[1], call.args[2].value
-        aid = self.aid_of(base, access=not atomic)
+        aid = self.aid_of(base)
         if aid is None:
             return None
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
@@ -334,24 +334,74 @@ class _ExprLowering(ast.NodeTransformer):
 
 
 # ---- the recorder device functions ---------------------------------------------------------------------
-def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
-    """The ``__gv_r_*`` device functions for one variant. ``count``, ``warp`` and ``time_all`` are
-    compile-time constants: the compiler removes the branches they switch off."""
+def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool = False, all_blocks: bool = False) -> dict:
+    """The ``__gv_r_*`` device functions for one variant. ``count``, ``warp``, ``time_all``, ``uniform`` (the
+    layout) and ``all_blocks`` (every block recorded: no block table to read) are compile-time constants:
+    the compiler removes the branches they switch off."""
     from .intrinsics import globaltimer, smid
 
-    COUNT, WARP, TIME_ALL = bool(count), bool(warp), bool(time_all)
+    COUNT, WARP, TIME_ALL, UNIFORM, ALL = bool(count), bool(warp), bool(time_all), bool(uniform), bool(all_blocks)
     # Layout: in thread mode the 32 lanes of a warp interleave their events (event k of lane l at
     # warp_base + 32 k + l), so a warp's 32 stores of one event land in one 128-byte line (coalesced);
-    # thread-contiguous rows made every store a separate memory transaction. In warp mode lane 0 is the
-    # only writer of its warp and writes contiguously.
+    # thread-contiguous rows made every store a separate memory transaction. In warp mode lane 0 writes
+    # the records of its warp contiguously, and the lanes together write whole 32-wide slab rows.
     STRIDE = 1 if WARP else 32
+    MARK = SLAB_MARK
     jit = cuda.jit(device=True, forceinline=True)
 
     @jit
-    def put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, index, has_index, timed):
-        lanes = 0
+    def put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a,
+            code, index, has_index, timed):
         if WARP:
-            lanes = cuda.activemask()  # read before any branch of ours: the lanes converged with lane 0 here
+            lanes = cuda.activemask()  # read before any branch of ours: the lanes converged here
+            if s[4] == 0 or (lanes & 1) == 0:
+                return  # not recorded, or a group of lanes diverged from lane 0: only lane 0's stream is kept
+            lane = s[11]
+            regular = True
+            base = index
+            step = index - index
+            if has_index:
+                base = cuda.shfl_sync(lanes, index, 0)
+                src = 1 if (lanes & 2) != 0 else 0
+                step = cuda.shfl_sync(lanes, index, src) - base
+                # exact or nothing: every converged lane's index must be base + lane * step
+                regular = cuda.all_sync(lanes, index == base + lane * step) and step != MARK
+            if COUNT:
+                if lane == 0:
+                    s[0] += 1
+                    if timed or TIME_ALL:
+                        s[2] += 1
+                    if not regular:
+                        s[8] += 1
+                return
+            if not regular:
+                row = cuda.shfl_sync(lanes, s[8], 0)
+                if row < cuda.shfl_sync(lanes, s[9], 0):
+                    slab_a[row * 32 + lane] = index  # 32 lanes, 32 neighbouring words: one coalesced store
+            if lane == 0:
+                p = s[0]
+                if p < s[1]:
+                    code_a[p] = code
+                    mask_a[p] = lanes
+                    if has_index:
+                        idx_a[p] = base
+                        stride_a[p] = step if regular else MARK
+                else:
+                    cuda.atomic.add(drop_a, 0, 1)
+                s[0] = p + 1
+                if not regular:
+                    if s[8] >= s[9]:
+                        cuda.atomic.add(drop_a, 2, 1)
+                    s[8] += 1
+                if timed or TIME_ALL:
+                    q = s[2]
+                    if q < s[3]:
+                        time_a[q] = globaltimer()
+                        sm_a[q] = smid()
+                    else:
+                        cuda.atomic.add(drop_a, 1, 1)
+                    s[2] = q + 1
+            return
         if s[4] == 0:
             return
         if COUNT:  # counting: positions are plain counts
@@ -364,8 +414,6 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
             code_a[p] = code
             if has_index:
                 idx_a[p] = index
-            if WARP:
-                mask_a[p] = lanes
         else:
             cuda.atomic.add(drop_a, 0, 1)
         s[0] = p + STRIDE
@@ -379,52 +427,72 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
             s[2] = q + STRIDE
 
     @jit
-    def r_begin(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
+    def r_begin(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
         gx = cuda.gridDim.x
         gy = cuda.gridDim.y
         bid = cuda.blockIdx.x + cuda.blockIdx.y * gx + cuda.blockIdx.z * gx * gy
         bdx = cuda.blockDim.x
         bdy = cuda.blockDim.y
+        tpb = bdx * bdy * cuda.blockDim.z
         tid = cuda.threadIdx.x + cuda.threadIdx.y * bdx + cuda.threadIdx.z * bdx * bdy
-        base = slot_a[bid]
-        on = base >= 0
-        if WARP:
-            on = on and tid % 32 == 0
-            slot = base + tid // 32
-        else:
-            slot = base + tid
+        k = bid if ALL else slot_a[bid]  # this block's ordinal among the recorded ones, -1 if not recorded
+        on = k >= 0
+        lane = tid % 32
+        group = k * ((tpb + 31) // 32) + tid // 32  # this warp's number among the recorded warps
+        slot = group if WARP else k * tpb + tid
         s[4] = 1 if on else 0
         s[5] = slot
+        s[11] = lane
         if COUNT or not on:
-            s[0] = 0
-            s[1] = 0
-            s[2] = 0
-            s[3] = 0
+            for j in range(4):
+                s[j] = 0
+            s[8] = 0
+            s[9] = 0
+        elif UNIFORM:  # every warp gets the largest count: the position is arithmetic, nothing to load
+            c0 = cap_a[0, 0]
+            c1 = cap_a[0, 1]
+            if WARP:
+                c2 = cap_a[0, 2]
+                s[0] = group * c0
+                s[2] = group * c1
+                s[8] = group * c2
+                s[9] = s[8] + c2
+            else:
+                s[0] = group * c0 * 32 + lane
+                s[2] = group * c1 * 32 + lane
+            s[1] = s[0] + c0 * STRIDE
+            s[3] = s[2] + c1 * STRIDE
         else:
             s[0] = off_a[slot, 0]
             s[1] = off_a[slot, 0] + cap_a[slot, 0] * STRIDE
             s[2] = off_a[slot, 1]
             s[3] = off_a[slot, 1] + cap_a[slot, 1] * STRIDE
+            if WARP:
+                s[8] = off_a[slot, 2]
+                s[9] = off_a[slot, 2] + cap_a[slot, 2]
         s[6] = s[0]
         s[7] = s[2]
-        put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        s[10] = s[8]
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
 
     @jit
-    def r_end(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
-        put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
-        if s[4] != 0:
+    def r_end(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        if s[4] != 0 and (s[11] == 0 or not WARP):
             slot = s[5]
             cnt_a[slot, 0] = (min(s[0], s[1]) - s[6]) // STRIDE if not COUNT else s[0]
             cnt_a[slot, 1] = (min(s[2], s[3]) - s[7]) // STRIDE if not COUNT else s[2]
+            if WARP:
+                cnt_a[slot, 2] = min(s[8], s[9]) - s[10] if not COUNT else s[8]
 
     @jit
-    def r_event(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
-        put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+    def r_event(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
         return 0
 
     @jit
-    def r_value(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, value):
-        put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+    def r_value(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, value):
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
         return value
 
     @jit
@@ -432,32 +500,32 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool) -> dict:
         return i + n if i < 0 else i
 
     @jit
-    def r_mem1(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0):
+    def r_mem1(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0):
         if code & 255:
             flat = wrap(i0, A.shape[0])
-            put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
         return i0
 
     @jit
-    def r_mem2(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1):
+    def r_mem2(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1):
         if code & 255:
             flat = wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])
-            put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
         return (i0, i1)
 
     @jit
-    def r_mem3(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1, i2):
+    def r_mem3(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1, i2):
         if code & 255:
             flat = (wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])) * A.shape[2] + wrap(i2, A.shape[2])
-            put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
         return (i0, i1, i2)
 
     @jit
-    def r_mem4(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1, i2, i3):
+    def r_mem4(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1, i2, i3):
         if code & 255:
             flat = ((wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])) * A.shape[2]
                     + wrap(i2, A.shape[2])) * A.shape[3] + wrap(i3, A.shape[3])
-            put(s, code_a, idx_a, mask_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
         return (i0, i1, i2, i3)
 
     fns = {"r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,

@@ -1,9 +1,15 @@
-"""The launch panel: pick a bundled kernel, size, block and backend, and capture it in a worker process.
+"""The launch panel: pick a bundled kernel, then either capture it live here (size, block, backend; in a
+worker process) or open its recording made on a real GPU (shipped in ``assets/recordings``).
 
 :class:`CaptureRunner` runs :mod:`gpuviz.ui.capture_job` in a QProcess: the GUI thread never waits on
-it, a crash or hang there cannot take the window down, Cancel kills it, and a second Run while one is
-running replaces the first (the stale one is killed and its result ignored). Errors come back as one
-readable message; the trace on screen stays until a new one has loaded.
+it, a crash or hang there (or a GPU fault, which poisons the process's CUDA context) cannot take the
+window down, Cancel kills it, and a second Run while one is running replaces the first (the stale one is
+killed and its result ignored). Errors come back as one readable message; the trace on screen stays until
+a new one has loaded. Backend "gpu" on a machine without a usable GPU captures with the CPU executor
+instead and says why (a notice, not an error).
+
+The *Source* choice keeps live and recorded traces apart: "live on this machine: CPU executor" or
+"recorded on NVIDIA H200 (2026-11-29)", with the recording's device, driver, date and versions shown.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -38,6 +44,7 @@ class CaptureRunner(QObject):
     """Runs one capture at a time in a child process; newer requests replace older ones."""
 
     stage = Signal(str)  # what the worker does now
+    notice = Signal(str, dict)  # (something the user must see, the request): e.g. no GPU, fell back to the CPU
     succeeded = Signal(object, dict)  # (Trace, the request)
     failed = Signal(str, dict)  # (readable message, the request)
     busy_changed = Signal(bool)
@@ -50,6 +57,7 @@ class CaptureRunner(QObject):
         self._out = ""
         self._err = ""
         self._lines: list[str] = []
+        self._notices: list[str] = []
         self.time_limit_s = time_limit_s
         self._watchdog = QTimer(self)
         self._watchdog.setSingleShot(True)
@@ -68,6 +76,7 @@ class CaptureRunner(QObject):
         self._out = ""
         self._err = ""
         self._lines: list[str] = []
+        self._notices = []
         proc = QProcess(self)
         env = QProcessEnvironment.systemEnvironment()
         env.insert("PYTHONPATH", os.pathsep.join(p for p in (_PACKAGE_ROOT, env.value("PYTHONPATH")) if p))
@@ -126,6 +135,13 @@ class CaptureRunner(QObject):
             self._lines.append(line)
             if line.startswith("STAGE "):
                 self.stage.emit(line[6:])
+            elif line.startswith("NOTICE "):
+                try:
+                    text = str(json.loads(line[7:]))
+                except ValueError:
+                    text = line[7:]
+                self._notices.append(text)
+                self.notice.emit(text, dict(self._request or {}))
 
     def _read_err(self, proc: QProcess) -> None:
         if proc is self._proc:
@@ -163,6 +179,8 @@ class CaptureRunner(QObject):
         self._cleanup()
         self.busy_changed.emit(False)
         if trace is not None:
+            if self._notices:
+                request = dict(request, notice="\n".join(self._notices))
             self.succeeded.emit(trace, request)
         else:
             self.failed.emit(str(message), request)
@@ -194,17 +212,53 @@ def parse_block(text: str) -> tuple[int, ...]:
     return dims
 
 
+BACKEND_WORDS = {
+    "cpu": "CPU executor",
+    "sim": "numba simulator",
+    "gpu": "NVIDIA GPU",
+}
+
+
+def recording_choice_text(rec) -> str:
+    """The Source entry of a shipped recording: device and date first, then what was recorded."""
+    what = rec.title
+    if rec.kernel and what.startswith(rec.kernel + ", "):
+        what = what[len(rec.kernel) + 2:]
+    return f"recorded on {rec.device} ({rec.date}): {what}"
+
+
+def recording_description(rec) -> str:
+    """Everything that says where and with what a recording was made (rich text for the panel)."""
+    from .views.details import versions_text
+
+    d = rec.details
+    lines = [f"<b>Recorded on {rec.device}</b>, driver {rec.driver}, {rec.date}",
+             f"{rec.title}" + (f" · {int(d['events']):,} events" if "events" in d else ""),
+             versions_text(rec.versions)]
+    if "registers_plain" in d and "registers_instrumented" in d:
+        lines.append(f"registers/thread {d['registers_plain']} plain → {d['registers_instrumented']} recorded; "
+                     f"blocks/SM {d.get('blocks_per_sm_plain', '?')} → {d.get('blocks_per_sm_instrumented', '?')}")
+    lines.append("A recording: it opens as it was captured on that GPU; nothing runs here.")
+    return "<br>".join(lines)
+
+
 class LaunchPanel(QWidget):
-    """Kernel, size, block, backend, Run / Cancel, progress and the last error."""
+    """Kernel, source (live here or a GPU recording), size, block, backend, Run / Cancel, progress, errors."""
+
+    LIVE = "live"
 
     def __init__(self, window, parent: QWidget | None = None):
         super().__init__(parent)
         self.window_ = window
         self.runner = CaptureRunner(self)
         self._specs: dict = {}
+        self.recordings: list = []  # the shipped GPU recordings of traces (gpuviz.timing.recordings.Recording)
         form = QFormLayout()
         self.kernel = QComboBox(self)
         self.kernel.currentIndexChanged.connect(self._kernel_changed)
+        self.source = QComboBox(self)
+        self.source.setToolTip("capture the kernel here and now, or open what it did on a real GPU (a recording)")
+        self.source.currentIndexChanged.connect(self._source_changed)
         self.size = QSpinBox(self)
         self.size.setRange(1, 1 << 24)
         self.block = QLineEdit(self)
@@ -212,14 +266,26 @@ class LaunchPanel(QWidget):
         self.backend = QComboBox(self)
         self.backend.addItem("CPU executor (fast, no GPU)", "cpu")
         self.backend.addItem("numba simulator (slow reference)", "sim")
-        self.backend.addItem("NVIDIA GPU", "gpu")
+        self.backend.addItem("NVIDIA GPU (falls back to the CPU executor without one)", "gpu")
+        self.backend.currentIndexChanged.connect(self._backend_changed)
+        for combo in (self.kernel, self.source, self.backend):
+            # long entries must not widen the dock: show ~24 characters, the list pops up full width
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(18)
+            combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
         form.addRow("Kernel", self.kernel)
+        form.addRow("Source", self.source)
         form.addRow("Size", self.size)
         form.addRow("Block", self.block)
         form.addRow("Backend", self.backend)
         self.note = QLabel(self)
         self.note.setWordWrap(True)
         self.note.setObjectName("viewTitle")
+        self.recording_info = QLabel(self)
+        self.recording_info.setObjectName("recordingInfo")
+        self.recording_info.setWordWrap(True)
+        self.recording_info.setTextFormat(Qt.TextFormat.RichText)
+        self.recording_info.setVisible(False)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run", self)
         self.cancel_button = QPushButton("Cancel", self)
@@ -234,22 +300,29 @@ class LaunchPanel(QWidget):
         self.progress.setTextVisible(False)
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
+        self.notice = QLabel("", self)
+        self.notice.setObjectName("noticeText")
+        self.notice.setWordWrap(True)
+        self.notice.setVisible(False)
         self.error = QLabel("", self)
         self.error.setObjectName("errorText")
         self.error.setWordWrap(True)
         self.error.setVisible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.recording_info)
         layout.addWidget(self.note)
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
+        layout.addWidget(self.notice)
         layout.addWidget(self.error)
         layout.addStretch(1)
         self.runner.stage.connect(self.status.setText)
         self.runner.busy_changed.connect(self._busy)
         self.runner.succeeded.connect(self._succeeded)
         self.runner.failed.connect(self._failed)
+        self.runner.notice.connect(lambda text, _req: self.show_notice(text))
 
     def load_kernels(self) -> None:
         """Fill the kernel list (imports the bundled kernels, and so numba: done after the first frame)."""
@@ -262,14 +335,22 @@ class LaunchPanel(QWidget):
         except Exception as e:
             self.show_error(f"the bundled kernels could not be loaded: {type(e).__name__}: {e}")
             return
+        self.recordings = self.window_.gpu_recordings()
         self.kernel.blockSignals(True)
         for name, spec in self._specs.items():
-            self.kernel.addItem(name, name)
+            n = sum(1 for r in self.recordings if r.kernel == name)
+            self.kernel.addItem(name + (f"  · GPU recording{'s' if n > 1 else ''}" if n else ""), name)
         self.kernel.blockSignals(False)
         current = self.window_.session.trace.launch.kernel_name if self.window_.session.trace else ""
         i = self.kernel.findData(current)
         self.kernel.setCurrentIndex(i if i >= 0 else 0)
         self._kernel_changed()
+
+    def recordings_of(self, kernel: str) -> list:
+        return [r for r in self.recordings if r.kernel == kernel]
+
+    def _live_text(self) -> str:
+        return f"live on this machine: {BACKEND_WORDS.get(self.backend.currentData(), 'CPU executor')}"
 
     def _kernel_changed(self, *_):
         spec = self._specs.get(self.kernel.currentData())
@@ -279,6 +360,52 @@ class LaunchPanel(QWidget):
         self.block.setText("x".join(str(b) for b in spec.default_block))
         self.note.setText(f"{spec.description}")
         self.size.setToolTip(f"problem size ({spec.size_label}); default {spec.default_size}")
+        self.source.blockSignals(True)
+        self.source.clear()
+        self.source.addItem(self._live_text(), self.LIVE)
+        for rec in self.recordings_of(spec.name):
+            self.source.addItem(recording_choice_text(rec), str(rec.path))
+            self.source.setItemData(self.source.count() - 1, rec.label, Qt.ItemDataRole.ToolTipRole)
+        self.source.setCurrentIndex(0)
+        self.source.blockSignals(False)
+        self._source_changed()
+
+    def _backend_changed(self, *_):
+        if self.source.count():
+            self.source.setItemText(0, self._live_text())
+
+    def selected_recording(self):
+        """The recording chosen as Source, or None for a live capture."""
+        data = self.source.currentData()
+        if data in (None, self.LIVE):
+            return None
+        return next((r for r in self.recordings if str(r.path) == data), None)
+
+    def _source_changed(self, *_):
+        rec = self.selected_recording()
+        live = rec is None
+        for w in (self.size, self.block, self.backend):
+            w.setEnabled(live)
+        self.run_button.setText("Run" if live else "Open recording")
+        self.run_button.setToolTip("capture the kernel here, in a worker process" if live
+                                   else f"open {rec.label}")
+        self.recording_info.setVisible(not live)
+        if rec is not None:
+            self.recording_info.setText(recording_description(rec))
+
+    def select_source(self, kernel: str, recorded: bool | str = True) -> None:
+        """Choose ``kernel`` and its first recording (``recorded=True``), a recording by path, or live."""
+        i = self.kernel.findData(kernel)
+        if i < 0:
+            raise ValueError(f"no bundled kernel named {kernel!r}")
+        self.kernel.setCurrentIndex(i)
+        if recorded is False:
+            self.source.setCurrentIndex(0)
+            return
+        j = self.source.findData(str(recorded)) if isinstance(recorded, str) else (1 if self.source.count() > 1 else -1)
+        if j < 1:
+            raise ValueError(f"{kernel} has no GPU recording" + (f" at {recorded}" if isinstance(recorded, str) else ""))
+        self.source.setCurrentIndex(j)
 
     def request(self) -> dict:
         return {
@@ -289,13 +416,22 @@ class LaunchPanel(QWidget):
         }
 
     def run(self, request: dict | None = None) -> None:
-        """Capture the panel's settings (or ``request``) in the worker; replaces a running capture."""
+        """Capture the panel's settings (or ``request``) in the worker; replaces a running capture.
+
+        With a recording chosen as Source (and no ``request``), open that recording instead."""
+        if not isinstance(request, dict):
+            rec = self.selected_recording()
+            if rec is not None:
+                self.error.setVisible(False)
+                self.window_.open_recording(rec)
+                return
         try:
             request = request if isinstance(request, dict) else self.request()
         except ValueError as e:
             self.show_error(str(e))
             return
         self.error.setVisible(False)
+        self.notice.setVisible(False)
         self.runner.run(request)
 
     def _busy(self, busy: bool) -> None:
@@ -303,15 +439,36 @@ class LaunchPanel(QWidget):
         self.progress.setRange(0, 0 if busy else 1)  # a busy indicator while the worker runs
 
     def _succeeded(self, trace, request) -> None:
-        self.status.setText(f"captured {trace.launch.kernel_name}: {len(trace):,} events")
-        self.window_.set_trace(trace, f"{request.get('kernel')} (size {request.get('size')}, {request.get('backend')})")
+        L = trace.launch
+        used = BACKEND_WORDS.get(L.backend, L.backend)
+        self.status.setText(f"captured {L.kernel_name} with the {used}: {len(trace):,} events")
+        asked = request.get("backend")
+        label = f"{request.get('kernel')} (size {request.get('size')}, {used}"
+        label += ", fell back: no GPU here)" if asked != L.backend else ")"
+        self.window_.set_trace(trace, label, live=True)
+        if request.get("notice"):
+            self.window_.show_notice(request["notice"])
 
     def _failed(self, message: str, request) -> None:
         self.status.setText("")
-        self.show_error(f"Capture of {request.get('kernel', 'the kernel')} failed: {message}\n"
-                        "The previous trace stays on screen.")
+        what = request.get("kernel", "the kernel")
+        if request.get("size") is not None:
+            block = "x".join(str(b) for b in request.get("block") or []) or "default"
+            what += f" (size {request.get('size')}, block {block}, backend {request.get('backend', 'cpu')})"
+        extra = ""
+        if message.startswith("KernelFault") and request.get("backend") == "gpu":
+            extra = "\nThe GPU worker process that faulted was stopped; the next capture starts a fresh one."
+        self.show_error(f"Capture of {what} failed: {message}{extra}\nThe previous trace stays on screen.")
+
+    def show_notice(self, message: str) -> None:
+        """Something the user must see that is not an error (the capture went on)."""
+        self.notice.setText(message)
+        self.notice.setVisible(True)
 
     def show_error(self, message: str) -> None:
         self.error.setText(message)
         self.error.setVisible(True)
         self.window_.statusBar().showMessage(message.splitlines()[0], 15000)
+        dock = getattr(self.window_, "docks", {}).get("launch")
+        if dock is not None and not dock.isFloating():
+            dock.raise_()  # the panel may sit behind the details tab: bring the message forward
