@@ -1,6 +1,6 @@
 """Benchmark: load a 10M-event trace and run every analysis on it.
 
-    .venv/bin/python bench/analysis.py [--n 160] [--tile 16] [--repeat 3] [--keep PATH]
+    .venv/bin/python bench/analysis.py [--n 160] [--tile 16] [--repeat 3] [--keep PATH] [--check]
 
 The trace is a synthetic but faithful tiled matrix multiply C = A @ B (N x N float32, T x T tiles in shared
 memory), built with numpy in the order gpuviz's CPU executor emits events (block by block, step by step,
@@ -130,13 +130,53 @@ def timed(fn, repeat: int):
     return statistics.median(times), min(times), statistics.median(cpu), result
 
 
+def _same(a, b, where: str) -> None:
+    if isinstance(a, dict):
+        if set(a) != set(b):
+            raise AssertionError(f"{where}: keys differ: {sorted(set(a) ^ set(b))}")
+        for k in a:
+            _same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, (list, tuple)):
+        if len(a) != len(b):
+            raise AssertionError(f"{where}: {len(a)} vs {len(b)} items")
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray):
+        if a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+            raise AssertionError(f"{where}: arrays differ")
+    elif a != b and not (a != a and b != b):
+        raise AssertionError(f"{where}: {a!r} != {b!r}")
+
+
+def check_paths(trace: Trace) -> None:
+    """Every report of the fast path (one chunked pass, small chunks here) equals the general path's."""
+    names = ("global_memory", "shared_banks", "races", "divergence")
+    reports = []
+    saved = analysis._FAST_PATH, analysis._CHUNK
+    try:
+        for fast, chunk in ((False, saved[1]), (True, 4099)):
+            analysis._FAST_PATH, analysis._CHUNK = fast, chunk
+            analysis.clear_cache(trace)
+            reports.append({name: vars(getattr(analysis, name)(trace)) for name in names} | {"summary": analysis.summary(trace)})
+    finally:
+        analysis._FAST_PATH, analysis._CHUNK = saved
+        analysis.clear_cache(trace)
+    _same(reports[0], reports[1], "general vs fast")
+    print(f"check: fast path == general path on {len(trace):,} events ({', '.join(names)}, summary)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=160, help="matrix size N (default 160: 9.8M events)")
     ap.add_argument("--tile", type=int, default=16, help="tile size T (default 16)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is printed")
     ap.add_argument("--keep", type=Path, help="keep the trace file here instead of a temporary folder")
+    ap.add_argument("--check", action="store_true",
+                    help="first check that the fast path and the general path give identical reports (N=48)")
     args = ap.parse_args(argv)
+    load_before = os.getloadavg()[0]
+    if args.check:
+        check_paths(tiled_matmul_trace(48, args.tile))
 
     t0 = time.perf_counter()
     trace = tiled_matmul_trace(args.n, args.tile)
@@ -187,8 +227,8 @@ def main(argv=None) -> int:
     target = 1.0
     verdict = "meets" if summary_med <= target else ("meets at best" if summary_min <= target else "MISSES")
     print(f"target: summary() on {len(trace):,} events <= {target:.1f} s: {verdict} "
-          f"(median {summary_med:.3f} s, best {summary_min:.3f} s; load average now {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores)")
+          f"(median {summary_med:.3f} s, best {summary_min:.3f} s; load average {load_before:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores)")
     return 0
 
 

@@ -285,14 +285,41 @@ def build_table(ncu_rows: dict[int, dict], launches: list[dict]) -> tuple[str, l
             for what in ("inst", "wavefronts", "conflicts"):
                 cells.append(_pair(g(r, "ours", f"{op}_{what}"), g(r, "ncu", f"{op}_{what}")))
         out.append(f"| {label} | " + " | ".join(cells) + " |")
-    regs = [(r["launch"]["kernel"], r["ncu"].get("Launch Statistics/Registers Per Thread")) for r in records]
-    if any(v is not None for _, v in regs):
-        seen = {}
-        for k, v in regs:
-            seen.setdefault(k, v)
-        out += ["", "Registers per thread of the plain kernels (ncu): "
-                + ", ".join(f"{k} {v}" for k, v in seen.items())]
+    out += occupancy_table(records)
     return "\n".join(out), records
+
+
+def occupancy_table(records: list[dict]) -> list[str]:
+    """gpuviz's occupancy calculator fed the plain kernel's registers and static shared memory (as ncu read
+    them) next to ncu's own occupancy section: blocks per SM each resource allows, and the result."""
+    from gpuviz.model.devices import occupancy
+
+    out = ["", "### Occupancy on the H200 from ncu's registers and shared bytes (ours / ncu)", "",
+           "| kernel | block | regs | static smem B | by registers | by warps | by blocks | by smem (ncu carveout) "
+           "| blocks/SM | warps/SM |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    seen = set()
+    for r in records:
+        name, n = r["launch"]["kernel"], r["ncu"]
+        regs, smem = n.get("Launch Statistics/Registers Per Thread"), n.get("Launch Statistics/Static Shared Memory Per Block")
+        if name in seen or not isinstance(regs, int) or not isinstance(smem, int):
+            continue
+        seen.add(name)
+        threads = 1
+        for b in r["launch"]["block"]:
+            threads *= b
+        o = occupancy(threads, regs, smem, "H200")
+        lim = o["limits"]
+        carve = n.get("Launch Statistics/Shared Memory Configuration Size")
+        theirs_warps = n.get("Occupancy/Theoretical Active Warps per SM")
+        theirs_blocks = theirs_warps // o["warps_per_block"] if isinstance(theirs_warps, int) else None
+        carve_kb = f" ({carve // 1024} KB)" if isinstance(carve, int) else ""
+        out.append(
+            f"| {name} | {threads} | {regs} | {smem:,} | {_pair(lim['registers'], n.get('Occupancy/Block Limit Registers'))} "
+            f"| {_pair(lim['threads'], n.get('Occupancy/Block Limit Warps'))} | {_pair(lim['blocks'], n.get('Occupancy/Block Limit SM'))} "
+            f"| {_pair(lim['shared_memory'], n.get('Occupancy/Block Limit Shared Mem'))}{carve_kb} "
+            f"| {_pair(o['blocks_per_sm'], theirs_blocks)} | {_pair(o['warps_per_sm'], theirs_warps)} |"
+        )
+    return out if seen else []
 
 
 def cmd_table(args) -> int:

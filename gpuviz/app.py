@@ -65,7 +65,8 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int
     except Exception as e:
         print(f"gpuviz: {e}", file=sys.stderr)
         return 2
-    window = MainWindow(trace, theme=get_theme(theme), source_label=label)
+    # the embedded default is captured now, on this machine: the window may say so
+    window = MainWindow(trace, theme=get_theme(theme), source_label=label, live=trace_path is None)
     window.resize(1600, 950)
     window.show()
     if present:
@@ -127,6 +128,8 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
             sel.select_cell(selection["array"], selection["index"])
     if view is None or view == "window":
         widget = MainWindow(session=session)
+        if path_or_trace is None:  # the embedded default was captured just now, here
+            widget.mark_live(trace)
     else:
         from .ui.theme import stylesheet
 

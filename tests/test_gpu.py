@@ -119,14 +119,40 @@ def test_plain_ptx_has_no_recording():
     assert "%globaltimer" not in counting
 
 
-def test_warp_mode_records_lane_zero_with_masks():
-    spec, _before, _after, cpu, gpu = _capture_both("vector_add", mode="warp")
-    assert np.all(gpu.thread % 32 == 0)
-    lane0 = {k: v for k, v in cpu.per_thread_sequences().items() if k[1] % 32 == 0}
-    assert gpu.per_thread_sequences() == lane0
+def _is_subsequence(short, long) -> bool:
+    it = iter(long)
+    return all(any(x == y for y in it) for x in short)
+
+
+@pytest.mark.parametrize("name", ["vector_add", "matmul_tiled", "histogram_global", "mandelbrot"])
+def test_warp_mode_records_every_converged_lane_exactly(name):
+    # one record per instruction of lane 0, shown for every lane converged with it: the indices of every
+    # lane are exact (regular ones as base + lane * stride, irregular ones, histogram bins, from the slab)
+    spec, _before, _after, cpu, gpu = _capture_both(name, mode="warp")
+    meta = gpu.launch.meta
+    assert meta["value_field"] == "active_mask" and meta["mode"] == "warp" and "lane 0" in meta["records"]
+    assert gpu.launch.dropped == 0
+    # nothing is lost silently: recorded lane events + those run diverged from lane 0 = every event
+    missing = meta["warp_lane_events_not_recorded"]
+    assert len(gpu) + missing == len(cpu), f"{name}: {len(gpu)} + {missing} != {len(cpu)}"
     masks = gpu.value.astype(np.int64)
-    assert np.all(masks & 1)  # lane 0 is in its own mask
-    assert gpu.launch.meta["value_field"] == "active_mask"
+    assert np.all((masks >> (gpu.thread % 32)) & 1), "an event of a lane outside its record's mask"
+    want, got = cpu.per_thread_sequences(), gpu.per_thread_sequences()
+    if missing == 0:
+        assert got == want
+    else:
+        for key, seq in got.items():
+            assert _is_subsequence(seq, want[key]), f"{name}: thread {key} has events the CPU executor does not"
+
+
+def test_warp_mode_table_layout_equals_uniform_layout():
+    *_rest, uniform = _capture_both("histogram_global", mode="warp", layout="uniform")
+    *_rest, table = _capture_both("histogram_global", mode="warp", layout="table")
+    assert uniform.launch.meta["layout"].startswith("uniform") and table.launch.meta["layout"] == "offset table"
+    assert uniform.per_thread_sequences() == table.per_thread_sequences()
+    *_rest, thread_table = _capture_both("reduce_sum", layout="table")
+    *_rest, thread_uniform = _capture_both("reduce_sum", layout="uniform")
+    assert thread_table.per_thread_sequences() == thread_uniform.per_thread_sequences()
 
 
 def test_record_blocks_records_only_those():
@@ -134,6 +160,51 @@ def test_record_blocks_records_only_those():
     assert set(np.unique(gpu.block)) == {0, 5}
     want = {k: v for k, v in cpu.per_thread_sequences().items() if k[0] in (0, 5)}
     assert gpu.per_thread_sequences() == want
+    assert "user's body" in gpu.launch.meta["unrecorded_blocks"]
+
+
+@pytest.mark.parametrize("mode", ["thread", "warp"])
+def test_unrecorded_blocks_run_the_plain_code_and_compute_the_right_result(mode):
+    # one kernel: recorded blocks run the instrumented body, the others the user's own: all must compute C
+    spec, before, after, cpu, gpu = _capture_both("matmul_tiled", size=70, record_blocks=[1, 7], mode=mode)
+    assert set(np.unique(gpu.block)) == {1, 7}
+    want = {k: v for k, v in cpu.per_thread_sequences().items() if k[0] in (1, 7)}
+    assert gpu.per_thread_sequences() == want
+    for pos, expected in spec.reference(before).items():
+        np.testing.assert_allclose(after[pos], expected, rtol=spec.rtol, atol=spec.rtol * float(np.max(np.abs(expected))))
+    assert gpu.launch.meta["outputs_match_plain"] in (True, None)
+
+
+def test_split_kernel_ptx_branches_between_recorded_and_plain_bodies():
+    from gpuviz.capture.gpu import GpuRecording, kernel_ptx
+
+    spec = SPECS["matmul_tiled"]
+    args = _args(spec, spec.small_size)
+    grid, block = spec.launch(spec.small_size, spec.default_block)
+    rec = GpuRecording(spec.kernel, grid, block, args, record_blocks=[0])
+    assert rec.split
+    source = rec.count_variant.sources["matmul_tiled"]
+    # shared tiles declared once, before the branch; the plain branch holds the user's statements unchanged
+    assert source.index("cuda.shared.array") < source.index("if __gv_b_slot[")
+    assert source.count("cuda.shared.array") == 2
+    assert "sA[ty, tx] = A[row, a_col]" in source
+    dargs = rec.device_args(fresh=True)
+    bufs = rec.allocate(rec.count(dargs))
+    rec.record(dargs, bufs)
+    ptx = kernel_ptx(rec.record_variant.dispatcher, rec.record_args)
+    assert "%globaltimer" in ptx
+
+
+def test_record_global_leaves_out_shared_accesses():
+    from gpuviz.model.trace import EventKind
+
+    spec, _b, _a, cpu, gpu = _capture_both("matmul_tiled", record="global")
+    shared = {EventKind(k).label for k in (EventKind.SHARED_LOAD, EventKind.SHARED_STORE)}
+    assert not np.isin(gpu.kind, [EventKind.SHARED_LOAD, EventKind.SHARED_STORE]).any()
+    want = {k: [e for e in v if e[0] not in shared] for k, v in cpu.per_thread_sequences().items()}
+    assert gpu.per_thread_sequences() == want
+    assert gpu.launch.meta["record"] == "global" and "not recorded" in gpu.launch.meta["records"]
+    assert any("record='global'" in w for w in gpu.launch.warnings)
 
 
 def test_too_many_events_is_refused_not_truncated():

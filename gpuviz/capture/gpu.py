@@ -6,8 +6,10 @@ How one capture runs (see gpu_rewrite.py for the rewrite itself):
    inputs: its registers, shared memory and resident blocks per SM, and its kernel time (CUDA events,
    warm-up excluded, median of repeats) are the ones shown as "real";
 2. the **count** variant runs on other fresh copies and writes how many events (and timed events) each
-   recorded thread produces; an exclusive prefix sum of those counts gives each thread its offset, so
-   the buffers are sized exactly and each thread's events land contiguously;
+   recorded thread (or warp) produces; from those counts the buffers are sized exactly, each warp getting
+   its largest lane's count. When every warp needs about as many as the largest (within
+   ``UNIFORM_SLACK``), the device computes each position from the warp number (nothing to load at entry);
+   otherwise an exclusive prefix sum gives each slot its offset in a table;
 3. the **record** variant runs on the inputs themselves (so the arrays the caller passed end up as
    after a normal launch) and writes the events, field-major, at those offsets. A thread that produces
    more events than counted (only possible when the kernel's control flow depends on a data race)
@@ -17,17 +19,30 @@ How one capture runs (see gpu_rewrite.py for the rewrite itself):
 Recording modes (``mode=``):
 
 * ``"thread"`` (default): every event of every thread of the recorded blocks.
-* ``"warp"``: lane 0 of each warp records its own events (memory indices included) and, with each event,
-  the 32-bit mask of lanes converged with it at that instruction (``cuda.activemask()``), stored in the
-  trace's ``value`` field (``launch.meta["value_field"] == "active_mask"``). Other lanes record nothing:
-  their indices are not in the trace. About 1/32 of the data of ``"thread"``.
+* ``"warp"``: one record per instruction that lane 0 of each warp executes (lane 0's program order): the
+  event's kind, line and array, the 32-bit mask of lanes converged with lane 0 there (``cuda.activemask()``,
+  in the trace's ``value`` field: ``launch.meta["value_field"] == "active_mask"``) and the exact index of
+  *every* lane in that mask. Indices that are ``base + lane * stride`` (checked by a warp vote) are stored
+  as (base, stride); others as a 32-wide row the lanes write together (one coalesced 128-byte store).
+  The trace shows each record as one event per lane in its mask, so for a kernel whose lanes never run
+  ahead of or behind lane 0 it equals the ``"thread"`` trace. Instructions that lanes run while diverged
+  from lane 0 are not recorded; how many is counted and reported
+  (``launch.meta["warp_lane_events_not_recorded"]`` and a warning), never silently lost.
+
+What is recorded (``record=``): ``"all"`` (default) every global and shared access; ``"global"`` leaves
+shared-memory loads, stores and atomics out (barriers, warp operations and every global access stay).
+Big tiled kernels make most of their events in shared memory (tiled matmul: 32 shared loads per 2 global
+loads per tile step), so this is the explicit choice for large launches; a trace says which it is in
+``launch.meta["record"]`` and ``["records"]`` and a warning, never silently.
 
 Timestamps (``timestamps=``): ``"sync"`` (default) stamps START, BARRIER, WARP_OP and END events with
 ``%globaltimer`` (ns, comparable across SMs) and ``%smid``; memory events carry time -1. ``"all"``
 stamps every event. Every event carries the SM of its block (a block never moves between SMs).
 
-``record_blocks`` records only the listed blocks (linear ids); the others run the same instrumented
-code with recording off, so the schedule is that of the instrumented kernel either way.
+``record_blocks`` records only the listed blocks (linear ids) with one kernel that branches once per
+thread at entry: ``if <this block is recorded>: <instrumented body> else: <the user's own body>``. The
+other blocks run the plain code (no recording call, no per-event check), with the registers of the
+combined kernel (the larger of the two bodies'), which can lower the blocks resident per SM.
 
 The schedule a GPU trace shows is the *instrumented* run's: recording costs registers, which can lower
 the blocks resident per SM. ``launch.meta`` reports both variants (``"plain"`` and ``"instrumented"``:
@@ -58,6 +73,11 @@ from .source import collect_device_functions, parse_function, python_function, s
 
 MODES = ("thread", "warp")
 TIMESTAMPS = ("sync", "all")
+RECORDS = ("all", "global")
+#: buffer layouts: "auto" picks "uniform" when it wastes little (UNIFORM_SLACK), else "table"
+LAYOUTS = ("auto", "uniform", "table")
+#: a layout where every warp gets the largest warp's count is used when it wastes at most this fraction
+UNIFORM_SLACK = 0.25
 _TIMED_KINDS = np.array([EventKind.START, EventKind.END, EventKind.BARRIER, EventKind.WARP_OP], dtype=np.uint8)
 
 
@@ -249,18 +269,23 @@ class GpuRecording:
     """
 
     def __init__(self, kernel, grid, block, args, *, mode: str = "thread", timestamps: str = "sync",
-                 record_blocks=None):
-        from .gpu_rewrite import build_variant
-
+                 record_blocks=None, record: str = "all", max_registers: int | None = None, layout: str = "auto"):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if timestamps not in TIMESTAMPS:
             raise ValueError(f"timestamps must be one of {', '.join(TIMESTAMPS)}, not {timestamps!r}")
+        if record not in RECORDS:
+            raise ValueError(f"record must be one of {', '.join(repr(r) for r in RECORDS)}, not {record!r}")
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+        self.layout = layout
         self.cuda = cuda = gpu_cuda()
         self.kernel = kernel
         self.grid, self.block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
-        self.mode, self.timestamps = mode, timestamps
+        self.mode, self.timestamps, self.record_what = mode, timestamps, record
+        self.max_registers = max_registers
         fn = python_function(kernel)
+        self.fn = fn
         self.root = root = parse_function(fn)
         collect_device_functions(root)
         if len(args) != len(root.params):
@@ -277,18 +302,6 @@ class GpuRecording:
                                    "gpuviz records kernels whose arguments are arrays and numbers", file=root.file, line=root.first_line)
         # the plain kernel: the user's dispatcher as it is (numba's), or the function jitted as written
         self.plain = kernel if hasattr(kernel, "overloads") and hasattr(kernel, "py_func") else cuda.jit(fn)
-        key = (fn.__code__, tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), mode, timestamps == "all")
-        variants = _variant_cache.get(key)
-        if variants is None:
-            t0 = time.perf_counter()
-            variants = tuple(build_variant(cuda, root, self.array_args, count=c, mode=mode, time_all=timestamps == "all")
-                             for c in (True, False))
-            _variant_cache[key] = variants
-            self.rewrite_s = time.perf_counter() - t0
-        else:
-            self.rewrite_s = 0.0
-        self.count_variant, self.record_variant = variants
-        self.info = self.record_variant.info
         # recorded blocks and their slots (one per thread, or one per warp in warp mode)
         n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
         tpb = self.block[0] * self.block[1] * self.block[2]
@@ -300,15 +313,40 @@ class GpuRecording:
             if len(bad):
                 raise LaunchConfigError(f"record_blocks holds block {int(bad[0])}, but the launch has blocks 0..{n_blocks - 1}")
         self.blocks = blocks
-        per_block = -(-tpb // 32) if mode == "warp" else tpb
-        self.slot_of_block = np.full(n_blocks, -1, dtype=np.int64)
-        self.slot_of_block[blocks] = np.arange(len(blocks), dtype=np.int64) * per_block
+        # every block recorded: no block table, no branch. Chosen blocks: one kernel that branches once per
+        # thread between the instrumented body and the user's own (see gpu_rewrite.split_kernel)
+        self.all_blocks = len(blocks) == n_blocks
+        self.split = not self.all_blocks
+        self.wpb = -(-tpb // 32)
+        per_block = self.wpb if mode == "warp" else tpb
+        self.slot_of_block = np.full(n_blocks, -1, dtype=np.int64)  # the recorded block's ordinal, -1 if not recorded
+        self.slot_of_block[blocks] = np.arange(len(blocks), dtype=np.int64)
         self.per_block = per_block
         self.slot_block = np.repeat(blocks, per_block).astype(np.int32)
         step = 32 if mode == "warp" else 1
         self.slot_thread = np.tile(np.arange(per_block, dtype=np.int32) * step, len(blocks))
         self.n_slots = len(blocks) * per_block
         self.timings: dict[str, float] = {}
+        self.rewrite_s = 0.0
+        self.count_variant = self.variant(count=True, uniform=False)
+        self.record_variant = None  # chosen by allocate(), which knows the layout
+        self.info = self.count_variant.info
+
+    def variant(self, *, count: bool, uniform: bool):
+        """The compiled count or record variant (cached per kernel, argument shapes and options)."""
+        from .gpu_rewrite import build_variant
+
+        key = (self.fn.__code__, tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
+               self.timestamps == "all", self.record_what, self.split, self.all_blocks, count, uniform, self.max_registers)
+        v = _variant_cache.get(key)
+        if v is None:
+            t0 = time.perf_counter()
+            v = build_variant(self.cuda, self.root, self.array_args, count=count, mode=self.mode,
+                              time_all=self.timestamps == "all", split=self.split, uniform=uniform,
+                              all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers)
+            _variant_cache[key] = v
+            self.rewrite_s += time.perf_counter() - t0
+        return v
 
     # -- inputs ----------------------------------------------------------------------------------------------
     def device_args(self, fresh: bool):
@@ -388,19 +426,29 @@ class GpuRecording:
         biggest = max([a.size for a in self.info.arrays] or [0])
         return np.int32 if biggest < 2**31 else np.int64
 
-    def dummy_buffers(self, cnt):
-        cuda = self.cuda
+    def _buffers(self, code_n, timed_n, slab_rows, off, cap, cnt):
+        """Device buffers in gpu_rewrite.BUFFERS order."""
+        cuda, idt, warp = self.cuda, self.index_dtype(), self.mode == "warp"
         return [
-            cuda.device_array(1, np.int32), cuda.device_array(1, self.index_dtype()), cuda.device_array(1, np.uint32),
-            cuda.device_array(1, np.int64), cuda.device_array(1, np.int16), cuda.to_device(self.slot_of_block),
-            cuda.device_array((1, 2), np.int64), cuda.device_array((1, 2), np.int32), cnt, cuda.to_device(np.zeros(2, np.int64)),
+            cuda.device_array(max(code_n, 1), np.int32),  # code
+            cuda.device_array(max(code_n, 1), idt),  # idx
+            cuda.device_array(max(code_n, 1) if warp else 1, idt),  # stride
+            cuda.device_array(max(code_n, 1) if warp else 1, np.uint32),  # mask
+            cuda.device_array(max(slab_rows * 32, 1) if warp else 1, idt),  # slab
+            cuda.device_array(max(timed_n, 1), np.int64),  # time
+            cuda.device_array(max(timed_n, 1), np.int16),  # sm
+            cuda.to_device(self.slot_of_block),  # slot
+            cuda.to_device(off),  # off
+            cuda.to_device(cap),  # cap
+            cnt,  # cnt
+            cuda.to_device(np.zeros(4, np.int64)),  # drop
         ]
 
     def count(self, dargs, repeats: int = 0) -> np.ndarray:
-        """Run the counting variant; (n_slots, 2) int64 counts of events and timed events per slot."""
+        """Run the counting variant; (n_slots, 3) int64 counts of events, timed events and slab rows per slot."""
         cuda = self.cuda
-        cnt = cuda.to_device(np.zeros((max(self.n_slots, 1), 2), np.int32))
-        bufs = self.dummy_buffers(cnt)
+        cnt = cuda.to_device(np.zeros((max(self.n_slots, 1), 3), np.int32))
+        bufs = self._buffers(1, 1, 1, np.zeros((1, 3), np.int64), np.zeros((1, 3), np.int32), cnt)
         launch_args = list(dargs) + bufs
         compiled = self._compile(self.count_variant.dispatcher, launch_args, "counting")
         if compiled is not None:
@@ -414,13 +462,12 @@ class GpuRecording:
         return cnt.copy_to_host()[: self.n_slots].astype(np.int64)
 
     def allocate(self, counts: np.ndarray, max_events: int | None = None):
-        """Device buffers sized from the counts, with each slot's offsets (exclusive prefix sums)."""
-        cuda = self.cuda
+        """Device buffers sized from the counts, each slot's offsets, and the record variant for that layout."""
         total, total_timed = int(counts[:, 0].sum()), int(counts[:, 1].sum())
         if max_events is not None and total > max_events:
             raise TraceTooLarge(
                 f"{self.root.name}[{self.grid}, {self.block}] would record {total:,} events, over max_events={max_events:,}. "
-                f"Record fewer blocks (record_blocks=[...]), a smaller problem, or mode='warp' (lane 0 of each warp only)"
+                f"Record fewer blocks (record_blocks=[...]), a smaller problem, or mode='warp' (one record per warp instruction)"
             )
         # thread mode: a warp's lanes interleave (stride 32), each lane given the warp's largest count;
         # warp mode: one slot per warp, contiguous (stride 1). See make_recorders.
@@ -428,44 +475,56 @@ class GpuRecording:
         if self.mode == "warp":
             group, lane, stride = np.arange(n, dtype=np.int64), np.zeros(n, np.int64), 1
         else:
-            wpb = -(-(self.block[0] * self.block[1] * self.block[2]) // 32)
             k = np.arange(n, dtype=np.int64) // max(self.per_block, 1)
-            group = k * wpb + self.slot_thread.astype(np.int64) // 32
+            group = k * self.wpb + self.slot_thread.astype(np.int64) // 32
             lane, stride = self.slot_thread.astype(np.int64) % 32, 32
         n_groups = int(group.max()) + 1 if n else 0
-        off = np.zeros((max(n, 1), 2), np.int64)
-        cap = np.zeros((max(n, 1), 2), np.int32)
-        sizes = []
-        for col in (0, 1):
-            gmax = np.zeros(n_groups, np.int64)
-            np.maximum.at(gmax, group, counts[:, col])
-            gsize = gmax * stride
-            goff = np.cumsum(gsize) - gsize
-            off[:n, col] = goff[group] + lane
-            cap[:n, col] = gmax[group]
-            sizes.append(int(gsize.sum()))
-        self.offsets, self.capacity, self.stride = off[:n], counts, stride
-        total, total_timed = sizes
-        bufs = [
-            cuda.device_array(max(total, 1), np.int32),
-            cuda.device_array(max(total, 1), self.index_dtype()),
-            cuda.device_array(max(total, 1) if self.mode == "warp" else 1, np.uint32),
-            cuda.device_array(max(total_timed, 1), np.int64),
-            cuda.device_array(max(total_timed, 1), np.int16),
-            cuda.to_device(self.slot_of_block),
-            cuda.to_device(off),
-            cuda.to_device(cap),
-            cuda.to_device(np.zeros((max(self.n_slots, 1), 2), np.int32)),
-            cuda.to_device(np.zeros(2, np.int64)),
-        ]
-        self.totals = (int(counts[:, 0].sum()), int(counts[:, 1].sum()))
-        self.buffer_lengths = (total, total_timed)
+        cols = 3 if self.mode == "warp" else 2
+        gmax = np.zeros((cols, n_groups), np.int64)
+        for col in range(cols):
+            np.maximum.at(gmax[col], group, counts[:, col])
+        biggest = gmax.max(axis=1) if n_groups else np.zeros(cols, np.int64)
+        exact = gmax.sum(axis=1)
+        # uniform: nothing to look up on the device, at the price of padding every warp to the largest
+        if self.layout == "auto":
+            uniform = bool(np.all(biggest * n_groups <= exact * (1 + UNIFORM_SLACK) + 1024))
+        else:
+            uniform = self.layout == "uniform"
+        off = np.zeros((max(n, 1), 3), np.int64)
+        cap = np.zeros((max(n, 1), 3), np.int32)
+        sizes = [0, 0, 0]
+        for col in range(cols):
+            width = 1 if col == 2 else stride  # slab rows: one per record, the 32 lanes inside the row
+            if uniform:
+                off[:n, col] = group * biggest[col] * width + (lane if col < 2 else 0)
+                cap[:n, col] = biggest[col]
+                sizes[col] = int(biggest[col] * n_groups * width)
+            else:
+                gsize = gmax[col] * width
+                goff = np.cumsum(gsize) - gsize
+                off[:n, col] = goff[group] + (lane if col < 2 else 0)
+                cap[:n, col] = gmax[col][group]
+                sizes[col] = int(gsize.sum())
+        self.uniform = uniform
+        self.record_variant = self.variant(count=False, uniform=uniform)
+        self.offsets, self.stride = off[:n], stride
+        cnt = self.cuda.to_device(np.zeros((max(n, 1), 3), np.int32))
+        if uniform:  # the device computes the offsets; row 0 of cap holds the largest counts
+            dev_off, dev_cap = np.zeros((1, 3), np.int64), biggest.astype(np.int32).reshape(1, cols)
+            dev_cap = np.concatenate([dev_cap, np.zeros((1, 3 - cols), np.int32)], axis=1)
+        else:
+            dev_off, dev_cap = off, cap
+        bufs = self._buffers(sizes[0], sizes[1], sizes[2], dev_off, dev_cap, cnt)
+        self.totals = (total, total_timed)
+        self.buffer_lengths = tuple(sizes)
         return bufs
 
     def trace_bytes(self) -> int:
-        total, total_timed = self.buffer_lengths  # with the padding of lanes that had fewer events than their warp
-        per_event = 4 + np.dtype(self.index_dtype()).itemsize + (4 if self.mode == "warp" else 0)
-        return int(total * per_event + total_timed * (8 + 2) + self.n_slots * 2 * 4)
+        """Bytes of the device buffers that come back (padding of lanes or warps with fewer events included)."""
+        total, total_timed, slab_rows = self.buffer_lengths
+        isz = np.dtype(self.index_dtype()).itemsize
+        per_event = 4 + isz + ((isz + 4) if self.mode == "warp" else 0)
+        return int(total * per_event + slab_rows * 32 * isz + total_timed * (8 + 2) + self.n_slots * 3 * 4)
 
     def record(self, dargs, bufs, repeats: int = 1) -> float:
         """Run the recording variant once (timed with CUDA events); the events land in ``bufs``."""
@@ -481,24 +540,28 @@ class GpuRecording:
         self.record_args = launch_args
         return t.seconds
 
+    FETCHED = ("code", "idx", "stride", "mask", "slab", "time", "sm", "cnt", "drop")
+
     def fetch(self, bufs) -> dict[str, np.ndarray]:
         """Copy the buffers back through pinned host memory (timed); host arrays by buffer name."""
+        from .gpu_rewrite import BUFFERS
+
         cuda = self.cuda
-        names = ("code", "idx", "mask", "time", "sm", "cnt", "drop")
-        picks = (bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[8], bufs[9])
-        pinned = {n: cuda.pinned_array(d.shape, dtype=d.dtype) for n, d in zip(names, picks)}
+        picks = [bufs[BUFFERS.index(n)] for n in self.FETCHED]
+        pinned = {n: cuda.pinned_array(d.shape, dtype=d.dtype) for n, d in zip(self.FETCHED, picks)}
         t = EventTimer(cuda)
         with t:
-            for n, d in zip(names, picks):
+            for n, d in zip(self.FETCHED, picks):
                 d.copy_to_host(pinned[n])
         self.timings["copy_back_s"] = t.seconds
         # own the data in pageable memory: pinned memory is scarce and the trace outlives the capture
-        return {n: np.array(pinned[n]) for n in names}
+        return {n: np.array(pinned[n]) for n in self.FETCHED}
 
     # -- decoding ------------------------------------------------------------------------------------------------
-    def decode(self, host: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int, int]:
-        """(event fields, events dropped, timed events dropped) from the fetched buffers."""
-        from .gpu_rewrite import decode_kinds
+    def decode(self, host: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """(event fields, the drop counters: events, timed events, slab rows, diverged lane events) from the
+        fetched buffers."""
+        from .gpu_rewrite import SLAB_MARK, decode_kinds
 
         n = self.n_slots
         wrote = host["cnt"][:n].astype(np.int64)
@@ -511,14 +574,8 @@ class GpuRecording:
         take_t = np.repeat(self.offsets[:, 1], counts_t) + self.stride * seq_t
         code = host["code"][take]
         slot = np.repeat(np.arange(n, dtype=np.int64), counts)
-        kind, aid, line = decode_kinds(self.info, code)
+        kind, aid, line = decode_kinds(self.record_variant.info, code)
         mem = aid >= 0
-        index = np.full(len(code), -1, np.int64)
-        index[mem] = host["idx"][take][mem]
-        ev = {
-            "block": self.slot_block[slot], "thread": self.slot_thread[slot], "seq": seq.astype(np.int32),
-            "kind": kind, "array": aid, "index": index, "line": line,
-        }
         # the timed stream: each slot's timed events, in order, are its events of the timed kinds
         timed = np.ones(len(code), bool) if self.timestamps == "all" else np.isin(kind, _TIMED_KINDS)
         times = host["time"][take_t].astype(np.int64)
@@ -533,10 +590,47 @@ class GpuRecording:
             slot_sm = np.full(n, -1, np.int16)
             slot_sm[has] = sms[first_t[has]]
             sm_col = slot_sm[slot]
-        ev["time"], ev["sm"] = time_col, sm_col
-        if self.mode == "warp":
-            ev["value"] = host["mask"][take].astype(np.float64)
-        return ev, int(host["drop"][0]), int(host["drop"][1])
+        drops = host["drop"].astype(np.int64)
+        if self.mode != "warp":
+            index = np.full(len(code), -1, np.int64)
+            index[mem] = host["idx"][take][mem]
+            ev = {
+                "block": self.slot_block[slot], "thread": self.slot_thread[slot], "seq": seq.astype(np.int32),
+                "kind": kind, "array": aid, "index": index, "line": line, "time": time_col, "sm": sm_col,
+            }
+            return ev, drops
+        # per-warp records -> one event per lane in the record's mask
+        mask = host["mask"][take].astype(np.uint32)
+        base = host["idx"][take].astype(np.int64)
+        step = host["stride"][take].astype(np.int64)
+        in_slab = mem & (step == SLAB_MARK)
+        slab_before = np.cumsum(in_slab) - in_slab  # slab records before each record, over all slots
+        first = starts
+        slab_at_slot_start = np.zeros(n, np.int64)
+        nonempty = counts > 0
+        slab_at_slot_start[nonempty] = slab_before[first[nonempty]]
+        row = self.offsets[slot, 2] + slab_before - slab_at_slot_start[slot]
+        bits = ((mask[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool)
+        rec, lane = np.nonzero(bits)
+        # each lane's sequence number: how many records of its warp held it before this one
+        running = np.cumsum(bits, axis=0, dtype=np.int32)
+        before_slot = np.zeros((n, 32), np.int32)
+        nz = first[nonempty]
+        before_slot[nonempty] = np.where((nz > 0)[:, None], running[np.maximum(nz - 1, 0)], 0)
+        lane_seq = running[rec, lane] - 1 - before_slot[slot[rec], lane]
+        rslot = slot[rec]
+        index = np.full(len(rec), -1, np.int64)
+        m = mem[rec]
+        reg = m & ~in_slab[rec]
+        index[reg] = base[rec[reg]] + lane[reg] * step[rec[reg]]
+        irr = m & in_slab[rec]
+        index[irr] = host["slab"][row[rec[irr]] * 32 + lane[irr]]
+        ev = {
+            "block": self.slot_block[rslot], "thread": self.slot_thread[rslot] + lane.astype(np.int32),
+            "seq": lane_seq.astype(np.int32), "kind": kind[rec], "array": aid[rec], "index": index, "line": line[rec],
+            "time": time_col[rec], "sm": sm_col[rec], "value": mask[rec].astype(np.float64),
+        }
+        return ev, drops
 
 
 def _is_typing_error(exc) -> bool:
@@ -551,20 +645,38 @@ def _write_back(args, dargs):
 
 
 def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: int = 50_000_000, mode: str = "thread",
-                timestamps: str = "sync", time_plain: bool = True, repeats: int = 5, **_ignored) -> Trace:
+                timestamps: str = "sync", record: str = "all", time_plain: bool = True, repeats: int = 5,
+                layout: str = "auto", **_ignored) -> Trace:
     """Capture ``kernel[grid, block](*args)`` on the GPU (see the module docstring). The arguments end up as
-    after a normal launch (the instrumented run's results)."""
+    after a normal launch (the instrumented run's results). ``layout`` ("auto", "uniform" or "table")
+    forces a buffer layout; the trace is the same either way (tests and benchmarks use it)."""
     import warnings as _warnings
 
     with _warnings.catch_warnings():
         # numba warns about small grids ("under-utilization"): teaching launches are small on purpose
         _warnings.filterwarnings("ignore", message=".*under-utilization.*")
         return _capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, mode=mode,
-                            timestamps=timestamps, time_plain=time_plain, repeats=repeats)
+                            timestamps=timestamps, record=record, time_plain=time_plain, repeats=repeats, layout=layout)
 
 
-def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, time_plain, repeats) -> Trace:
-    rec = GpuRecording(kernel, grid, block, args, mode=mode, timestamps=timestamps, record_blocks=record_blocks)
+def recorded_description(mode: str, record: str) -> str:
+    """What a GPU trace of this mode and ``record`` holds, in words (``launch.meta["records"]``)."""
+    if mode == "warp":
+        text = ("per-warp: one record per instruction that lane 0 of each warp executed, with the mask of the lanes "
+                "converged with lane 0 there ('value') and the exact index of every lane in that mask; each record is "
+                "shown as one event per lane in its mask. Instructions that lanes ran while diverged from lane 0 are not "
+                "recorded (their number is launch.meta['warp_lane_events_not_recorded'])")
+    else:
+        text = "per-thread: every event of every thread of the recorded blocks"
+    if record == "global":
+        text += "; shared-memory loads, stores and atomics are not recorded (record='global')"
+    return text
+
+
+def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, record, time_plain,
+                 repeats, layout) -> Trace:
+    rec = GpuRecording(kernel, grid, block, args, mode=mode, timestamps=timestamps, record_blocks=record_blocks,
+                       record=record, layout=layout)
     cuda, root = rec.cuda, rec.root
     timings: dict[str, float] = {}
     if rec.rewrite_s:
@@ -599,7 +711,9 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     host = rec.fetch(bufs)
     _write_back(rec.args, dargs)
     timings.update(rec.timings)
-    events, dropped, dropped_timed = rec.decode(host)
+    events, drops = rec.decode(host)
+    dropped, dropped_timed, dropped_slab, diverged = (int(x) for x in drops[:4])
+    dropped += dropped_slab
     if dropped:
         warnings.append(f"{dropped:,} events did not fit the sizes the counting pass measured and were dropped: the kernel's "
                         "control flow differs between runs (a data race?)")
@@ -617,8 +731,15 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
         "shared_bytes_per_block": i["shared_bytes_per_block"],
         "device": dev,
         "mode": mode,
+        "record": record,
+        "records": recorded_description(mode, record),
         "timestamps": timestamps,
-        "threads_recorded": "all" if record_blocks is None else "chosen blocks",
+        "threads_recorded": "all" if rec.all_blocks else "chosen blocks",
+        "layout": "uniform (computed offsets)" if rec.uniform else "offset table",
+        "unrecorded_blocks": (
+            "run the kernel's own code: one kernel branches once per thread between the instrumented body (recorded "
+            "blocks) and the user's body; every block has the registers of that combined kernel" if rec.split else "none"
+        ),
         "recorded_blocks": len(rec.blocks),
         "trace_bytes": rec.trace_bytes(),
         "events_counted": rec.totals[0],
@@ -631,8 +752,12 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     })
     if mode == "warp":
         meta["value_field"] = "active_mask"
-        warnings.append("per-warp recording: only lane 0 of each warp recorded its events; 'value' holds the mask of lanes "
-                        "converged with lane 0 at each event")
+        meta["warp_lane_events_not_recorded"] = diverged
+        warnings.append("per-warp recording: one record per instruction of lane 0 of each warp, shown for every lane "
+                        "converged with lane 0 ('value' holds that mask)"
+                        + (f"; {diverged:,} lane events ran while diverged from lane 0 and are not in the trace" if diverged else ""))
+    if record == "global":
+        warnings.append("record='global': shared-memory loads, stores and atomics are not in this trace")
     if p["resident_blocks_per_sm"] != i["resident_blocks_per_sm"] and min(p["resident_blocks_per_sm"], i["resident_blocks_per_sm"]) > 0:
         warnings.append(f"recording changes occupancy: {i['resident_blocks_per_sm']} resident blocks/SM instrumented vs "
                         f"{p['resident_blocks_per_sm']} plain, so the recorded schedule (waves, SMs) is not the plain kernel's")

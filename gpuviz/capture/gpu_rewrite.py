@@ -37,7 +37,8 @@ element index of *every* lane in that mask. The indices are stored exactly but c
 converged lanes' indices are ``base + lane * stride`` (checked with a warp vote, ``all_sync``) the record
 holds ``idx = base`` and ``stride``; otherwise ``stride`` holds :data:`SLAB_MARK` and the lanes write their
 own indices into the next 32-wide row of ``slab`` (one coalesced 128-byte store per warp). Lanes that run
-code while diverged from lane 0 (lane 0 elsewhere or finished) are not recorded.
+code while diverged from lane 0 (lane 0 elsewhere or finished) are not recorded; each counts the events
+it ran so, and the total comes back in ``drop[3]``.
 
 Compiled variants come from one rewritten source, chosen by constants the compiler folds away:
 ``count`` (count events per slot), ``record`` (write them), and the user's own kernel untouched as the
@@ -80,12 +81,14 @@ BUFFERS = (
     "off",  # int64[n_slots, 3]: where each slot's first event, timed event and slab row go (table layout)
     "cap",  # int32[n_slots, 3]: how many each slot may write (its warp's largest count; uniform layout: row 0)
     "cnt",  # int32[n_slots, 3]: how many each slot produced (count pass) or wrote (record pass)
-    "drop",  # int64[3]: events, timed events, slab rows that found their slot full: reported, never silent
+    "drop",  # int64[4]: events, timed events, slab rows that found their slot full; per-warp mode: lane events
+    #          run while diverged from lane 0 (not recorded). Reported, never silent
 )
 BUF_NAMES = tuple(PREFIX + "b_" + b for b in BUFFERS)
 STATE = PREFIX + "s"
-# pos, end, timed pos, timed end, on, slot, start, timed start, slab pos, slab end, slab start, lane
-STATE_LEN = 12
+# pos, end, timed pos, timed end, on, slot, start, timed start, slab pos, slab end, slab start, lane,
+# events this lane ran while diverged from lane 0 (per-warp mode: not recorded, reported in drop[3])
+STATE_LEN = 13
 MAX_INDEX_DIMS = 4
 #: ``stride`` of a per-warp record whose lanes' indices are in ``slab`` (no arithmetic progression)
 SLAB_MARK = -(2**31)
@@ -354,8 +357,11 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             code, index, has_index, timed):
         if WARP:
             lanes = cuda.activemask()  # read before any branch of ours: the lanes converged here
-            if s[4] == 0 or (lanes & 1) == 0:
-                return  # not recorded, or a group of lanes diverged from lane 0: only lane 0's stream is kept
+            if s[4] == 0:
+                return
+            if (lanes & 1) == 0:  # lanes diverged from lane 0: not recorded, but counted (reported, not silent)
+                s[12] += 1
+                return
             lane = s[11]
             regular = True
             base = index
@@ -365,7 +371,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
                 src = 1 if (lanes & 2) != 0 else 0
                 step = cuda.shfl_sync(lanes, index, src) - base
                 # exact or nothing: every converged lane's index must be base + lane * step
-                regular = cuda.all_sync(lanes, index == base + lane * step) and step != MARK
+                regular = (cuda.all_sync(lanes, index == base + lane * step) != 0) and step != MARK
             if COUNT:
                 if lane == 0:
                     s[0] += 1
@@ -443,11 +449,12 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         s[4] = 1 if on else 0
         s[5] = slot
         s[11] = lane
+        s[12] = 0
+        s[8] = 0
+        s[9] = 0
         if COUNT or not on:
             for j in range(4):
                 s[j] = 0
-            s[8] = 0
-            s[9] = 0
         elif UNIFORM:  # every warp gets the largest count: the position is arithmetic, nothing to load
             c0 = cap_a[0, 0]
             c1 = cap_a[0, 1]
@@ -484,6 +491,8 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             cnt_a[slot, 1] = (min(s[2], s[3]) - s[7]) // STRIDE if not COUNT else s[2]
             if WARP:
                 cnt_a[slot, 2] = min(s[8], s[9]) - s[10] if not COUNT else s[8]
+        if WARP and not COUNT and s[12] > 0:
+            cuda.atomic.add(drop_a, 3, s[12])
 
     @jit
     def r_event(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
@@ -543,17 +552,86 @@ class Variant:
     count: bool
     time_all: bool
     sources: dict[str, str]  # function name -> generated Python source (for error messages and tests)
+    split: bool = False
+    uniform: bool = False
+    record: str = "all"
+
+
+def _block_id_expr() -> ast.expr:
+    def dim(comp, ax):
+        return ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), comp, ast.Load()), ax, ast.Load())
+
+    gx, gy = dim("gridDim", "x"), dim("gridDim", "y")
+    return ast.BinOp(ast.BinOp(dim("blockIdx", "x"), ast.Add(), ast.BinOp(dim("blockIdx", "y"), ast.Mult(), gx)), ast.Add(),
+                     ast.BinOp(dim("blockIdx", "z"), ast.Mult(), ast.BinOp(copy.deepcopy(gx), ast.Mult(), gy)))
+
+
+class _RenameCalls(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.names:
+            node.func = _name(self.names[node.func.id])
+        return node
+
+
+def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: dict[str, str]) -> ast.FunctionDef:
+    """``if <this block is recorded>: <instrumented body> else: <the user's own body>``.
+
+    One test per thread at entry (the block's entry in the ``slot`` table), so the blocks that are not
+    recorded run the user's statements with no recording call at all. Shared arrays declared at the top
+    level of the kernel are declared once, before the branch, so that the two bodies do not double the
+    block's shared memory. ``plain_names`` renames the user's device-function calls in the plain body to
+    names bound to the user's own (uninstrumented) device functions.
+    """
+    fs = rw.fs
+    plain = copy.deepcopy(fs.tree).body
+    plain = [_RenameCalls(plain_names).visit(st) for st in plain]
+    hoisted, keys = [], set()
+    for st in plain:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                and rw.is_shared_decl(st.value):
+            hoisted.append(st)
+            keys.add((st.targets[0].id, st.lineno))
+
+    def keep(st):
+        return not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                    and (st.targets[0].id, getattr(st, "lineno", None)) in keys)
+
+    plain_body = [st for st in plain if keep(st)] or [ast.Pass()]
+    recorded_body = [st for st in instrumented.body if keep(st)]
+    test = ast.Compare(ast.Subscript(_name(BUF_NAMES[BUFFERS.index("slot")]), _block_id_expr(), ast.Load()),
+                       [ast.GtE()], [ast.Constant(0)])
+    branch = ast.If(test=test, body=recorded_body, orelse=plain_body)
+    instrumented.body = hoisted + [ast.copy_location(branch, fs.tree.body[0])]
+    ast.fix_missing_locations(instrumented)
+    return instrumented
 
 
 def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], *, count: bool, mode: str = "thread",
-                  time_all: bool = False) -> Variant:
-    """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``."""
+                  time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
+                  record: str = "all", max_registers: int | None = None) -> Variant:
+    """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``.
+
+    ``split``: the kernel branches once per thread between the instrumented body (recorded blocks) and
+    the user's own body (every other block): see :func:`split_kernel`. ``all_blocks``: every block is
+    recorded (no block table is read). ``uniform``: the arithmetic layout (see the module docstring).
+    ``record``: ``"all"`` or ``"global"`` (shared-memory accesses left out). ``max_registers`` caps the
+    kernel's registers (numba's ``max_registers``), e.g. to keep the plain kernel's occupancy.
+    """
     import numba
 
     if mode not in MODES:
         raise ValueError(f"recording mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if record not in RECORDS:
+        raise ValueError(f"record must be one of {', '.join(RECORDS)}, not {record!r}")
+    if split and all_blocks:
+        raise ValueError("split=True records chosen blocks: it cannot be combined with all_blocks=True")
     info = BuildInfo()
-    recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all)
+    recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform,
+                               all_blocks=all_blocks)
     built: dict[int, object] = {}
     sources: dict[str, str] = {}
 
@@ -565,14 +643,24 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         ns.update(recorders)
         ns[PREFIX + "cuda"] = cuda
         ns[PREFIX + "i64"] = numba.int64
+        plain_names = {}
         for call_name, sub in fs.device_functions.items():
+            if is_kernel and split:  # the plain branch calls the user's own device function
+                plain_names[call_name] = PREFIX + "plain_" + call_name
+                ns[plain_names[call_name]] = ns[call_name]
             ns[call_name] = build(sub, False)
-        tree = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}).rewrite()
+        rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record)
+        tree = rw.rewrite()
+        if is_kernel and split:
+            tree = split_kernel(rw, tree, plain_names)
         module = ast.Module(body=[tree], type_ignores=[])
         sources[fs.name] = ast.unparse(module)
         exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
         fn = ns[fs.name]
-        jitted = cuda.jit(fn) if is_kernel else cuda.jit(device=True, forceinline=True)(fn)
+        if is_kernel:
+            jitted = cuda.jit(fn) if max_registers is None else cuda.jit(max_registers=int(max_registers))(fn)
+        else:
+            jitted = cuda.jit(device=True, forceinline=True)(fn)
         built[key] = jitted
         return jitted
 
@@ -581,7 +669,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         if p in array_args:
             info.array(("param", p), array_args[p])
     dispatcher = build(root, True)
-    return Variant(dispatcher, info, mode, count, time_all, sources)
+    return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record)
 
 
 def decode_kinds(info: BuildInfo, code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -7,6 +7,12 @@ fields (block, warp, step, ...) packed into one int64 key by mixed radix. When t
 scatter/gather on tables indexed by the key; only when the range is huge do we fall back to sorting
 (``np.unique``). Sorting 10M int64 keys costs ~0.5 s on a laptop core, a table pass ~20 ms.
 
+``summary()`` on a large trace goes through one chunked pass (``_prep``) that serves every analysis:
+events are taken ~262k at a time, warp requests are keyed by warp-step (block, warp, step: a table the
+size of warps x steps), and the race check compares each shared access with the thread of one store of its
+(block, phase, element) group. Anything that pass cannot decide (a warp-step split across the trace, shared
+atomics, huge ranges) goes down the general path, which gives the same results on any trace.
+
 Definitions
 -----------
 *Warp request*: the events of one (block, warp, issue step, kind, array, line) group, i.e. one SIMT
@@ -206,6 +212,18 @@ def _subset(trace: Trace, space: str) -> dict:
     info = _arrays(trace)
     kind = trace.kind
     array = trace.array
+    if space == "global":
+        prep = _prep(trace)
+        if prep is not None:  # global events are few: gather them by position, no full-length masks
+            pos = prep.global_pos
+            mask = np.zeros(len(trace), dtype=bool)
+            mask[pos] = True
+            sub = {"mask": mask}
+            for name in ("block", "thread", "seq", "kind", "array", "index", "line"):
+                sub[name] = trace.field(name)[pos]
+            sub["step"] = trace.issue_step[pos]
+            c[key] = sub
+            return sub
     in_space = info.is_shared if space == "shared" else info.is_global
     kinds = [K.SHARED_LOAD, K.SHARED_STORE] if space == "shared" else [K.GLOBAL_LOAD, K.GLOBAL_STORE]
     kind_ok = np.zeros(256, dtype=bool)  # indexed by the uint8 kind: one gather instead of three compares
@@ -230,7 +248,9 @@ def _subset(trace: Trace, space: str) -> dict:
 
 
 def _phase_table(trace: Trace):
-    """(flat table, n_seq): barriers each thread passed up to and including each seq, row per thread.
+    """(flat table, n_seq): barriers each thread passed up to and including each seq, one row per seq and a
+    column per thread (global thread id): the lanes of one step, next to each other in a trace, read
+    neighbouring cells.
 
     None when such a table would be much larger than the trace (then the lexsort-based ``trace.phase``
     is used). Cached: shared and global race checks both read it.
@@ -248,8 +268,13 @@ def _phase_table(trace: Trace):
         bar_gt = trace.block[bar].astype(np.int64) * L.threads_per_block + trace.thread[bar]
         max_bars = int(np.bincount(bar_gt).max()) if len(bar_gt) else 0
         table = np.zeros(cells, dtype=np.int16 if max_bars < (1 << 15) else np.int32)
-        table[bar_gt * n_seq + trace.seq[bar]] = 1
-        np.cumsum(table.reshape(L.n_threads, n_seq), axis=1, out=table.reshape(L.n_threads, n_seq))
+        table[trace.seq[bar].astype(np.int64) * L.n_threads + bar_gt] = 1
+        rows = table.reshape(n_seq, L.n_threads)
+        if L.n_threads >= 256:  # numpy's cumsum down columns is slow (strided); row-by-row adds are not
+            for r in range(1, n_seq):
+                np.add(rows[r], rows[r - 1], out=rows[r])
+        else:
+            np.cumsum(rows, axis=0, out=rows)
         result = (table, n_seq)
     c["phase_table"] = result
     return result
@@ -264,13 +289,227 @@ def _phase_of(trace: Trace, mask: np.ndarray, sub: dict) -> np.ndarray:
     if pt is None:
         return trace.phase[mask]
     table, n_seq = pt
-    cell = sub["block"].astype(np.int64)
-    cell *= trace.launch.threads_per_block
+    cell = sub["seq"].astype(np.int64)
+    cell *= trace.launch.n_threads
+    cell += sub["block"].astype(np.int64) * trace.launch.threads_per_block
     cell += sub["thread"]
-    cell *= n_seq
-    cell += sub["seq"]
     # memory events are never barriers themselves, so "up to and including" is "strictly before"
     return table[cell]
+
+
+# ---- one chunked pass shared by the analyses (the fast path) ---------------------------------------
+# Events are processed about _CHUNK at a time, so every temporary stays small, is reused from the heap and
+# stays in the CPU's cache: on small VMs the first touch of fresh memory, not arithmetic, dominated
+# full-length passes. Chunks end between warp-steps, and warp requests are analysed chunk by chunk; a
+# trace whose warp-steps are not contiguous (e.g. thread-major) leaves bank conflicts to the general path.
+_CHUNK = 1 << 18
+_SPACE_GLOBAL, _SPACE_SHARED_ATOMIC, _SPACE_SHARED = 1, 2, 3
+
+
+@dataclass
+class _Prep:
+    """What the chunked pass found.
+
+    ``shared_requests``: the per-request fields of :func:`shared_banks` (block, warp, step, kind, array, line,
+    lanes, ways), or None when the chunked pass could not decide them: a warp-step that mixes shared
+    instructions (only possible without recorded lockstep steps) or is not contiguous in the trace.
+    ``shared_racy``: whether any shared element races; None when undecided (shared atomics, huge group ranges).
+    Either None sends that analysis down its general path. ``global_pos``: positions of global-memory events.
+    """
+
+    shared_requests: dict | None
+    shared_racy: bool | None
+    global_pos: np.ndarray
+
+
+_FAST_PATH = True  # False: every analysis takes its general path (bench/analysis.py --check compares the two)
+
+
+def _prep(trace: Trace) -> "_Prep | None":
+    """The fast path's results, or None when the trace's ranges are too large for small tables. Cached."""
+    c = _cache(trace)
+    if "prep" not in c:
+        c["prep"] = _build_prep(trace) if _FAST_PATH else None
+    return c["prep"]
+
+
+def _build_prep(trace: Trace) -> "_Prep | None":
+    L = trace.launch
+    n = len(trace)
+    if n == 0:
+        return None
+    info = _arrays(trace)
+    a1 = len(L.arrays) + 1
+    block, thread, seq, index, kind, array = trace.block, trace.thread, trace.seq, trace.index, trace.kind, trace.array
+    step_all, line_all = trace.issue_step, trace.line
+    if int(block.min()) < 0 or int(block.max()) >= L.n_blocks:
+        return None
+    step_lo = int(step_all.min())
+    n_steps = int(step_all.max()) - step_lo + 1
+    wpb, tpb, ws_size = L.warps_per_block, L.threads_per_block, L.warp_size
+    ws_range = L.n_blocks * wpb * n_steps
+    line_lo = int(line_all.min())
+    line_range = int(line_all.max()) - line_lo + 1
+    sizes = np.array([a.size if a.space == "shared" else 0 for a in L.arrays], dtype=np.int64)
+    n_elems = int(sizes.sum()) or 1
+    shared_bytes = int((info.itemsize * np.r_[sizes, 0] + info.shared_offset).max())
+    if ws_range >= (1 << 31) or not _table_ok(ws_range, n) or len(K) * a1 * line_range >= (1 << 31):
+        return None
+    if shared_bytes >= (1 << 31) or n_elems >= (1 << 31):
+        return None
+
+    # space code per (kind, array id + 1): one gather per event instead of several compares
+    code_tab = np.zeros((256, a1), dtype=np.uint8)
+    for k in (K.GLOBAL_LOAD, K.GLOBAL_STORE, K.ATOMIC):
+        code_tab[k, 1:][info.is_global[:-1]] = _SPACE_GLOBAL
+    code_tab[K.ATOMIC, 1:][info.is_shared[:-1]] = _SPACE_SHARED_ATOMIC
+    for k in (K.SHARED_LOAD, K.SHARED_STORE):
+        code_tab[k, 1:][info.is_shared[:-1]] = _SPACE_SHARED
+    code_tab = code_tab.reshape(-1)
+    codes = np.empty(n, dtype=np.uint8)
+    for s in range(0, n, _CHUNK):
+        e = min(n, s + _CHUNK)
+        flat = kind[s:e].astype(np.int32)
+        flat *= a1
+        flat += array[s:e]
+        flat += 1
+        np.take(code_tab, flat, out=codes[s:e])
+    global_pos = np.flatnonzero(codes == _SPACE_GLOBAL)
+    base = np.r_[0, np.cumsum(sizes)[:-1], 0]  # each shared array's first element in one element space; id -1 last
+    base32 = base.astype(np.int32)
+    uniform = bool((info.itemsize[:-1][info.is_shared[:-1]] == 4).all()) and not info.shared_offset.any()
+    shift = ws_size.bit_length() - 1 if ws_size & (ws_size - 1) == 0 else None
+
+    # races, first the stores: the thread of one store per (block, phase, element) group, -1 where none
+    pt = _phase_table(trace)
+    shared_racy: bool | None = None
+    store_thread = None
+    if pt is not None and not (codes == _SPACE_SHARED_ATOMIC).any():
+        table, n_seq = pt
+        n_phases = int(table.max()) + 1 if len(table) else 1
+        n_g = L.n_blocks * n_phases * n_elems
+        if n_g < (1 << 31) and _table_ok(n_g, n):
+            cell_dt = np.int32 if L.n_threads * n_seq < (1 << 31) else np.int64
+
+            def race_group(b, t, sq, a, ix):
+                cell = sq.astype(cell_dt)
+                cell *= L.n_threads
+                cell += b * tpb
+                cell += t
+                g = table[cell].astype(np.int32)  # barrier phase (memory events are never barriers themselves)
+                g += b * n_phases
+                g *= n_elems
+                g += base32[a]
+                g += ix.astype(np.int32)
+                return g
+
+            st = np.flatnonzero((codes == _SPACE_SHARED) & (kind == K.SHARED_STORE))
+            store_thread = np.full(n_g, -1, dtype=np.int32)
+            store_thread[race_group(block[st], thread[st], seq[st], array[st], index[st])] = thread[st]
+            shared_racy = False
+
+    # one pass over chunks ending between warp-steps: race check of every shared access, and bank conflicts
+    seen = np.zeros(ws_range, dtype=bool)  # warp-steps met in earlier chunks
+    present = np.zeros(ws_range, dtype=bool)  # reused per chunk (cleared after use)
+    lookup = np.zeros(ws_range, dtype=np.int32)
+    req_parts = []
+    banks_ok = True
+    s = 0
+    while s < n:
+        e = min(n, s + _CHUNK)
+        while 0 < e < n and block[e] == block[e - 1] and step_all[e] == step_all[e - 1] \
+                and thread[e] // ws_size == thread[e - 1] // ws_size:
+            e += 1  # never split a warp-step
+        m = codes[s:e] >= _SPACE_SHARED_ATOMIC
+        lo = s
+        s = e
+        if not m.any():
+            continue
+        b = block[lo:e][m]
+        t = thread[lo:e][m]
+        a = array[lo:e][m]
+        ix = index[lo:e][m]
+        if shared_racy is False:
+            other = store_thread[race_group(b, t, seq[lo:e][m], a, ix)]
+            shared_racy = bool(((other >= 0) & (other != t)).any())
+        if not banks_ok:
+            if shared_racy is not False:
+                break
+            continue
+        k = kind[lo:e][m]
+        ldst = k != K.ATOMIC  # loads and stores (atomics have no bank figures)
+        if not ldst.all():
+            m = m.copy()
+            m[m] = ldst
+            b, t, a, ix, k = b[ldst], t[ldst], a[ldst], ix[ldst], k[ldst]
+            if not len(b):
+                continue
+        ws = b * wpb
+        ws += (t >> shift) if shift is not None else (t // ws_size)
+        ws *= n_steps
+        ws += step_all[lo:e][m]
+        ws -= step_lo
+        present[ws] = True
+        uniq = np.flatnonzero(present)
+        present[uniq] = False
+        if seen[uniq].any():  # a warp-step met again: not contiguous, let the general path count
+            banks_ok = False
+            continue
+        seen[uniq] = True
+        n_req = len(uniq)
+        lookup[uniq] = np.arange(n_req, dtype=np.int32)
+        rid = lookup[ws]
+        kal = k.astype(np.int32)
+        kal *= a1
+        kal += a
+        kal += 1
+        kal *= line_range
+        kal += line_all[lo:e][m]
+        kal -= line_lo
+        # Executor order keeps each warp-step's events together: then one comparison of neighbours checks
+        # that a warp-step is one instruction, and run lengths count its lanes.
+        starts = np.flatnonzero(np.r_[True, rid[1:] != rid[:-1]])
+        if len(starts) == n_req:
+            if ((rid[1:] == rid[:-1]) & (kal[1:] != kal[:-1])).any():
+                banks_ok = False
+                continue
+            lanes = np.empty(n_req, dtype=np.int64)
+            lanes[rid[starts]] = np.diff(np.r_[starts, len(rid)])
+            rep_kal = np.empty(n_req, dtype=kal.dtype)
+            rep_kal[rid[starts]] = kal[starts]
+        else:
+            if _differs(rid, n_req, kal).any():
+                banks_ok = False
+                continue
+            lanes = np.bincount(rid, minlength=n_req)
+            rep_kal = _rep(rid, n_req, kal)
+        if uniform:  # 4-byte elements from byte 0: the word is the element index
+            word = ix.astype(np.int32)
+        else:
+            word = ix * info.itemsize[a]
+            word += info.shared_offset[a]
+            word >>= 2
+            word = word.astype(np.int32)
+        req_parts.append((uniq, rep_kal, lanes, _bank_ways(rid, n_req, word)))
+
+    requests = None
+    if banks_ok and req_parts:
+        uniq = np.concatenate([part[0] for part in req_parts])
+        order = np.argsort(uniq, kind="stable")  # requests in (block, warp, step) order
+        uniq = uniq[order]
+        rep_kal = np.concatenate([part[1] for part in req_parts])[order]
+        bw = uniq // n_steps
+        requests = {
+            "block": (bw // wpb).astype(np.int32),
+            "warp": (bw % wpb).astype(np.int32),
+            "step": (uniq % n_steps + step_lo).astype(np.int32),
+            "kind": (rep_kal // (line_range * a1)).astype(np.uint8),
+            "array": ((rep_kal // line_range) % a1 - 1).astype(np.int16),
+            "line": (rep_kal % line_range + line_lo).astype(np.int32),
+            "lanes": np.concatenate([part[2] for part in req_parts])[order],
+            "ways": np.concatenate([part[3] for part in req_parts])[order],
+        }
+    return _Prep(requests, shared_racy, global_pos)
 
 
 _REQUEST_FIELDS = ("block", "warp", "step", "kind", "array", "line")
@@ -429,10 +668,8 @@ class SharedBanksReport:
     bank_conflicts: dict[str, int]
 
 
-def shared_banks(trace: Trace) -> SharedBanksReport:
-    c = _cache(trace)
-    if "shared_banks" in c:
-        return c["shared_banks"]
+def _shared_requests_general(trace: Trace) -> dict:
+    """Per-request bank figures by packing every request field into one key (any trace)."""
     info = _arrays(trace)
     sub = _subset(trace, "shared")
     L = trace.launch
@@ -460,18 +697,7 @@ def shared_banks(trace: Trace) -> SharedBanksReport:
             word += info.shared_offset.astype(dt)[array]
         word >>= 2  # 4-byte words
         rid, n_req, attrs = _request_ids(trace, sub, sel)
-        rb_range = n_req * N_BANKS
-        rb = rid.astype(_id_dtype(rb_range))
-        rb *= N_BANKS
-        rb += word & (N_BANKS - 1)  # one slot per (request, bank)
-        # Common case first: each bank of a request serves one word (or a broadcast of one word): 1 way.
-        mixed = _differs(rb, rb_range, word)
-        ways = np.ones(n_req, dtype=np.int64)
-        if mixed.any():
-            # Exact count only for the (request, bank) slots that saw two or more distinct words.
-            in_mixed = mixed[rb]
-            distinct = _distinct_per_group(rb[in_mixed], rb_range, word[in_mixed] >> 5, None)
-            ways = np.maximum(ways, distinct.reshape(n_req, N_BANKS).max(axis=1))
+        ways = _bank_ways(rid, n_req, word)
         requests = dict(attrs)
         requests.update(lanes=np.bincount(rid, minlength=n_req), ways=ways, wavefronts=ways, extra=ways - 1)
     else:
@@ -481,6 +707,44 @@ def shared_banks(trace: Trace) -> SharedBanksReport:
                              ("array", np.int16), ("line", np.int32), ("lanes", np.int64), ("ways", np.int64),
                              ("wavefronts", np.int64), ("extra", np.int64)]
         }
+    return requests
+
+
+def _bank_ways(rid: np.ndarray, n_req: int, word: np.ndarray) -> np.ndarray:
+    """n-way conflict of each request: the most distinct 4-byte words any one of its banks serves."""
+    rb_range = n_req * N_BANKS
+    rb = rid.astype(_id_dtype(rb_range))
+    rb *= N_BANKS
+    rb += word & (N_BANKS - 1)  # one slot per (request, bank)
+    # Common case first: each bank of a request serves one word (or a broadcast of one word): 1 way.
+    mixed = _differs(rb, rb_range, word)
+    ways = np.ones(n_req, dtype=np.int64)
+    if mixed.any():
+        # Exact count only for the (request, bank) slots that saw two or more distinct words.
+        in_mixed = mixed[rb]
+        distinct = _distinct_per_group(rb[in_mixed], rb_range, word[in_mixed] >> 5, None)
+        ways = np.maximum(ways, distinct.reshape(n_req, N_BANKS).max(axis=1))
+    return ways
+
+
+def _shared_requests_fast(trace: Trace) -> dict | None:
+    """The per-request figures from the chunked pass (see :func:`_prep`); None when it could not decide."""
+    prep = _prep(trace)
+    if prep is None or prep.shared_requests is None:
+        return None
+    requests = dict(prep.shared_requests)
+    ways = requests["ways"]
+    requests.update(wavefronts=ways, extra=ways - 1)
+    return requests
+
+
+def shared_banks(trace: Trace) -> SharedBanksReport:
+    c = _cache(trace)
+    if "shared_banks" in c:
+        return c["shared_banks"]
+    requests = _shared_requests_fast(trace)
+    if requests is None:
+        requests = _shared_requests_general(trace)
     totals = {}
     for kind, label in ((K.SHARED_LOAD, "load"), (K.SHARED_STORE, "store")):
         m = requests["kind"] == kind
@@ -666,9 +930,11 @@ def races(trace: Trace) -> RaceReport:
     L = trace.launch
     parts = []
 
-    # shared memory: group by (block, phase, element)
-    sh = _subset(trace, "shared")
-    if len(sh["kind"]):
+    # shared memory: group by (block, phase, element). The prep's race groups say quickly whether any group
+    # races (the usual answer is no); only then are the shared fields gathered to name the racing accesses.
+    prep = _prep(trace)
+    sh = None if prep is not None and prep.shared_racy is False else _subset(trace, "shared")
+    if sh is not None and len(sh["kind"]):
         phase = _phase_of(trace, sh["mask"], sh)
         g, n_g = _element_key(trace, sh, [(sh["block"], L.n_blocks), (phase, None)], "shared")
         cls = _access_class(sh["kind"])

@@ -32,6 +32,20 @@ def _dims(d) -> str:
     return "x".join(str(x) for x in d) if len(d) > 1 else str(d[0])
 
 
+def short_reason(message: str) -> str:
+    """BackendUnavailable's message without what the notice says anyway ("backend='gpu' is unavailable: ...",
+    "Use backend='cpu' ..."): the part that says why."""
+    text = " ".join(message.split()).replace("..", ".")
+    for prefix in ("backend='gpu' is unavailable: ", "backend='gpu' is unavailable"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+            break
+    cut = text.find(". Use backend=")
+    if cut > 0:
+        text = text[:cut]
+    return text.rstrip(". ") or message
+
+
 def run(request: dict) -> str:
     import numpy as np
 
@@ -56,8 +70,8 @@ def run(request: dict) -> str:
         if backend != "gpu" or not request.get("fallback_to_cpu", True):
             raise
         reason = str(e).strip()
-        _say("NOTICE", json.dumps(f"No GPU capture of {where}: {reason}. Captured with gpuviz's CPU executor instead "
-                                  "(on this machine's CPU, not a GPU)."))
+        _say("NOTICE", json.dumps(f"No GPU here: {where} was captured with gpuviz's CPU executor instead, on this "
+                                  f"machine's CPU, not a GPU. Why: {short_reason(reason)}."))
         _say("STAGE", f"capturing {spec.name} with the CPU executor instead of the GPU")
         args = spec.make_args(size, np.random.default_rng(0))  # fresh inputs: nothing of the GPU attempt leaks in
         trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..model.trace import Trace
+from .theme import OKABE_ITO
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
 
@@ -253,7 +254,7 @@ class LaunchPanel(QWidget):
         self.runner = CaptureRunner(self)
         self._specs: dict = {}
         self.recordings: list = []  # the shipped GPU recordings of traces (gpuviz.timing.recordings.Recording)
-        form = QFormLayout()
+        form = self.form = QFormLayout()
         self.kernel = QComboBox(self)
         self.kernel.currentIndexChanged.connect(self._kernel_changed)
         self.source = QComboBox(self)
@@ -271,10 +272,14 @@ class LaunchPanel(QWidget):
         for combo in (self.kernel, self.source, self.backend):
             # long entries must not widen the dock: show ~24 characters, the list pops up full width
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(18)
+            combo.setMinimumContentsLength(12)
             combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
         form.addRow("Kernel", self.kernel)
-        form.addRow("Source", self.source)
+        # the source gets the panel's whole width: "recorded on NVIDIA H200 (2026-11-29): ..." is long
+        source_label = QLabel("Source: live, or a GPU recording", self)
+        source_label.setWordWrap(True)
+        form.addRow(source_label)
+        form.addRow(self.source)
         form.addRow("Size", self.size)
         form.addRow("Block", self.block)
         form.addRow("Backend", self.backend)
@@ -302,6 +307,7 @@ class LaunchPanel(QWidget):
         self.status.setWordWrap(True)
         self.notice = QLabel("", self)
         self.notice.setObjectName("noticeText")
+        self.notice.setStyleSheet(f"background: {OKABE_ITO['yellow']}; color: #000000; padding: 6px; border-radius: 4px;")
         self.notice.setWordWrap(True)
         self.notice.setVisible(False)
         self.error = QLabel("", self)
@@ -338,8 +344,7 @@ class LaunchPanel(QWidget):
         self.recordings = self.window_.gpu_recordings()
         self.kernel.blockSignals(True)
         for name, spec in self._specs.items():
-            n = sum(1 for r in self.recordings if r.kernel == name)
-            self.kernel.addItem(name + (f"  · GPU recording{'s' if n > 1 else ''}" if n else ""), name)
+            self.kernel.addItem(name, name)
         self.kernel.blockSignals(False)
         current = self.window_.session.trace.launch.kernel_name if self.window_.session.trace else ""
         i = self.kernel.findData(current)
@@ -386,6 +391,7 @@ class LaunchPanel(QWidget):
         live = rec is None
         for w in (self.size, self.block, self.backend):
             w.setEnabled(live)
+            self.form.setRowVisible(w, live)  # a recording has its own size and block: only its facts show
         self.run_button.setText("Run" if live else "Open recording")
         self.run_button.setToolTip("capture the kernel here, in a worker process" if live
                                    else f"open {rec.label}")
@@ -447,7 +453,9 @@ class LaunchPanel(QWidget):
         label += ", fell back: no GPU here)" if asked != L.backend else ")"
         self.window_.set_trace(trace, label, live=True)
         if request.get("notice"):
-            self.window_.show_notice(request["notice"])
+            fell_back = asked != L.backend
+            self.window_.show_notice(request["notice"], f"No GPU here: {L.kernel_name} was captured with the CPU executor "
+                                     "instead (the notice above says why)" if fell_back else "")
 
     def _failed(self, message: str, request) -> None:
         self.status.setText("")

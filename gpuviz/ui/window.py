@@ -2,6 +2,13 @@
 
 Menus, toolbar buttons, key bindings and the shortcuts overlay (F1 or ?) all come from one
 :class:`~gpuviz.ui.actions.ActionRegistry`, built in :meth:`MainWindow._build_actions`.
+
+Where the trace on screen came from is always on screen, so a CPU capture is never taken for a GPU run or
+the other way: the title, a badge in the top bar (kept in presenter mode) and the status line say "CPU
+executor on this machine", "numba CUDA simulator" or "recorded on NVIDIA H200 on 2026-11-29". The GPU
+recordings shipped in ``assets/recordings`` open from File > Open a GPU recording… and from the launch
+panel's Source choice. Notices (e.g. "no GPU here: captured with the CPU executor instead") show in a
+bar under the top bar until dismissed or until another trace is opened.
 """
 
 from __future__ import annotations
@@ -10,16 +17,23 @@ import time
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QGridLayout,
     QLabel,
     QMainWindow,
+    QScrollArea,
     QSizePolicy,
     QSlider,
     QTabBar,
     QToolBar,
     QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -28,8 +42,73 @@ from ..model.trace import Trace
 from .actions import Action, ActionRegistry
 from .launch import LaunchPanel
 from .session import Session
-from .theme import LIGHT, Theme, get_theme, stylesheet
+from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
 from .views.base import TraceView, available_views
+from .views.details import trace_origin, trace_origin_short
+
+#: badge colours (background, text) by backend: a GPU recording never looks like a CPU capture
+_BADGE_COLOURS = {
+    "gpu": (OKABE_ITO["bluish_green"], "#FFFFFF"),
+    "cpu": (OKABE_ITO["sky_blue"], "#000000"),
+    "sim": (OKABE_ITO["reddish_purple"], "#000000"),
+}
+_NOTICE_STYLE = (f"background: {OKABE_ITO['yellow']}; color: #000000; border-radius: 4px; padding: 4px 8px;")
+
+
+class RecordingsDialog(QDialog):
+    """The GPU recordings shipped with gpuviz, one row each, with device, driver, date and versions."""
+
+    COLUMNS = ("recording", "device", "driver", "date", "versions")
+
+    def __init__(self, recordings, parent=None):
+        super().__init__(parent)
+        from .launch import recording_description
+        from .views.details import versions_text
+
+        self._describe = recording_description
+        self.setWindowTitle("Open a GPU recording")
+        self.recordings = list(recordings)
+        layout = QVBoxLayout(self)
+        intro = QLabel("Traces recorded on a real GPU and shipped with gpuviz. They open as they were captured "
+                       "there: the SM each block ran on, the GPU's registers and occupancy. Nothing runs here.", self)
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.table = QTreeWidget(self)
+        self.table.setRootIsDecorated(False)
+        self.table.setHeaderLabels(list(self.COLUMNS))
+        for rec in self.recordings:
+            item = QTreeWidgetItem([rec.title, rec.device, rec.driver, rec.date, versions_text(rec.versions)])
+            item.setToolTip(0, rec.label)
+            self.table.addTopLevelItem(item)
+        for c in range(len(self.COLUMNS) - 1):
+            self.table.resizeColumnToContents(c)
+        layout.addWidget(self.table, 1)
+        self.info = QLabel(self)
+        self.info.setWordWrap(True)
+        self.info.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.info)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.table.currentItemChanged.connect(lambda *_: self._show_info())
+        self.table.itemDoubleClicked.connect(lambda *_: self.accept())
+        if self.recordings:
+            self.table.setCurrentItem(self.table.topLevelItem(0))
+        self.resize(1100, 560)
+
+    def rows(self) -> list[list[str]]:
+        """What the table shows, row by row (tests read it)."""
+        return [[self.table.topLevelItem(i).text(c) for c in range(len(self.COLUMNS))]
+                for i in range(self.table.topLevelItemCount())]
+
+    def chosen(self):
+        i = self.table.indexOfTopLevelItem(self.table.currentItem()) if self.table.currentItem() else -1
+        return self.recordings[i] if 0 <= i < len(self.recordings) else None
+
+    def _show_info(self) -> None:
+        rec = self.chosen()
+        self.info.setText(self._describe(rec) if rec is not None else "")
 
 _AREAS = {
     "left": Qt.DockWidgetArea.LeftDockWidgetArea,
@@ -87,9 +166,11 @@ class ShortcutOverlay(QWidget):
 
 class MainWindow(QMainWindow):
     def __init__(self, trace: Trace | None = None, theme: Theme = LIGHT, session: Session | None = None,
-                 source_label: str = ""):
+                 source_label: str = "", live: bool = False):
         super().__init__()
         self.setWindowTitle("gpuviz")
+        self._live_trace: Trace | None = None  # the trace captured on this machine in this session, if on screen
+        self._recordings: list | None = None
         self.session = session or Session(theme=theme, parent=self)
         self.views: dict[str, TraceView] = {}
         self.docks: dict[str, QDockWidget] = {}
@@ -118,28 +199,124 @@ class MainWindow(QMainWindow):
         for v in self.views.values():
             v.start()
         if trace is not None:
-            self.set_trace(trace, source_label)
+            self.set_trace(trace, source_label, live=live)
         elif self.session.trace is not None:  # a session that already holds a trace
             self._on_trace()
             self._on_frame(self.session.frame)
 
     # ---- trace ---------------------------------------------------------------------------------------
-    def set_trace(self, trace: Trace, source_label: str = "") -> None:
+    def set_trace(self, trace: Trace, source_label: str = "", live: bool = False) -> None:
+        """Show ``trace``; ``live``: it was just captured on this machine (not opened from a file)."""
+        self._live_trace = trace if live else None
         self.session.set_trace(trace, source_label)
+
+    def mark_live(self, trace) -> None:
+        """Say that ``trace`` (already on screen) was captured on this machine just now, and update the labels."""
+        self._live_trace = trace
+        if trace is not None and trace is self.session.trace:
+            self._on_trace()
+            if "details" in self.views:
+                self.views["details"].on_trace_changed()
+
+    def is_live_trace(self, trace) -> bool:
+        """Was ``trace`` captured on this machine in this session (so "on this machine" is true)?"""
+        return trace is not None and trace is self._live_trace
+
+    def origin_text(self) -> str:
+        """Where the trace on screen came from, in one line (title, status line and badge say the same)."""
+        tr = self.session.trace
+        return trace_origin(tr.launch, self.is_live_trace(tr)) if tr is not None else ""
 
     def _on_trace(self) -> None:
         s = self.session
         L = s.trace.launch
+        live = self.is_live_trace(s.trace)
         self.slider.blockSignals(True)
         self.slider.setRange(0, max(0, s.frames.n_frames - 1))
         self.slider.setValue(s.frame)
         self.slider.blockSignals(False)
-        self.setWindowTitle(f"gpuviz · {L.kernel_name}" + (f" · {s.source_label}" if s.source_label else ""))
+        origin = trace_origin(L, live)
+        self.setWindowTitle(f"gpuviz · {L.kernel_name} · {origin}")
+        self._style_badge()
+        self.origin_badge.setToolTip(origin + (f"\n{s.source_label}" if s.source_label else ""))
+        self.origin_status.setText(origin)
+        self.clear_notice()
         self.statusBar().showMessage(
             f"{L.kernel_name}: grid {L.grid} x block {L.block} = {L.n_threads:,} threads · "
-            f"{len(s.trace):,} events · {s.frames.n_frames:,} frames · {L.device or L.backend}"
+            f"{len(s.trace):,} events · {s.frames.n_frames:,} frames"
             + (f" · {L.dropped:,} events DROPPED" if L.dropped else "")
         )
+
+    def _style_badge(self) -> None:
+        tr = self.session.trace
+        if tr is None:
+            self.origin_badge_action.setVisible(False)
+            return
+        L = tr.launch
+        bg, fg = _BADGE_COLOURS.get(L.backend, (self.session.theme.grid, self.session.theme.foreground))
+        t = self.session.theme
+        self.origin_badge.setText(trace_origin_short(L, self.is_live_trace(tr)))
+        self.origin_badge.setStyleSheet(f"background: {bg}; color: {fg}; border-radius: {t.px(4)}px; "
+                                        f"padding: {t.px(3)}px {t.px(10)}px; font-weight: bold;")
+        self.origin_badge_action.setVisible(True)
+
+    # ---- notices: something to see that is not an error ------------------------------------------
+    def show_notice(self, text: str, status: str = "") -> None:
+        """Show ``text`` in the bar under the top bar (e.g. why a GPU capture ran on the CPU), and ``status``
+        (default: its first sentence) in the status line."""
+        self.notice_label.setText(text)
+        self.notice_bar.show()
+        self.statusBar().showMessage(status or text.split(". ")[0].splitlines()[0], 20000)
+
+    def clear_notice(self) -> None:
+        self.notice_label.setText("")
+        self.notice_bar.hide()
+
+    @property
+    def notice_text(self) -> str:
+        """The notice shown now ("" when none)."""
+        return "" if self.notice_bar.isHidden() else self.notice_label.text()
+
+    # ---- GPU recordings ---------------------------------------------------------------------------
+    def gpu_recordings(self) -> list:
+        """The GPU trace recordings shipped in ``assets/recordings`` (read once)."""
+        if self._recordings is None:
+            try:
+                from ..timing.recordings import list_recordings
+
+                self._recordings = list_recordings(kind="trace")
+            except Exception as e:  # a damaged index must not keep the window from opening
+                self._recordings = []
+                self.statusBar().showMessage(f"the GPU recordings could not be listed: {e}", 15000)
+        return self._recordings
+
+    def open_recording(self, rec) -> bool:
+        """Open one shipped GPU recording (a :class:`gpuviz.timing.recordings.Recording`)."""
+        try:
+            traces = rec.load()
+        except Exception as e:
+            self.launch_panel.show_error(f"Could not open the recording {rec.label}: {e}")
+            return False
+        if not traces:
+            self.launch_panel.show_error(f"The recording {rec.label} holds no launches")
+            return False
+        if len(traces) == 1:
+            self.set_trace(traces[0], rec.label)
+        else:
+            from .views.launches import show_recording
+
+            show_recording(self, traces, rec.label)
+        return True
+
+    def open_recording_dialog(self) -> None:
+        recs = self.gpu_recordings()
+        if not recs:
+            self.launch_panel.show_error("No GPU recordings are installed (assets/recordings is missing or empty).")
+            return
+        dialog = RecordingsDialog(recs, self)
+        dialog.setStyleSheet(stylesheet(self.session.theme))
+        if dialog.exec() == QDialog.DialogCode.Accepted and dialog.chosen() is not None:
+            self.open_recording(dialog.chosen())
 
     def _on_frame(self, f: int) -> None:
         s = self.session
@@ -202,6 +379,8 @@ class MainWindow(QMainWindow):
         add(Action("view.fullscreen", "&Full screen", self.toggle_fullscreen, ("F11",), g))
         g = "File"
         add(Action("file.open", "&Open trace…", self.open_dialog, ("Ctrl+O",), g))
+        add(Action("file.open_recording", "Open a &GPU recording…", self.open_recording_dialog, ("Ctrl+Shift+O",), g,
+                   "Traces recorded on an NVIDIA H200, shipped with gpuviz: no GPU needed to watch them"))
         add(Action("file.save", "&Save trace…", self.save_dialog, ("Ctrl+S",), g))
         add(Action("file.snapshot", "Save a &picture of the window…", self.snapshot_dialog, ("Ctrl+Shift+S",), g))
         add(Action("file.run", "&Run capture", lambda: self.launch_panel.run(), ("Ctrl+R",), g,
@@ -220,8 +399,37 @@ class MainWindow(QMainWindow):
         self.frame_text.setWordWrap(True)
         self.frame_text.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.frame_text)
+        self.origin_badge = QLabel("", bar)
+        self.origin_badge.setObjectName("originBadge")
+        self.origin_badge.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # a pill, not a column
+        # a widget in a toolbar is shown and hidden through its action
+        self.origin_badge_action = bar.addWidget(self.origin_badge)
+        self.origin_badge_action.setVisible(False)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
         self.top_bar = bar
+        # notices: a second row, shown only while there is one
+        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
+        notice = QToolBar("Notice", self)
+        notice.setObjectName("toolbar_notice")
+        notice.setMovable(False)
+        self.notice_label = QLabel("", notice)
+        self.notice_label.setObjectName("noticeText")
+        self.notice_label.setWordWrap(True)
+        self.notice_label.setStyleSheet(_NOTICE_STYLE)
+        self.notice_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        notice.addWidget(self.notice_label)
+        dismiss = QToolButton(notice)
+        dismiss.setText("Dismiss")
+        dismiss.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        dismiss.clicked.connect(self.clear_notice)
+        notice.addWidget(dismiss)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, notice)
+        notice.hide()
+        self.notice_bar = notice
+        # where the trace came from, always in the status line (a permanent widget: messages do not cover it)
+        self.origin_status = QLabel("", self)
+        self.origin_status.setObjectName("originStatus")
+        self.statusBar().addPermanentWidget(self.origin_status)
 
     def _build_views(self) -> None:
         by_area: dict[str, list[str]] = {}
@@ -299,7 +507,13 @@ class MainWindow(QMainWindow):
         self.launch_panel = LaunchPanel(self)
         dock = QDockWidget("Launch", self)
         dock.setObjectName("dock_launch")
-        dock.setWidget(self.launch_panel)
+        # scrolls rather than forcing the window taller than a 720-pixel screen (the panel grows with notices)
+        scroll = QScrollArea(dock)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the panel wraps, it does not scroll sideways
+        scroll.setWidget(self.launch_panel)
+        dock.setWidget(scroll)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         if "details" in self.docks:
             self.tabifyDockWidget(self.docks["details"], dock)
@@ -357,6 +571,7 @@ class MainWindow(QMainWindow):
 
     def _apply_theme(self) -> None:
         self.setStyleSheet(stylesheet(self.session.theme))
+        self._style_badge()
         if self.overlay.isVisible():
             self.overlay.refresh()
 

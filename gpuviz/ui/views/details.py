@@ -73,12 +73,12 @@ def trace_origin(launch, live: bool = False) -> str:
         return f"recorded on {gpu_name(launch)} on {date}" + (f" (driver {driver})" if driver else "")
     where = "on this machine" if live else f"captured {date}"
     if backend == "cpu":
-        text = f"gpuviz CPU executor {where}: numpy on the CPU, no GPU"
+        text = f"CPU executor {where}, no GPU"
         if fallback_reason(launch):
-            text += " (the GPU backend was asked for but is unavailable here)"
+            text += " (GPU asked for, unavailable here)"
         return text
     if backend == "sim":
-        return f"numba CUDA simulator {where}: Python on the CPU, no GPU"
+        return f"numba CUDA simulator {where}, no GPU"
     return f"backend {backend!r} ({launch.device or 'unknown device'}), {where}"
 
 
@@ -93,17 +93,13 @@ def trace_origin_short(launch, live: bool = False) -> str:
 
 def schedule_text(launch) -> str:
     """Which schedule the animation shows, in words."""
-    order = ("The animation steps through it block by block (linear block order); inside a block every warp "
-             "issues its k-th instruction before any issues its (k+1)-th, and no warp passes a barrier early.")
+    frames = ("Frames step block by block, each block's warps in lockstep (gpuviz's order for teaching)")
     if launch.backend == "gpu":
-        meta = launch.meta or {}
-        recorded = meta.get("schedule") or "SM ids and times are those of the instrumented run"
-        return (f"The SM each block ran on and when (blocks on SMs, in Timings) are what {gpu_name(launch)} did: "
-                f"{recorded}. {order} That frame order is gpuviz's, not the GPU's timing.")
+        recorded = (launch.meta or {}).get("schedule") or "SM ids and times are those of the instrumented run"
+        return (f"{recorded}. {frames}; what {gpu_name(launch)} did when is in Timings > blocks on SMs.")
     if launch.backend == "sim":
-        return ("numba's simulator runs the threads of a block as Python threads: no SMs, no times. " + order
-                + " This is not a GPU's schedule.")
-    return ("The CPU executor's lockstep order, not a GPU's: no SM ids or times were recorded. " + order)
+        return f"numba simulator's order, not a GPU's: no SM ids or times. {frames}."
+    return f"the CPU executor's lockstep order, not a GPU's: no SM ids or times were recorded. {frames}."
 
 
 def _bytes(n) -> str:
@@ -213,15 +209,18 @@ class DetailsView(TraceView):
         reason = fallback_reason(L)
         if reason:
             rows.append(("fallback", f"asked for the GPU: {reason}"))
+        # what recording cost comes right after where it ran: it is what a reader of a GPU trace needs first
+        later: list[tuple[str, str]] = [("schedule", schedule_text(L))]
         if L.versions:
-            rows.append(("versions", versions_text(L.versions)))
-        rows.append(("schedule", schedule_text(L)))
+            later.append(("versions", versions_text(L.versions)))
         cost = recording_cost_rows(L)
+
+        def table(pairs):
+            return "<table cellspacing='4'>" + "".join(
+                f"<tr><td style='color:{t.muted}; padding-right:12px; vertical-align:top'>{esc(k)}</td>"
+                f"<td>{esc(v)}</td></tr>" for k, v in pairs) + "</table>"
+
         lines = [f"{k}: {v}" for k, v in rows]
-        body = "".join(
-            f"<tr><td style='color:{t.muted}; padding-right:12px; vertical-align:top'>{esc(k)}</td><td>{esc(v)}</td></tr>"
-            for k, v in rows
-        )
         cost_html = ""
         if cost:
             lines.append("recording changes registers and occupancy (plain | instrumented):")
@@ -233,23 +232,16 @@ class DetailsView(TraceView):
                 cells.append(f"<tr><td style='color:{t.muted}; padding-right:12px'>{esc(what)}</td>"
                              f"<td style='padding-right:16px'>{esc(plain)}</td><td{mark}>{esc(inst)}</td></tr>")
             cost_html = (
-                f"<p style='margin-top:10px'><b>Recording changes registers and occupancy</b></p>"
+                f"<p style='margin-top:6px'><b>Recording changes registers and occupancy</b></p>"
                 f"<table cellspacing='3'><tr><td></td><td style='color:{t.muted}; padding-right:16px'>plain kernel</td>"
                 f"<td style='color:{t.muted}'>instrumented (recorded)</td></tr>{''.join(cells)}</table>"
             )
+        lines += [f"{k}: {v}" for k, v in later]
         self.launch_text = "\n".join(lines)
         self.launch_label.setText(
             f"<p><b>This launch</b>: {esc(L.kernel_name)}, grid {esc(str(L.grid))} × block {esc(str(L.block))}</p>"
-            f"<table cellspacing='4'>{body}</table>{cost_html}"
+            f"{table(rows)}{cost_html}{table(later)}"
         )
-
-    def _cached(self, key, compute):
-        # per-selection lookups scan the whole trace: do it once per selection, not once per frame
-        if key not in self._cache:
-            if len(self._cache) > 16:
-                self._cache.clear()
-            self._cache[key] = compute()
-        return self._cache[key]
 
     def on_frame_changed(self) -> None:
         self._render()

@@ -384,7 +384,7 @@ class LaunchList(QWidget):
         self._clear()
         self.traces = list(result.traces)
         # launches that left no trace (the run died inside them) are listed too
-        self.traces += [_placeholder(rec) for rec in result.launches[len(result.traces):]]
+        self.traces += [_untraced_launch_trace(rec) for rec in result.launches[len(result.traces):]]
         for trace in self.traces:
             self._add_row(trace)
         self.title.setText(f"{name}: {state} in {result.seconds:.1f} s · {n} launch(es), {traced} traced "
@@ -407,7 +407,7 @@ class LaunchList(QWidget):
         self.job.shutdown()
 
 
-def _placeholder(rec) -> Trace:
+def _untraced_launch_trace(rec) -> Trace:
     """An empty trace for a launch known only from the worker's events (it died inside the launch)."""
     import numpy as np
 

@@ -9,10 +9,13 @@ Plots (one at a time, chosen in the view's bar):
     blocks on SMs    which block ran on which SM, when (from the current trace when it was recorded on a
                      GPU, else from the timing set): one bar per block, coloured by its order on its SM
 
-Where the numbers come from is always on screen: the set's label says GPU or CPU, device, driver and
-date, and every line of the CPU-vs-GPU plot names its processor. Sets: the GPU recordings shipped in
-``assets/recordings`` (:func:`gpuviz.timing.recordings.list_recordings`) and, on demand, CPU timings
-measured live on this machine (labelled CPU).
+Where the numbers come from is always on screen: the set's entry and the line above the plot say GPU
+or CPU, device, driver, date and versions, and every series in a legend names its processor and device
+("steady-state run · GPU: NVIDIA H200", "numpy a + b · CPU: AMD EPYC (this machine)"). Sets: the GPU
+recordings shipped in ``assets/recordings`` (:func:`gpuviz.timing.recordings.list_recordings`; the view
+opens on the first of them, the H200 set) and, on demand ("Measure CPU"), CPU timings measured live on
+this machine. The CPU-vs-GPU plot draws the chosen set with every other set's CPU-vs-GPU lines beside it,
+so live CPU timings sit next to the recorded GPU ones, each labelled.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...model.timings import Series, TimingSet, blocks_on_sms, waves
 from .base import TraceView, register_view, style_plot
@@ -38,13 +41,47 @@ PLOTS = (
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 
 
-def _sets_from_recordings() -> list[tuple[str, object]]:
+def _short_cpu(name: str) -> str:
+    """"Intel(R) Xeon(R) Processor (Linux x86_64)" -> "Intel Xeon Processor": short enough for a legend."""
+    name = name.replace("(R)", "").replace("(TM)", "").replace("(tm)", "")
+    name = name.split(" (")[0]
+    return " ".join(name.split()) or "CPU"
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def decade_ticks(values) -> list[list[tuple[float, str]]]:
+    """Ticks for a log axis (pyqtgraph puts log10 values on it): one labelled tick per decade the values
+    span, no labelled minor ticks (on a wide plot those run into each other: "2·10³3·10³4·10³...")."""
+    v = np.asarray([x for x in values if x and x > 0], float)
+    if not len(v):
+        return [[], []]
+    lo, hi = int(np.floor(np.log10(v.min()))), int(np.ceil(np.log10(v.max())))
+    major = [(float(k), "1" if k == 0 else ("10" if k == 1 else "10" + str(k).translate(_SUPERSCRIPT)))
+             for k in range(lo, hi + 1)]
+    minor = [(float(np.log10(m * 10.0 ** k)), "") for k in range(lo, hi) for m in range(2, 10)]
+    return [major, minor]
+
+
+def recording_set_text(rec) -> str:
+    """The set box's entry for a shipped timing recording."""
+    return f"GPU · {rec.device} · {rec.date} (recorded)"  # the driver: in its tooltip and the line under the bar
+
+
+def measured_set_text(ts: TimingSet) -> str:
+    what = "GPU" if ts.processor == "gpu" else "CPU"
+    return f"{what} · {_short_cpu(ts.device)} · {ts.date} (measured on this machine)"
+
+
+def _sets_from_recordings() -> tuple[list[tuple[str, object]], str]:
+    """(entries, why there are none) for the shipped timing recordings."""
     try:
         from ...timing.recordings import list_recordings
 
-        return [(r.label, r) for r in list_recordings(kind="timings")]
-    except Exception:
-        return []
+        return [(recording_set_text(r), r) for r in list_recordings(kind="timings")], ""
+    except Exception as exc:  # a damaged index: say so in the view, keep the CPU button working
+        return [], f"the recorded GPU timings could not be listed: {exc}"
 
 
 @register_view
@@ -58,6 +95,9 @@ class TimingsView(TraceView):
         super().__init__(session, parent)
         self.timing_set: TimingSet | None = None
         self.current: list[Series] = []
+        self.legend_names: list[str] = []  # what the legend of the plot on screen names, series by series
+        self._loaded: dict[int, TimingSet] = {}  # set index -> loaded set
+        self._live_sets: set[int] = set()  # indices of sets measured on this machine in this session
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         bar = QtWidgets.QHBoxLayout()
@@ -65,6 +105,9 @@ class TimingsView(TraceView):
         self.plot_box = QtWidgets.QComboBox()
         for key, label in PLOTS:
             self.plot_box.addItem(label, key)
+        self.plot_box.setCurrentIndex(self.plot_box.findData("cpu_vs_gpu"))  # GPU and CPU side by side first
+        self.set_box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.set_box.setMinimumContentsLength(34)  # long labels must not widen the dock (the list shows them whole)
         self.cpu_button = QtWidgets.QPushButton("Measure CPU")
         self.cpu_button.setToolTip("time numpy and gpuviz's CPU executor on this machine (labelled CPU)")
         self.export_button = QtWidgets.QPushButton("Export…")
@@ -74,11 +117,16 @@ class TimingsView(TraceView):
         layout.addLayout(bar)
         self.label = QtWidgets.QLabel()
         self.label.setWordWrap(True)
+        self.label.setObjectName("timingSource")
+        self.label.setMinimumWidth(50)
+        self.label.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.label)
         self.plot = pg.PlotWidget()
+        self.plot.setMinimumHeight(140)  # the source line wraps in a narrow dock: the plot keeps room
         self.plot.addLegend()
         layout.addWidget(self.plot)
         self._sets: list[tuple[str, object]] = []
+        self._no_sets_reason = ""
         self.reload_sets()
         self.set_box.currentIndexChanged.connect(self._on_set)
         self.plot_box.currentIndexChanged.connect(lambda _i: self.redraw())
@@ -88,34 +136,59 @@ class TimingsView(TraceView):
 
     # ---- sets -------------------------------------------------------------------------------------------------
     def reload_sets(self) -> None:
-        self._sets = _sets_from_recordings()
+        self._sets, self._no_sets_reason = _sets_from_recordings()
+        self._loaded = {}
+        self._live_sets = set()
         self.set_box.blockSignals(True)
         self.set_box.clear()
-        for label, _src in self._sets:
+        for label, src in self._sets:
             self.set_box.addItem(label)
+            self.set_box.setItemData(self.set_box.count() - 1, getattr(src, "label", label), QtCore.Qt.ItemDataRole.ToolTipRole)
         self.set_box.blockSignals(False)
 
-    def add_set(self, ts: TimingSet) -> None:
-        """Offer ``ts`` (e.g. live CPU timings) and show it."""
-        self._sets.append((ts.description, ts))
-        self.set_box.addItem(ts.description)
+    def add_set(self, ts: TimingSet, live: bool = True) -> None:
+        """Offer ``ts`` (e.g. CPU timings measured here: ``live``) and show it."""
+        text = measured_set_text(ts) if live else ts.description
+        self._sets.append((text, ts))
+        if live:
+            self._live_sets.add(len(self._sets) - 1)
+        self.set_box.addItem(text)
         self.set_box.setCurrentIndex(self.set_box.count() - 1)
+
+    def _load(self, i: int) -> TimingSet | None:
+        if i not in self._loaded:
+            src = self._sets[i][1]
+            self._loaded[i] = src if isinstance(src, TimingSet) else src.load()
+        return self._loaded[i]
 
     def _on_set(self, _i=None) -> None:
         i = self.set_box.currentIndex()
         self.timing_set = None
+        self._load_error = ""
         if 0 <= i < len(self._sets):
-            src = self._sets[i][1]
             try:
-                self.timing_set = src if isinstance(src, TimingSet) else src.load()
+                self.timing_set = self._load(i)
             except Exception as exc:
-                self.label.setText(f"cannot load {self._sets[i][0]}: {exc}")
+                self._load_error = f"cannot load {self._sets[i][0]}: {exc}"
         self.redraw()
 
     def measure_cpu(self) -> None:
+        """Time numpy and the CPU executor on this machine (about a second) and show them beside the GPU set."""
         from ...timing.cpu import cpu_timing_set
 
-        self.add_set(cpu_timing_set(numpy_sizes=(10**3, 10**4, 10**5, 10**6), executor_sizes=(10**3, 10**4), repeats=3))
+        self.cpu_button.setEnabled(False)
+        self.label.setText("measuring numpy and the CPU executor on this machine's CPU…")
+        QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
+        QtWidgets.QApplication.processEvents()
+        try:
+            ts = cpu_timing_set(numpy_sizes=(10**3, 10**4, 10**5, 10**6), executor_sizes=(10**3, 10**4), repeats=3)
+        except Exception as exc:
+            self.label.setText(f"measuring the CPU failed: {type(exc).__name__}: {exc}")
+            return
+        finally:
+            QtWidgets.QApplication.restoreOverrideCursor()
+            self.cpu_button.setEnabled(True)
+        self.add_set(ts, live=True)
 
     # ---- hooks --------------------------------------------------------------------------------------------------
     def on_trace_changed(self) -> None:
@@ -127,30 +200,96 @@ class TimingsView(TraceView):
         self.redraw()
 
     # ---- drawing ------------------------------------------------------------------------------------------------
-    def series_for(self, kind: str) -> tuple[list[Series], str]:
-        """The series to draw and where they come from."""
+    # ---- where numbers come from ----------------------------------------------------------------------------
+    def set_source_text(self, ts: TimingSet, live: bool) -> str:
+        """One line: GPU or CPU, device, driver, date, host and versions of a set."""
+        from .details import versions_text
+
+        if ts.processor == "gpu":
+            text = f"GPU timings recorded on {ts.device}" + (f" (driver {ts.driver})" if ts.driver else "")
+            text += f", {ts.date}" if ts.date else ""
+            if ts.host:
+                text += f" · CPU rows: its host, {_short_cpu(ts.host)}"
+        else:
+            text = f"CPU timings of {_short_cpu(ts.device)}" + (", measured on this machine" if live else "")
+            text += f", {ts.date}" if ts.date else ""
+            text += " · no GPU was timed"
+        v = versions_text(ts.versions)
+        return text + (f"\n{v}" if v else "")
+
+    def processor_label(self, proc: str, ts: TimingSet, live: bool) -> str:
+        """"GPU: NVIDIA H200" / "CPU: AMD EPYC (this machine)" / "CPU: Intel Xeon Processor (H200 host)"."""
+        if proc == "gpu":
+            return f"GPU: {ts.device}"
+        if ts.processor == "gpu":  # the CPU rows of a GPU set: the GPU machine's host processor
+            return f"CPU: {_short_cpu(ts.host or 'host CPU')} ({ts.device} host)"
+        return f"CPU: {_short_cpu(ts.device)}" + (" (this machine)" if live else "")
+
+    def _current_index(self) -> int:
+        return self.set_box.currentIndex()
+
+    def series_for(self, kind: str) -> list[tuple[Series, TimingSet | None, bool]]:
+        """(series, the set it comes from, measured live here) to draw for a plot kind."""
         trace = self.session.trace
         if kind == "blocks_on_sms" and trace is not None and trace.has("sm") and trace.has("time"):
-            return [blocks_on_sms(trace)], f"from the current trace: {trace.launch.device}, {trace.launch.created[:10]}"
-        ts = self.timing_set
-        if ts is None:
-            return [], "no timing set: measure the CPU, or install gpuviz with its recordings"
-        return ts.by_kind(kind), ts.description
+            return [(blocks_on_sms(trace), None, False)]
+        out = []
+        i = self._current_index()
+        if self.timing_set is not None:
+            out += [(s, self.timing_set, i in self._live_sets) for s in self.timing_set.by_kind(kind)]
+        if kind == "cpu_vs_gpu":  # the other sets' lines beside it: live CPU next to recorded GPU
+            for j in range(len(self._sets)):
+                if j == i:
+                    continue
+                try:
+                    ts = self._load(j)
+                except Exception:  # noqa: BLE001 - a damaged set is reported when it is chosen
+                    continue
+                out += [(s, ts, j in self._live_sets) for s in ts.by_kind(kind)]
+        return out
 
     def redraw(self) -> None:
         kind = self.plot_box.currentData() or "host_flow"
-        self.current, source = self.series_for(kind)
+        drawn = self.series_for(kind)
+        self.current = [s for s, _ts, _live in drawn]
+        self.legend_names = []
         pi = self.plot.getPlotItem()
         pi.clear()
         if pi.legend is not None:
             pi.legend.clear()
         pi.setLogMode(False, False)
         pi.getAxis("bottom").setTicks(None)  # bar plots name their categories; other plots use numbers
+        pi.getAxis("left").setTicks(None)
+        for axis in ("bottom", "left"):  # each plot names its own axes: none carries over from the last one
+            pi.setLabel(axis, "", units=None)
+        for axis in ("left", "bottom"):  # "seconds (x0.001)" over log ticks reads wrong: units stay as labelled
+            pi.getAxis(axis).enableAutoSIPrefix(False)
+        if pi.legend is not None:  # the legend sits over the plot: give it a background so lines do not run through text
+            bg = pg.mkColor(self.theme.background)
+            bg.setAlpha(220)
+            pi.legend.setBrush(pg.mkBrush(bg))
+            pi.legend.setPen(pg.mkPen(self.theme.grid))
+            pi.legend.setLabelTextColor(self.theme.foreground)
+            pi.legend.setLabelTextSize(f"{self.theme.px(13)}px")
         pi.setTitle(None)
+        ts = self.timing_set
+        if kind == "blocks_on_sms" and drawn and drawn[0][1] is None:
+            L = self.session.trace.launch
+            source = f"from the trace on screen: recorded on {L.device}, {L.created[:10]} (GPU)"
+        elif getattr(self, "_load_error", ""):
+            source = self._load_error
+        elif ts is None:
+            source = self._no_sets_reason or "no timing set: press Measure CPU, or install gpuviz with its recordings"
+        else:
+            source = self.set_source_text(ts, self._current_index() in self._live_sets)
         self.label.setText(source if self.current else f"{source}: no {dict(PLOTS)[kind]} measurements in it")
         if not self.current:
             return
-        getattr(self, f"_draw_{kind}")(pi, self.current)
+        getattr(self, f"_draw_{kind}")(pi, drawn)
+
+    def _name(self, text: str) -> str:
+        self.legend_names.append(text)
+        return text
 
     def _bars(self, pi, names, groups: dict[str, list[float]], log=False):
         width = 0.8 / max(len(groups), 1)
@@ -159,71 +298,84 @@ class TimingsView(TraceView):
             if log:
                 v = np.log10(np.maximum(v, 1e-12))
             x = np.arange(len(names)) + (j - (len(groups) - 1) / 2) * width
-            item = pg.BarGraphItem(x=x, height=v, width=width * 0.95, brush=COLOURS[j % len(COLOURS)], name=group)
+            # a named item joins the plot's legend by itself when added (adding it again listed it twice)
+            item = pg.BarGraphItem(x=x, height=v, width=width * 0.95, brush=COLOURS[j % len(COLOURS)], name=self._name(group))
             pi.addItem(item)
-            pi.legend.addItem(item, group) if pi.legend is not None else None
         pi.getAxis("bottom").setTicks([list(enumerate(names))])
 
-    def _draw_host_flow(self, pi, series):
-        s = series[0]
+    def _draw_host_flow(self, pi, drawn):
+        s, ts, live = drawn[0]
         stages = list(dict.fromkeys(s.columns["stage"]))
         groups = {}
+        procs = s.processor_of_rows()
         for mem in dict.fromkeys(s.columns["memory"]):
             sub = s.where(memory=mem)
-            groups[f"{mem} host memory (GPU)"] = [1e3 * sub.columns["seconds"][sub.columns["stage"].index(st)] for st in stages]
+            proc = procs[s.columns["memory"].index(mem)]
+            groups[f"{mem} host memory · {self.processor_label(proc, ts, live)}"] = [
+                1e3 * sub.columns["seconds"][sub.columns["stage"].index(st)] for st in stages]
         self._bars(pi, stages, groups)
         pi.setLabel("left", "time", units="ms")
         pi.setTitle(s.title)
 
-    def _draw_compile_vs_run(self, pi, series):
-        s = series[0]
+    def _draw_compile_vs_run(self, pi, drawn):
+        s, ts, live = drawn[0]
         names = s.columns["kernel"]
-        self._bars(pi, names, {"first call (compile + run)": s.columns["first_call_s"], "steady-state run": s.columns["steady_s"]},
-                   log=True)
+        who = self.processor_label(s.processor if s.processor != "mixed" else s.processor_of_rows()[0], ts, live)
+        self._bars(pi, names, {f"first call (compile + run) · {who}": s.columns["first_call_s"],
+                               f"steady-state run · {who}": s.columns["steady_s"]}, log=True)
         pi.setLabel("left", "log10 seconds")
-        pi.setTitle(s.title + f" ({s.processor.upper()})")
+        pi.setTitle(f"{s.title} · {who}")
 
-    def _draw_block_sweep(self, pi, series):
-        for j, s in enumerate(series):
+    def _draw_block_sweep(self, pi, drawn):
+        for j, (s, ts, live) in enumerate(drawn):
             y_col = "gb_per_s" if "gb_per_s" in s.columns else "gflop_per_s"
             x = s.column("threads_per_block")
+            who = self.processor_label(s.processor_of_rows()[0] if len(s) else s.processor, ts, live)
             pi.plot(x, s.column(y_col), pen=pg.mkPen(COLOURS[j % len(COLOURS)], width=2), symbol="o",
-                    symbolBrush=COLOURS[j % len(COLOURS)], name=f"{s.title} [{s.units.get(y_col, '')}] ({s.processor.upper()})")
+                    symbolBrush=COLOURS[j % len(COLOURS)], name=self._name(f"{s.title} [{s.units.get(y_col, '')}] · {who}"))
         pi.setLogMode(True, False)
+        tpb = sorted({int(x) for s, _ts, _live in drawn for x in s.column("threads_per_block") if x > 0})
+        pi.getAxis("bottom").setTicks([[(float(np.log10(x)), str(x)) for x in tpb], []])
         pi.setLabel("bottom", "threads per block")
         pi.setLabel("left", "achieved GB/s or GFLOP/s")
 
-    def _draw_cpu_vs_gpu(self, pi, series):
+    def _draw_cpu_vs_gpu(self, pi, drawn):
         j = 0
-        for s in series:
+        for s, ts, live in drawn:
             procs = s.processor_of_rows()
             impls = s.columns["implementation"]
             for impl in dict.fromkeys(impls):
                 rows = [i for i, x in enumerate(impls) if x == impl]
-                proc = procs[rows[0]].upper()
+                proc = procs[rows[0]]
                 x = np.array([s.columns["size"][i] for i in rows], float)
                 y = np.array([s.columns["seconds"][i] for i in rows], float)
+                cpu = proc == "cpu"
                 style = dict(pen=pg.mkPen(COLOURS[j % len(COLOURS)], width=2,
-                                          style=pg.QtCore.Qt.PenStyle.DashLine if proc == "CPU" else pg.QtCore.Qt.PenStyle.SolidLine),
-                             symbol="s" if proc == "CPU" else "o", symbolBrush=COLOURS[j % len(COLOURS)])
-                pi.plot(x, y, name=f"{impl} ({proc})", **style)
+                                          style=pg.QtCore.Qt.PenStyle.DashLine if cpu else pg.QtCore.Qt.PenStyle.SolidLine),
+                             symbol="s" if cpu else "o", symbolBrush=COLOURS[j % len(COLOURS)])
+                pi.plot(x, y, name=self._name(f"{impl} · {self.processor_label(proc, ts, live)}"), **style)
                 j += 1
         pi.setLogMode(True, True)
+        sizes = [x for s, _ts, _live in drawn for x in s.columns["size"]]
+        seconds = [y for s, _ts, _live in drawn for y in s.columns["seconds"]]
+        pi.getAxis("bottom").setTicks(decade_ticks(sizes))
+        pi.getAxis("left").setTicks(decade_ticks(seconds))
         pi.setLabel("bottom", "elements")
         pi.setLabel("left", "seconds")
-        pi.setTitle("c = a + b: CPU (dashed) vs GPU (solid)")
+        pi.setTitle("c = a + b: CPU (dashed, squares) vs GPU (solid, dots)")
 
-    def _draw_blocks_on_sms(self, pi, series):
-        s = series[0]
+    def _draw_blocks_on_sms(self, pi, drawn):
+        s = drawn[0][0]
         sm = s.column("sm")
         start, end = s.column("start_ns") / 1e3, s.column("end_ns") / 1e3
         order = waves(s)
         brushes = [pg.mkBrush(COLOURS[int(w) % len(COLOURS)]) for w in order]
         pi.addItem(pg.BarGraphItem(x0=start, x1=np.maximum(end, start + 0.05), y=sm, height=0.8, brushes=brushes,
                                    pen=pg.mkPen(None)))
+        self.legend_names.append(f"{s.title} (GPU)")
         pi.setLabel("bottom", "time since the first block started", units="µs")
         pi.setLabel("left", "SM")
-        pi.setTitle(f"{s.title} (colour: order of the block on its SM)")
+        pi.setTitle(f"{s.title} · GPU (colour: order of the block on its SM)")
 
     # ---- export -------------------------------------------------------------------------------------------------
     def export(self, stem) -> list[Path]:
