@@ -325,3 +325,44 @@ def test_a_grid_too_big_for_the_cpu_executor_is_refused_up_front():
     a = np.zeros(4, np.float32)
     with pytest.raises(TraceTooLarge, match="more than gpuviz's CPU executor runs at once"):
         gpuviz.capture(spec.kernel, 2**20, 1024, a, a, a, 4)
+
+
+@pytest.mark.sim
+def test_simulator_traces_get_lockstep_steps_from_a_cpu_replay():
+    spec = SPECS["matmul_tiled"]
+    size = 24  # partial tiles: lanes take different branches and their sequence numbers drift apart
+    args = spec.make_args(size, np.random.default_rng(0))
+    grid, block = spec.launch(size, spec.default_block)
+    sim = gpuviz.capture(spec.kernel, grid, block, *args, backend="sim")
+    assert sim.has("step") and "replaying" in sim.launch.meta["step_source"]
+    cpu = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(size, np.random.default_rng(0)))
+    np.testing.assert_array_equal(sim.step[sim.thread_order], cpu.step[cpu.thread_order])
+    # every (block, warp, step) group is one instruction: one kind and one line
+    key = (sim.block.astype(np.int64) * 64 + sim.warp) * 2**31 + sim.step
+    order = np.argsort(key, kind="stable")
+    same = key[order][1:] == key[order][:-1]
+    assert np.all(sim.line[order][1:][same] == sim.line[order][:-1][same])
+
+
+def test_lockstep_steps_are_not_invented_when_sequences_differ():
+    from gpuviz.capture.lockstep import with_lockstep_steps
+
+    spec = SPECS["vector_add"]
+    a, b = np.ones(64, np.float32), np.ones(64, np.float32)
+    t64 = gpuviz.capture(spec.kernel, 1, 64, a, b, np.zeros(64, np.float32), 64)
+    t60 = gpuviz.capture(spec.kernel, 1, 64, a, b, np.zeros(64, np.float32), 60)
+    out = with_lockstep_steps(t60, t64)
+    assert out is t60 and out.launch.meta["step_source"].startswith("none")
+
+
+def test_shipped_gpu_recordings_carry_lockstep_steps():
+    from gpuviz.timing.recordings import list_recordings
+
+    recs = [r for r in list_recordings(kind="trace")]
+    assert recs, "assets/recordings holds the H200 recordings"
+    from gpuviz.model.tracefile import load_traces
+
+    for rec in recs:
+        for trace in load_traces(rec.path):
+            if trace.launch.meta.get("mode", "thread") == "thread":
+                assert trace.has("step") and trace.has("sm"), rec.path

@@ -60,21 +60,44 @@ def _arrays_of(rt) -> list[ArrayInfo]:
 
 
 def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None, max_events: int = 50_000_000,
-            time_plain: bool = False, **options) -> Trace:
-    """Run ``kernel[grid, block](*args)`` instrumented and return its trace (see :func:`gpuviz.capture`)."""
+            time_plain: bool = False, lockstep: bool = True, **options) -> Trace:
+    """Run ``kernel[grid, block](*args)`` instrumented and return its trace (see :func:`gpuviz.capture`).
+
+    ``lockstep``: for the per-thread backends ("sim", "gpu"), also replay the launch on the CPU executor
+    and, where the per-thread events agree, take its lockstep steps (see :mod:`gpuviz.capture.lockstep`).
+    """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     grid, block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
-    if backend == "sim":
-        from .perthread import capture_sim
+    if backend in ("sim", "gpu"):
+        from .lockstep import copy_inputs
 
-        return capture_sim(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
-    if backend == "gpu":
-        from .gpu import capture_gpu
+        inputs = copy_inputs(args) if lockstep else None
+        if backend == "sim":
+            from .perthread import capture_sim
 
-        return capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
+            trace = capture_sim(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
+        else:
+            from .gpu import capture_gpu
+
+            trace = capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
+        return _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events) if lockstep else trace
     return _capture_cpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
                         time_plain=time_plain, **options)
+
+
+def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events) -> Trace:
+    from .lockstep import with_lockstep_steps
+
+    if trace.launch.meta.get("mode", "thread") != "thread":
+        trace.launch.meta["step_source"] = "none: per-warp recording keeps lane 0's events only"
+        return trace
+    try:
+        reference = _capture_cpu(kernel, grid, block, inputs, record_blocks=record_blocks, max_events=max_events)
+    except CaptureError as exc:
+        trace.launch.meta["step_source"] = f"none: the CPU executor could not replay the launch ({exc})"
+        return trace
+    return with_lockstep_steps(trace, reference)
 
 
 def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_plain=False, max_loop_iterations=5_000_000):

@@ -288,7 +288,7 @@ def _phase_of(trace: Trace, mask: np.ndarray, sub: dict) -> np.ndarray:
     pt = _phase_table(trace)
     if pt is None:
         return trace.phase[mask]
-    table, n_seq = pt
+    table = pt[0]
     cell = sub["seq"].astype(np.int64)
     cell *= trace.launch.n_threads
     cell += sub["block"].astype(np.int64) * trace.launch.threads_per_block

@@ -1,0 +1,70 @@
+"""Lockstep steps for traces recorded per thread (numba's simulator, a real GPU).
+
+A per-thread recording knows each thread's events in order but not which events of a warp's lanes
+were one SIMT instruction: lanes that took different branches drift apart in their sequence numbers,
+so grouping a warp's events by sequence number mixes instructions. gpuviz's CPU executor knows the
+lockstep step of every event. When a per-thread trace holds, thread by thread, exactly the events the
+executor records for the same launch and inputs (the test suite checks that they do for every bundled
+kernel), the executor's steps carry over event for event.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.trace import Trace
+
+
+def copy_inputs(args) -> list:
+    """The launch's inputs as host copies, taken before a launch changes them."""
+    from .executor import host_array
+
+    out = []
+    for a in args:
+        host, _ = host_array(a)
+        out.append(np.array(host, copy=True) if host is not None else a)
+    return out
+
+
+def _sequence_key(trace: Trace) -> tuple[np.ndarray, list[np.ndarray]]:
+    order = trace.thread_order
+    names = [a.name for a in trace.launch.arrays]
+    # array ids may differ between backends (arrays register in different orders): compare by name
+    name_ids = {n: i for i, n in enumerate(sorted(set(names)))}
+    remap = np.array([name_ids[n] for n in names] + [-1], dtype=np.int64)
+    arr = trace.array.astype(np.int64)
+    arr = remap[np.where(arr >= 0, arr, len(names))]
+    cols = [trace.block, trace.thread, trace.kind, arr, trace.index, trace.line]
+    return order, [c[order] for c in cols]
+
+
+def same_sequences(a: Trace, b: Trace) -> bool:
+    """True when both traces hold the same events thread by thread (kind, array, index, line), in order."""
+    if len(a) != len(b):
+        return False
+    _, ka = _sequence_key(a)
+    _, kb = _sequence_key(b)
+    return all(np.array_equal(x, y) for x, y in zip(ka, kb))
+
+
+def with_lockstep_steps(recorded: Trace, reference: Trace) -> Trace:
+    """``recorded`` with ``step`` taken from ``reference`` (a CPU-executor trace of the same launch).
+
+    Returns ``recorded`` unchanged, with the reason in ``launch.meta["step_source"]``, when the two do not
+    hold the same per-thread sequences (a data race that changed control flow, per-warp recording, ...).
+    """
+    if not same_sequences(recorded, reference):
+        recorded.launch.meta["step_source"] = (
+            "none: the per-thread sequences differ from the CPU executor's, so frames group a warp's events by "
+            "sequence number"
+        )
+        return recorded
+    steps = np.empty(len(recorded), dtype=np.int32)
+    steps[recorded.thread_order] = reference.step[reference.thread_order]
+    cols = {name: recorded.field(name) for name in recorded.recorded_fields}
+    cols["step"] = steps
+    recorded.launch.meta["step_source"] = (
+        "gpuviz's CPU executor replaying the same launch: identical per-thread events, so its lockstep steps "
+        "carry over"
+    )
+    return Trace(recorded.launch, cols)
