@@ -193,7 +193,8 @@ class _SharedPanel:
         top = self.plot.getAxis("top")
         top.setTicks([[(b + 0.5, str(b)) for b in range(0, 32, 4)], [(b + 0.5, "") for b in range(32)]])
         top.setStyle(textFillLimits=[(0, 0.95)])
-        step = max(1, -(-self.layout.rows // 8))
+        # at most 4 byte-offset labels: a short tile must not stack its labels on top of each other
+        step = max(1, -(-self.layout.rows // 4))
         row0 = self.lay.row0
         fit_left_axis(self.plot, [(r + 0.5, f"{(r + row0) * 128}") for r in range(0, self.layout.rows, step)], style)
         self.plot.setRange(xRange=(0, 32), yRange=(0, self.layout.rows), padding=0.02)
