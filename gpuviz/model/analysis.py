@@ -573,7 +573,6 @@ def global_memory(trace: Trace) -> GlobalMemoryReport:
         return c["global_memory"]
     info = _arrays(trace)
     sub = _subset(trace, "global")
-    L = trace.launch
     n = len(sub["kind"])
     if n:
         rid, n_req, attrs = _request_ids(trace, sub)

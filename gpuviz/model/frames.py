@@ -479,7 +479,7 @@ class Frames:
         if self.n_frames == 0:
             return "empty trace: no events were recorded"
         f = self._check(f)
-        L, tr = self.launch, self.trace
+        L = self.launch
         b, w = int(self.block[f]), int(self.warp[f])
         head = [f"block {format_block(L, b)}", f"warp {w}"]
         n_ph = int(self.block_phases[b])

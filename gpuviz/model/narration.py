@@ -698,7 +698,7 @@ class Narrator:
         return min(max(f + offset, 0), n - 1)
 
     def _find_base(self, text: str) -> int:
-        F, tr = self.frames, self.trace
+        F = self.frames
         n = F.n_frames
         low = text.lower()
         if low.startswith("source:"):

@@ -7,7 +7,7 @@ Qt-free models (:mod:`gpuviz.model.playback`); an action only binds one to a key
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from PySide6.QtCore import QObject, Qt

@@ -41,7 +41,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 log = logging.getLogger(__name__)
 
@@ -222,6 +222,18 @@ class TraceView(QWidget):
 
 
 # ---- helpers for pixel views ----------------------------------------------------------------------
+def captioned_layout(view: TraceView) -> tuple[QVBoxLayout, QLabel]:
+    """A view's vertical layout with its caption line on top (the caption wraps; themes style it by name)."""
+    layout = QVBoxLayout(view)
+    layout.setContentsMargins(4, 4, 4, 4)
+    layout.setSpacing(2)
+    caption = QLabel(view)
+    caption.setObjectName("viewTitle")
+    caption.setWordWrap(True)
+    layout.addWidget(caption)
+    return layout, caption
+
+
 def make_image_plot(view: TraceView, with_axes: bool = False) -> tuple[pg.PlotWidget, pg.ImageItem]:
     """An aspect-locked, y-down plot holding one ImageItem, in ``view``'s layout (created if needed).
 

@@ -14,11 +14,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainterPath
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel
 
 from ...model.frames import LaneState, format_block
 from ..theme import hex_to_rgba
-from .base import TraceView, legend_html, make_image_plot, outline_pen, register_view, style_plot, text_item
+from .base import captioned_layout, TraceView, legend_html, make_image_plot, outline_pen, register_view, style_plot, text_item
 
 
 def block_layout(block: tuple[int, int, int], warp_size: int) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -41,13 +41,7 @@ class BlockView(TraceView):
 
     def __init__(self, session, parent=None):
         super().__init__(session, parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(2)
-        self.caption = QLabel(self)
-        self.caption.setObjectName("viewTitle")
-        self.caption.setWordWrap(True)
-        layout.addWidget(self.caption)
+        layout, self.caption = captioned_layout(self)
         self.plot, self.image = make_image_plot(self)
         self.legend = QLabel(self)
         self.legend.setWordWrap(True)

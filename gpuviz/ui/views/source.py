@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
-from .base import TraceView, register_view
+from .base import captioned_layout, TraceView, register_view
 
 _GUTTER_SEP = " │ "
 
@@ -20,13 +20,7 @@ class SourceView(TraceView):
 
     def __init__(self, session, parent=None):
         super().__init__(session, parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(2)
-        self.caption = QLabel(self)
-        self.caption.setObjectName("viewTitle")
-        self.caption.setWordWrap(True)
-        layout.addWidget(self.caption)
+        layout, self.caption = captioned_layout(self)
         self.editor = QPlainTextEdit(self)
         self.editor.setReadOnly(True)
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
