@@ -31,7 +31,6 @@ import datetime as _dt
 import json
 import os
 import sys
-import time
 
 import numpy as np
 

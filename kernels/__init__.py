@@ -39,7 +39,7 @@ class KernelSpec:
 
 
 def _collect() -> dict[str, KernelSpec]:
-    from . import attention, histogram, matmul, mandelbrot, race, reduction, stencil, transpose, vector_add
+    from . import attention, fusion, histogram, matmul, mandelbrot, race, reduction, stencil, transpose, vector_add
 
     ordered = [
         vector_add.SPEC,
@@ -52,6 +52,7 @@ def _collect() -> dict[str, KernelSpec]:
         *histogram.SPECS,
         stencil.SPEC,
         *attention.SPECS,
+        *fusion.SPECS,
     ]
     specs: dict[str, KernelSpec] = {}
     for spec in ordered:
