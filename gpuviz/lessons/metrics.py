@@ -29,7 +29,7 @@ METRIC_NAMES = (
     "events", "frames", "barriers", "global_bytes", "global_load_bytes", "global_store_bytes",
     "global_useful_bytes", "global_requests", "sectors_per_request", "global_efficiency", "bank_conflicts",
     "max_ways", "shared_requests", "simt_efficiency", "diverged_instructions", "races", "h2d_bytes",
-    "d2h_bytes", "inputs", "outputs", "timings",
+    "d2h_bytes", "inputs", "outputs", "timings", "global_bytes_per_element", "add_timings",
 )
 
 
@@ -80,7 +80,24 @@ def scene_metrics(trace, frames) -> dict:
         "inputs": ", ".join(L.arrays[a].name for a in read_arrays) or "none",
         "outputs": ", ".join(L.arrays[a].name for a in written) or "none",
         "timings": recorded_timings_text(),
+        "global_bytes_per_element": global_bytes_per_element(trace, int(moved.sum())),
+        "add_timings": recorded_add_timings_text(),
     }
+
+
+def global_bytes_per_element(trace, global_bytes: int) -> float:
+    """Bytes the launch moved through global memory per global element it wrote (0 when it wrote none):
+    what an element-wise kernel costs per output, the figure to add up along a chain of launches."""
+    kinds = trace.kind
+    stored = ((kinds == K.GLOBAL_STORE) | (kinds == K.ATOMIC)) & (trace.array >= 0)
+    if stored.any():
+        arrays = trace.array[stored]
+        stored &= np.isin(trace.array, [a for a in np.unique(arrays) if trace.launch.arrays[int(a)].space == "global"])
+    if not stored.any():
+        return 0.0
+    # one key per (array, element): an element written by several threads or twice counts once
+    elements = trace.array[stored].astype(np.int64) * (int(trace.index[stored].max()) + 1) + trace.index[stored]
+    return float(global_bytes) / float(len(np.unique(elements)))
 
 
 def format_value(name: str, value) -> str:
@@ -91,6 +108,8 @@ def format_value(name: str, value) -> str:
         return "yes" if value else "no"
     if name.endswith("bytes") or name == "bytes":
         return human_bytes(value)
+    if name == "global_bytes_per_element":
+        return f"{float(value):.1f}".rstrip("0").rstrip(".") + " bytes"
     if name in ("efficiency", "global_efficiency", "simt_efficiency"):
         return f"{100.0 * float(value):.0f}%"
     if name == "ways":
@@ -134,6 +153,59 @@ def recorded_timings_text() -> str:
             parts = [f"{st} {_ms(s)}" for st, s in zip(stages, secs)]
             return f"recorded on {ts.device}, {ts.date or 'date unknown'} ({series.title}): " + ", ".join(parts)
     return no_gpu
+
+
+def recorded_add_timings_text() -> str:
+    """``c = a + b`` on the GPU by cupy, torch and gpuviz's Numba ``vector_add`` from the shipped timing set
+    (recorded on a real GPU, data already on the device), at its smallest and largest size, in one line
+    labelled with the device, driver and date; or a plain word that none was recorded."""
+    none = "no GPU timings of a + b were recorded with this copy of gpuviz"
+    try:
+        from ..timing.recordings import list_recordings
+    except ImportError:
+        return none
+    try:
+        recs = list_recordings(kind="timings")
+    except ValueError:
+        return none
+    for rec in recs:
+        try:
+            ts = rec.load()
+        except Exception:  # a damaged recording must not stop a lesson: say what is missing instead
+            continue
+        for series in ts.by_kind("cpu_vs_gpu"):
+            try:
+                sizes = series.column("size")
+                impls = list(series.columns["implementation"])
+                secs = series.column("seconds")
+            except KeyError:
+                continue
+            on_gpu = [p == "gpu" for p in series.processor_of_rows()]
+            gpu_sizes = sorted({int(x) for x, g in zip(sizes, on_gpu) if g and np.isfinite(x)})
+            if not gpu_sizes:
+                continue
+            parts = []
+            for n in sorted({gpu_sizes[0], gpu_sizes[-1]}):
+                rows = sorted(((s, impl) for x, impl, s, g in zip(sizes, impls, secs, on_gpu) if g and int(x) == n),
+                              key=lambda r: r[0])
+                if n == gpu_sizes[-1]:
+                    # a + b reads two arrays and writes one: 3 x 4 bytes per float32 element
+                    times = ", ".join(f"{impl} {_ms(s)} = {_bandwidth(12.0 * n, s)}" for s, impl in rows)
+                else:
+                    times = ", ".join(f"{impl} {_ms(s)}" for s, impl in rows)
+                parts.append(f"n = {n:,}: {times}")
+            return (f"recorded on {ts.device} (driver {ts.driver or 'unknown'}), {ts.date or 'date unknown'}, "
+                    "c = a + b on data already on the GPU, fastest first; " + "; ".join(parts))
+    return none
+
+
+def _bandwidth(n_bytes: float, seconds: float) -> str:
+    if not np.isfinite(seconds) or seconds <= 0:
+        return "n/a"
+    per_s = n_bytes / seconds
+    if per_s >= 1e12:
+        return f"{per_s / 1e12:.1f} TB/s"
+    return f"{per_s / 1e9:.0f} GB/s"
 
 
 def _ms(seconds: float) -> str:
