@@ -22,10 +22,10 @@ B = np.float32(3.0)
 
 
 @cuda.jit
-def unfused_scale(s, x, out, n):
+def unfused_scale(s, x, t, n):
     i = cuda.grid(1)
     if i < n:
-        out[i] = s * x[i]  # one load, one store: a whole array in, a whole temporary out
+        t[i] = s * x[i]  # one load, one store: a whole array in, a whole temporary t out
 
 
 @cuda.jit

@@ -113,5 +113,9 @@ SPECS = [
         rank=1,
         size_label="matrix side",
         tile=TILE,
+        frame_notes=(
+            ("first barrier", "The tiles of A and B are in shared memory now; from here every "
+                              "multiply-add reads the fast on-chip copy instead of global memory."),
+        ),
     ),
 ]

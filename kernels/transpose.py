@@ -125,6 +125,10 @@ SPECS = [
         ),
         launch=_launch("transpose_shared"),
         rank=1,
+        frame_notes=(
+            ("first conflict", "This column read is the price of the shared tile; the padded "
+                               "version adds one unused column so that a column spreads over all 32 banks."),
+        ),
         **_COMMON,
     ),
     KernelSpec(

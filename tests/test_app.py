@@ -229,3 +229,22 @@ def test_presenter_mode_scales_up_and_hides_chrome(make_window):
     assert s.theme.scale > 1.0 and w.menuBar().isHidden() and w.actions.qaction("view.present").isChecked()
     w.actions.trigger("view.present")
     assert s.theme.scale == 1.0 and not w.menuBar().isHidden()
+
+
+def test_the_window_narrates_each_frame_with_the_kernels_own_notes(make_window):
+    import gpuviz
+    from gpuviz.model.narration import Narrator
+    from kernels import get_kernel
+
+    spec = get_kernel("transpose_shared")
+    grid, block = spec.launch(spec.small_size, spec.default_block)
+    trace = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(spec.small_size, np.random.default_rng(0)))
+    trace.launch.meta["bundled_kernel"] = {"name": "transpose_shared", "size": spec.small_size}
+    w = make_window(trace)
+    s = w.session
+    f = Narrator(s.frames).find("first conflict")
+    s.set_frame(f)
+    caption = w.caption_text.text()
+    assert "32-way bank conflict" in caption and "padded version adds one unused column" in caption
+    s.set_frame(0)
+    assert w.caption_text.text() and "padded version" not in w.caption_text.text()

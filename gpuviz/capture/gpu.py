@@ -42,7 +42,13 @@ stamps every event. Every event carries the SM of its block (a block never moves
 ``record_blocks`` records only the listed blocks (linear ids) with one kernel that branches once per
 thread at entry: ``if <this block is recorded>: <instrumented body> else: <the user's own body>``. The
 other blocks run the plain code (no recording call, no per-event check), with the registers of the
-combined kernel (the larger of the two bodies'), which can lower the blocks resident per SM.
+combined kernel (the larger of the two bodies'), which can lower the blocks resident per SM. When the
+listed blocks are ``range(first, end, step)`` (one block, the first k, every k-th) the test reads only scalar
+kernel parameters, so no block waits on a memory load before its own first loads; other sets read a table.
+The uniform layout's capacities are scalar parameters too: a recorded thread loads nothing to find its slot.
+
+``max_registers`` caps the instrumented kernel's registers per thread: a number, or ``"occupancy"`` for the
+most that keep the plain kernel's resident blocks per SM (see :func:`occupancy_register_cap`).
 
 The schedule a GPU trace shows is the *instrumented* run's: recording costs registers, which can lower
 the blocks resident per SM. ``launch.meta`` reports both variants (``"plain"`` and ``"instrumented"``:
@@ -251,6 +257,20 @@ def kernel_resources(cuda, dispatcher, launch_args, block) -> dict:
     return out
 
 
+def occupancy_register_cap(cuda, plain, args, block) -> int:
+    """The most registers per thread that keep the plain kernel's resident blocks per SM (a multiple of 8,
+    the allocation step), for ``max_registers="occupancy"``: recording then costs no occupancy."""
+    res = kernel_resources(cuda, plain, args, block)
+    blocks = res["resident_blocks_per_sm"]
+    if blocks <= 0:
+        raise CaptureError(f"max_registers='occupancy' needs the plain kernel's resident blocks per SM: "
+                           f"{res.get('resident_blocks_error', 'the driver did not say')}")
+    regs_per_sm = int(cuda.get_current_device().MAX_REGISTERS_PER_MULTIPROCESSOR)
+    warps = -(-int(np.prod(block)) // 32)
+    per_thread = regs_per_sm // (blocks * warps * 32) // 8 * 8
+    return int(max(res["registers_per_thread"], min(255, per_thread)))
+
+
 def kernel_ptx(dispatcher, launch_args) -> str:
     argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
     if argtypes not in dispatcher.overloads:
@@ -269,7 +289,7 @@ class GpuRecording:
     """
 
     def __init__(self, kernel, grid, block, args, *, mode: str = "thread", timestamps: str = "sync",
-                 record_blocks=None, record: str = "all", max_registers: int | None = None, layout: str = "auto"):
+                 record_blocks=None, record: str = "all", max_registers: int | str | None = None, layout: str = "auto"):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if timestamps not in TIMESTAMPS:
@@ -317,6 +337,13 @@ class GpuRecording:
         # thread between the instrumented body and the user's own (see gpu_rewrite.split_kernel)
         self.all_blocks = len(blocks) == n_blocks
         self.split = not self.all_blocks
+        # chosen blocks that are range(first, end, step) (one block, the first 1%, every k-th) are tested
+        # against scalar kernel parameters: no load before the branch. Any other set reads the slot table
+        steps = np.diff(blocks)
+        self.block_range = self.split and (len(steps) == 0 or bool(np.all(steps == steps[0])))
+        first = int(blocks[0]) if len(blocks) else 0
+        step = int(steps[0]) if len(steps) else 1
+        self.range_params = (first, int(blocks[-1]) + 1 if len(blocks) else 0, step)
         self.wpb = -(-tpb // 32)
         per_block = self.wpb if mode == "warp" else tpb
         self.slot_of_block = np.full(n_blocks, -1, dtype=np.int64)  # the recorded block's ordinal, -1 if not recorded
@@ -328,6 +355,11 @@ class GpuRecording:
         self.n_slots = len(blocks) * per_block
         self.timings: dict[str, float] = {}
         self.rewrite_s = 0.0
+        if max_registers == "occupancy":
+            self.max_registers = occupancy_register_cap(cuda, self.plain, self.args, self.block)
+        elif max_registers is not None:
+            self.max_registers = int(max_registers)
+        self.launch_caps = (0, 0, 0)  # the uniform layout's per-warp capacities, scalar kernel parameters
         self.count_variant = self.variant(count=True, uniform=False)
         self.record_variant = None  # chosen by allocate(), which knows the layout
         self.info = self.count_variant.info
@@ -337,13 +369,15 @@ class GpuRecording:
         from .gpu_rewrite import build_variant
 
         key = (self.fn.__code__, tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
-               self.timestamps == "all", self.record_what, self.split, self.all_blocks, count, uniform, self.max_registers)
+               self.timestamps == "all", self.record_what, self.split, self.all_blocks, self.block_range, count, uniform,
+               self.max_registers)
         v = _variant_cache.get(key)
         if v is None:
             t0 = time.perf_counter()
             v = build_variant(self.cuda, self.root, self.array_args, count=count, mode=self.mode,
                               time_all=self.timestamps == "all", split=self.split, uniform=uniform,
-                              all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers)
+                              all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers,
+                              block_range=self.block_range)
             _variant_cache[key] = v
             self.rewrite_s += time.perf_counter() - t0
         return v
@@ -449,7 +483,7 @@ class GpuRecording:
         cuda = self.cuda
         cnt = cuda.to_device(np.zeros((max(self.n_slots, 1), 3), np.int32))
         bufs = self._buffers(1, 1, 1, np.zeros((1, 3), np.int64), np.zeros((1, 3), np.int32), cnt)
-        launch_args = list(dargs) + bufs
+        launch_args = list(dargs) + bufs + self.scalar_params()
         compiled = self._compile(self.count_variant.dispatcher, launch_args, "counting")
         if compiled is not None:
             self.timings["count_compile_s"] = compiled
@@ -509,15 +543,21 @@ class GpuRecording:
         self.record_variant = self.variant(count=False, uniform=uniform)
         self.offsets, self.stride = off[:n], stride
         cnt = self.cuda.to_device(np.zeros((max(n, 1), 3), np.int32))
-        if uniform:  # the device computes the offsets; row 0 of cap holds the largest counts
-            dev_off, dev_cap = np.zeros((1, 3), np.int64), biggest.astype(np.int32).reshape(1, cols)
-            dev_cap = np.concatenate([dev_cap, np.zeros((1, 3 - cols), np.int32)], axis=1)
+        if uniform:  # the device computes the offsets from the largest counts, passed as scalar parameters
+            dev_off, dev_cap = np.zeros((1, 3), np.int64), np.zeros((1, 3), np.int32)
+            self.launch_caps = tuple(int(biggest[c]) if c < cols else 0 for c in range(3))
         else:
             dev_off, dev_cap = off, cap
+            self.launch_caps = (0, 0, 0)
         bufs = self._buffers(sizes[0], sizes[1], sizes[2], dev_off, dev_cap, cnt)
         self.totals = (total, total_timed)
         self.buffer_lengths = tuple(sizes)
         return bufs
+
+    def scalar_params(self) -> list:
+        """The recording kernel's scalar parameters (gpu_rewrite.PARAMS): the recorded block range and the
+        uniform layout's capacities, as int64 so that every launch compiles to the same signature."""
+        return [np.int64(v) for v in (*self.range_params, *self.launch_caps)]
 
     def trace_bytes(self) -> int:
         """Bytes of the device buffers that come back (padding of lanes or warps with fewer events included)."""
@@ -528,7 +568,7 @@ class GpuRecording:
 
     def record(self, dargs, bufs, repeats: int = 1) -> float:
         """Run the recording variant once (timed with CUDA events); the events land in ``bufs``."""
-        launch_args = list(dargs) + list(bufs)
+        launch_args = list(dargs) + list(bufs) + self.scalar_params()
         compiled = self._compile(self.record_variant.dispatcher, launch_args, "instrumented")
         if compiled is not None:
             self.timings["instrumented_compile_s"] = compiled
@@ -646,7 +686,7 @@ def _write_back(args, dargs):
 
 def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: int = 50_000_000, mode: str = "thread",
                 timestamps: str = "sync", record: str = "all", time_plain: bool = True, repeats: int = 5,
-                layout: str = "auto", **_ignored) -> Trace:
+                layout: str = "auto", max_registers: int | str | None = None, **_ignored) -> Trace:
     """Capture ``kernel[grid, block](*args)`` on the GPU (see the module docstring). The arguments end up as
     after a normal launch (the instrumented run's results). ``layout`` ("auto", "uniform" or "table")
     forces a buffer layout; the trace is the same either way (tests and benchmarks use it)."""
@@ -656,7 +696,8 @@ def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: in
         # numba warns about small grids ("under-utilization"): teaching launches are small on purpose
         _warnings.filterwarnings("ignore", message=".*under-utilization.*")
         return _capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, mode=mode,
-                            timestamps=timestamps, record=record, time_plain=time_plain, repeats=repeats, layout=layout)
+                            timestamps=timestamps, record=record, time_plain=time_plain, repeats=repeats, layout=layout,
+                            max_registers=max_registers)
 
 
 def recorded_description(mode: str, record: str) -> str:
@@ -674,9 +715,9 @@ def recorded_description(mode: str, record: str) -> str:
 
 
 def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, record, time_plain,
-                 repeats, layout) -> Trace:
+                 repeats, layout, max_registers) -> Trace:
     rec = GpuRecording(kernel, grid, block, args, mode=mode, timestamps=timestamps, record_blocks=record_blocks,
-                       record=record, layout=layout)
+                       record=record, layout=layout, max_registers=max_registers)
     cuda, root = rec.cuda, rec.root
     timings: dict[str, float] = {}
     if rec.rewrite_s:
@@ -741,6 +782,9 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
             "blocks) and the user's body; every block has the registers of that combined kernel" if rec.split else "none"
         ),
         "recorded_blocks": len(rec.blocks),
+        "recorded_block_test": ("none (every block)" if rec.all_blocks else
+                                "range in scalar parameters" if rec.block_range else "block table"),
+        "max_registers": rec.max_registers,
         "trace_bytes": rec.trace_bytes(),
         "events_counted": rec.totals[0],
         "time_unit": "ns (%globaltimer)",

@@ -85,6 +85,15 @@ BUFFERS = (
     #          run while diverged from lane 0 (not recorded). Reported, never silent
 )
 BUF_NAMES = tuple(PREFIX + "b_" + b for b in BUFFERS)
+#: scalar parameters of the recording kernel itself (not of its device functions), after the buffers: the
+#: recorded blocks as a range (first, end, step of linear block ids; used when ``blocks="range"``) and the
+#: uniform layout's per-warp capacities (events, timed events, slab rows). Scalars live in the kernel's
+#: parameter bank, so the test "is this block recorded" and the first positions need no memory load at
+#: entry: the user's first loads are not queued behind one.
+PARAMS = ("first", "end", "step", "cap0", "cap1", "cap2")
+PARAM_NAMES = tuple(PREFIX + "p_" + p for p in PARAMS)
+#: how the device tells recorded blocks: every block, a range in scalar parameters, or the ``slot`` table
+BLOCK_SETS = ("all", "range", "table")
 STATE = PREFIX + "s"
 # pos, end, timed pos, timed end, on, slot, start, timed start, slab pos, slab end, slab start, lane,
 # events this lane ran while diverged from lane 0 (per-warp mode: not recorded, reported in drop[3])
@@ -169,7 +178,7 @@ class GpuRewriter(PerThreadRewriter):
         tree = super().rewrite()
         lower = _Lowering(self)
         tree.body = lower.body(tree.body)
-        extra = list(BUF_NAMES)
+        extra = list(BUF_NAMES) + list(PARAM_NAMES)
         if not self.is_kernel:
             extra = [STATE, *BUF_NAMES] + [PREFIX + "a_" + p for p in self.fs.params]
         tree.args.args = tree.args.args + [ast.arg(a) for a in extra]
@@ -255,7 +264,8 @@ class _Lowering:
                     ast.Call(func=ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), "local", ast.Load()), "array", ast.Load()),
                              args=[ast.Constant(STATE_LEN), _name(PREFIX + "i64")], keywords=[]),
                 )
-                begin = ast.Expr(_call("r_begin", [_name(STATE), *_bufs(), self.code(SITE_START, line, None)]))
+                begin = ast.Expr(_call("r_begin", [_name(STATE), *_bufs(), self.code(SITE_START, line, None),
+                                                   *[_name(p) for p in PARAM_NAMES]]))
                 return [ast.copy_location(state, s), ast.copy_location(begin, s)]
             if fn == PREFIX + "reg":
                 return []
@@ -337,13 +347,16 @@ class _ExprLowering(ast.NodeTransformer):
 
 
 # ---- the recorder device functions ---------------------------------------------------------------------
-def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool = False, all_blocks: bool = False) -> dict:
+def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool = False, blocks: str = "table") -> dict:
     """The ``__gv_r_*`` device functions for one variant. ``count``, ``warp``, ``time_all``, ``uniform`` (the
-    layout) and ``all_blocks`` (every block recorded: no block table to read) are compile-time constants:
-    the compiler removes the branches they switch off."""
+    layout) and ``blocks`` (:data:`BLOCK_SETS`: every block, a range in scalar parameters, or the block
+    table) are compile-time constants: the compiler removes the branches they switch off."""
     from .intrinsics import globaltimer, smid
 
-    COUNT, WARP, TIME_ALL, UNIFORM, ALL = bool(count), bool(warp), bool(time_all), bool(uniform), bool(all_blocks)
+    if blocks not in BLOCK_SETS:
+        raise ValueError(f"blocks must be one of {', '.join(BLOCK_SETS)}, not {blocks!r}")
+    COUNT, WARP, TIME_ALL, UNIFORM = bool(count), bool(warp), bool(time_all), bool(uniform)
+    ALL, RANGE = blocks == "all", blocks == "range"
     # Layout: in thread mode the 32 lanes of a warp interleave their events (event k of lane l at
     # warp_base + 32 k + l), so a warp's 32 stores of one event land in one 128-byte line (coalesced);
     # thread-contiguous rows made every store a separate memory transaction. In warp mode lane 0 writes
@@ -354,7 +367,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
 
     @jit
     def put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a,
-            code, index, has_index, timed):
+            code, index, has_index, timed, starts):
         if WARP:
             lanes = cuda.activemask()  # read before any branch of ours: the lanes converged here
             if s[4] == 0:
@@ -403,7 +416,8 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
                     q = s[2]
                     if q < s[3]:
                         time_a[q] = globaltimer()
-                        sm_a[q] = smid()
+                        if starts:  # a block never moves between SMs: its START carries the SM for every event
+                            sm_a[q] = smid()
                     else:
                         cuda.atomic.add(drop_a, 1, 1)
                     s[2] = q + 1
@@ -427,21 +441,39 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             q = s[2]
             if q < s[3]:
                 time_a[q] = globaltimer()
-                sm_a[q] = smid()
+                if starts:
+                    sm_a[q] = smid()
             else:
                 cuda.atomic.add(drop_a, 1, 1)
             s[2] = q + STRIDE
 
     @jit
-    def r_begin(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
+    def block_ordinal(slot_a, first, end, step):
+        """This block's ordinal among the recorded ones, -1 if it is not recorded. ``blocks="range"`` reads
+        only scalar parameters (no memory load before the branch); ``"table"`` loads its ``slot`` entry."""
         gx = cuda.gridDim.x
         gy = cuda.gridDim.y
         bid = cuda.blockIdx.x + cuda.blockIdx.y * gx + cuda.blockIdx.z * gx * gy
+        if ALL:
+            return bid
+        if RANGE:
+            rel = bid - first
+            if rel < 0 or bid >= end:
+                return -1
+            if step == 1:  # a contiguous range: no division
+                return rel
+            k = rel // step
+            return k if k * step == rel else -1
+        return slot_a[bid]
+
+    @jit
+    def r_begin(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code,
+                first, end, step, cap0, cap1, cap2):
         bdx = cuda.blockDim.x
         bdy = cuda.blockDim.y
         tpb = bdx * bdy * cuda.blockDim.z
         tid = cuda.threadIdx.x + cuda.threadIdx.y * bdx + cuda.threadIdx.z * bdx * bdy
-        k = bid if ALL else slot_a[bid]  # this block's ordinal among the recorded ones, -1 if not recorded
+        k = block_ordinal(slot_a, first, end, step)
         on = k >= 0
         lane = tid % 32
         group = k * ((tpb + 31) // 32) + tid // 32  # this warp's number among the recorded warps
@@ -455,20 +487,17 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         if COUNT or not on:
             for j in range(4):
                 s[j] = 0
-        elif UNIFORM:  # every warp gets the largest count: the position is arithmetic, nothing to load
-            c0 = cap_a[0, 0]
-            c1 = cap_a[0, 1]
+        elif UNIFORM:  # every warp gets the largest count (scalar parameters): positions are arithmetic, no load
             if WARP:
-                c2 = cap_a[0, 2]
-                s[0] = group * c0
-                s[2] = group * c1
-                s[8] = group * c2
-                s[9] = s[8] + c2
+                s[0] = group * cap0
+                s[2] = group * cap1
+                s[8] = group * cap2
+                s[9] = s[8] + cap2
             else:
-                s[0] = group * c0 * 32 + lane
-                s[2] = group * c1 * 32 + lane
-            s[1] = s[0] + c0 * STRIDE
-            s[3] = s[2] + c1 * STRIDE
+                s[0] = group * cap0 * 32 + lane
+                s[2] = group * cap1 * 32 + lane
+            s[1] = s[0] + cap0 * STRIDE
+            s[3] = s[2] + cap1 * STRIDE
         else:
             s[0] = off_a[slot, 0]
             s[1] = off_a[slot, 0] + cap_a[slot, 0] * STRIDE
@@ -480,11 +509,12 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         s[6] = s[0]
         s[7] = s[2]
         s[10] = s[8]
-        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True,
+            True)
 
     @jit
     def r_end(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
-        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False)
         if s[4] != 0 and (s[11] == 0 or not WARP):
             slot = s[5]
             cnt_a[slot, 0] = (min(s[0], s[1]) - s[6]) // STRIDE if not COUNT else s[0]
@@ -496,12 +526,12 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
 
     @jit
     def r_event(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
-        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False)
         return 0
 
     @jit
     def r_value(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, value):
-        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False)
         return value
 
     @jit
@@ -512,21 +542,21 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     def r_mem1(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0):
         if code & 255:
             flat = wrap(i0, A.shape[0])
-            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False)
         return i0
 
     @jit
     def r_mem2(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1):
         if code & 255:
             flat = wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])
-            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False)
         return (i0, i1)
 
     @jit
     def r_mem3(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1, i2):
         if code & 255:
             flat = (wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])) * A.shape[2] + wrap(i2, A.shape[2])
-            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False)
         return (i0, i1, i2)
 
     @jit
@@ -534,10 +564,10 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         if code & 255:
             flat = ((wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])) * A.shape[2]
                     + wrap(i2, A.shape[2])) * A.shape[3] + wrap(i3, A.shape[3])
-            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False)
         return (i0, i1, i2, i3)
 
-    fns = {"r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,
+    fns = {"r_block_ordinal": block_ordinal, "r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,
            "r_mem1": r_mem1, "r_mem2": r_mem2, "r_mem3": r_mem3, "r_mem4": r_mem4}
     return {PREFIX + k: v for k, v in fns.items()}
 
@@ -555,15 +585,7 @@ class Variant:
     split: bool = False
     uniform: bool = False
     record: str = "all"
-
-
-def _block_id_expr() -> ast.expr:
-    def dim(comp, ax):
-        return ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), comp, ast.Load()), ax, ast.Load())
-
-    gx, gy = dim("gridDim", "x"), dim("gridDim", "y")
-    return ast.BinOp(ast.BinOp(dim("blockIdx", "x"), ast.Add(), ast.BinOp(dim("blockIdx", "y"), ast.Mult(), gx)), ast.Add(),
-                     ast.BinOp(dim("blockIdx", "z"), ast.Mult(), ast.BinOp(copy.deepcopy(gx), ast.Mult(), gy)))
+    blocks: str = "table"  # how the device tells recorded blocks: one of BLOCK_SETS
 
 
 class _RenameCalls(ast.NodeTransformer):
@@ -580,7 +602,8 @@ class _RenameCalls(ast.NodeTransformer):
 def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: dict[str, str]) -> ast.FunctionDef:
     """``if <this block is recorded>: <instrumented body> else: <the user's own body>``.
 
-    One test per thread at entry (the block's entry in the ``slot`` table), so the blocks that are not
+    One test per thread at entry (``r_block_ordinal``: the range of recorded blocks in scalar parameters, or
+    the block's entry in the ``slot`` table), so the blocks that are not
     recorded run the user's statements with no recording call at all. Shared arrays declared at the top
     level of the kernel are declared once, before the branch, so that the two bodies do not double the
     block's shared memory. ``plain_names`` renames the user's device-function calls in the plain body to
@@ -602,8 +625,10 @@ def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: di
 
     plain_body = [st for st in plain if keep(st)] or [ast.Pass()]
     recorded_body = [st for st in instrumented.body if keep(st)]
-    test = ast.Compare(ast.Subscript(_name(BUF_NAMES[BUFFERS.index("slot")]), _block_id_expr(), ast.Load()),
-                       [ast.GtE()], [ast.Constant(0)])
+    # recorded blocks as a range: the test reads scalar parameters only; any other set loads its table entry
+    ordinal = _call("r_block_ordinal", [_name(BUF_NAMES[BUFFERS.index("slot")]),
+                                        *[_name(PREFIX + "p_" + p) for p in ("first", "end", "step")]])
+    test = ast.Compare(ordinal, [ast.GtE()], [ast.Constant(0)])
     branch = ast.If(test=test, body=recorded_body, orelse=plain_body)
     instrumented.body = hoisted + [ast.copy_location(branch, fs.tree.body[0])]
     ast.fix_missing_locations(instrumented)
@@ -612,12 +637,14 @@ def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: di
 
 def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], *, count: bool, mode: str = "thread",
                   time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
-                  record: str = "all", max_registers: int | None = None) -> Variant:
+                  record: str = "all", max_registers: int | None = None, block_range: bool = False) -> Variant:
     """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``.
 
     ``split``: the kernel branches once per thread between the instrumented body (recorded blocks) and
     the user's own body (every other block): see :func:`split_kernel`. ``all_blocks``: every block is
-    recorded (no block table is read). ``uniform``: the arithmetic layout (see the module docstring).
+    recorded (no block table is read). ``block_range``: the recorded blocks are ``range(first, end, step)``
+    (scalar parameters: nothing is loaded to test a block); otherwise the ``slot`` table says. ``uniform``:
+    the arithmetic layout (see the module docstring).
     ``record``: ``"all"`` or ``"global"`` (shared-memory accesses left out). ``max_registers`` caps the
     kernel's registers (numba's ``max_registers``), e.g. to keep the plain kernel's occupancy.
     """
@@ -630,8 +657,8 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     if split and all_blocks:
         raise ValueError("split=True records chosen blocks: it cannot be combined with all_blocks=True")
     info = BuildInfo()
-    recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform,
-                               all_blocks=all_blocks)
+    blocks = "all" if all_blocks else "range" if block_range else "table"
+    recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform, blocks=blocks)
     built: dict[int, object] = {}
     sources: dict[str, str] = {}
 
@@ -669,7 +696,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         if p in array_args:
             info.array(("param", p), array_args[p])
     dispatcher = build(root, True)
-    return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record)
+    return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record, blocks)
 
 
 def decode_kinds(info: BuildInfo, code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

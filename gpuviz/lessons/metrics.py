@@ -29,7 +29,7 @@ METRIC_NAMES = (
     "events", "frames", "barriers", "global_bytes", "global_load_bytes", "global_store_bytes",
     "global_useful_bytes", "global_requests", "sectors_per_request", "global_efficiency", "bank_conflicts",
     "max_ways", "shared_requests", "simt_efficiency", "diverged_instructions", "races", "h2d_bytes",
-    "d2h_bytes", "inputs", "outputs", "timings", "global_bytes_per_element", "add_timings",
+    "d2h_bytes", "inputs", "outputs", "timings", "global_bytes_per_element", "add_timings", "fusion_timings",
 )
 
 
@@ -82,6 +82,7 @@ def scene_metrics(trace, frames) -> dict:
         "timings": recorded_timings_text(),
         "global_bytes_per_element": global_bytes_per_element(trace, int(moved.sum())),
         "add_timings": recorded_add_timings_text(),
+        "fusion_timings": recorded_fusion_timings_text(),
     }
 
 
@@ -155,6 +156,9 @@ def recorded_timings_text() -> str:
     return no_gpu
 
 
+FUSION_TIMINGS_FILE = "fusion_timings_h200.json"  # out = a * x + b * y: libraries vs our fused kernel
+
+
 def recorded_add_timings_text() -> str:
     """``c = a + b`` on the GPU by cupy, torch and gpuviz's Numba ``vector_add`` from the shipped timing set
     (recorded on a real GPU, data already on the device), at its smallest and largest size, in one line
@@ -174,29 +178,62 @@ def recorded_add_timings_text() -> str:
         except Exception:  # a damaged recording must not stop a lesson: say what is missing instead
             continue
         for series in ts.by_kind("cpu_vs_gpu"):
-            try:
-                sizes = series.column("size")
-                impls = list(series.columns["implementation"])
-                secs = series.column("seconds")
-            except KeyError:
-                continue
-            on_gpu = [p == "gpu" for p in series.processor_of_rows()]
-            gpu_sizes = sorted({int(x) for x, g in zip(sizes, on_gpu) if g and np.isfinite(x)})
-            if not gpu_sizes:
-                continue
-            parts = []
-            for n in sorted({gpu_sizes[0], gpu_sizes[-1]}):
-                rows = sorted(((s, impl) for x, impl, s, g in zip(sizes, impls, secs, on_gpu) if g and int(x) == n),
-                              key=lambda r: r[0])
-                if n == gpu_sizes[-1]:
-                    # a + b reads two arrays and writes one: 3 x 4 bytes per float32 element
-                    times = ", ".join(f"{impl} {_ms(s)} = {_bandwidth(12.0 * n, s)}" for s, impl in rows)
-                else:
-                    times = ", ".join(f"{impl} {_ms(s)}" for s, impl in rows)
-                parts.append(f"n = {n:,}: {times}")
-            return (f"recorded on {ts.device} (driver {ts.driver or 'unknown'}), {ts.date or 'date unknown'}, "
-                    "c = a + b on data already on the GPU, fastest first; " + "; ".join(parts))
+            # a + b reads two arrays and writes one: 3 x 4 bytes per float32 element, whoever runs it
+            line = _gpu_sizes_line(ts, series, "c = a + b", bytes_per_element=12)
+            if line:
+                return line
     return none
+
+
+def recorded_fusion_timings_text() -> str:
+    """``out = a * x + b * y`` on the GPU: cupy and torch (one kernel per operator), our Numba chain of three
+    launches and our fused kernel, from ``assets/recordings/fusion_timings_h200.json`` (recorded on a real
+    GPU), at its smallest and largest size, labelled with the device, driver and date."""
+    none = "no GPU timings of a * x + b * y were recorded with this copy of gpuviz"
+    try:
+        from ..model.timings import TimingSet
+        from ..timing.recordings import recordings_dir
+    except ImportError:
+        return none
+    path = recordings_dir() / FUSION_TIMINGS_FILE
+    if not path.exists():
+        return none
+    try:
+        ts = TimingSet.load(path)
+    except Exception:  # a damaged recording must not stop a lesson: say what is missing instead
+        return none
+    for series in ts.by_kind("cpu_vs_gpu"):
+        line = _gpu_sizes_line(ts, series, "out = a * x + b * y")
+        if line:
+            return line
+    return none
+
+
+def _gpu_sizes_line(ts, series, what: str, bytes_per_element: int | None = None) -> str:
+    """The GPU rows of a sizes series at its smallest and largest size, fastest first, labelled with where
+    and when they were recorded ("" when the series has no GPU rows). ``bytes_per_element``: bytes every
+    implementation must move per element, to quote the bandwidth reached at the largest size."""
+    try:
+        sizes = series.column("size")
+        impls = list(series.columns["implementation"])
+        secs = series.column("seconds")
+    except KeyError:
+        return ""
+    on_gpu = [p == "gpu" for p in series.processor_of_rows()]
+    gpu_sizes = sorted({int(x) for x, g in zip(sizes, on_gpu) if g and np.isfinite(x)})
+    if not gpu_sizes:
+        return ""
+    parts = []
+    for n in sorted({gpu_sizes[0], gpu_sizes[-1]}):
+        rows = sorted(((t, impl) for x, impl, t, g in zip(sizes, impls, secs, on_gpu) if g and int(x) == n),
+                      key=lambda r: r[0])
+        if bytes_per_element and n == gpu_sizes[-1]:
+            times = ", ".join(f"{impl} {_ms(t)} = {_bandwidth(float(bytes_per_element) * n, t)}" for t, impl in rows)
+        else:
+            times = ", ".join(f"{impl} {_ms(t)}" for t, impl in rows)
+        parts.append(f"n = {n:,}: {times}")
+    return (f"recorded on {ts.device} (driver {ts.driver or 'unknown'}), {ts.date or 'date unknown'}, {what} on "
+            "data already on the GPU, fastest first; " + "; ".join(parts))
 
 
 def _bandwidth(n_bytes: float, seconds: float) -> str:

@@ -164,6 +164,7 @@ def stylesheet(theme: Theme) -> str:
     QProgressBar {{ border: 1px solid {t.grid}; border-radius: 4px; text-align: center; background: {t.background}; }}
     QProgressBar::chunk {{ background: {OKABE_ITO['bluish_green']}; }}
     QLabel#frameText {{ font-size: {t.px(20)}px; font-weight: bold; padding: {t.px(4)}px; }}
+    QLabel#captionText {{ font-size: {t.px(17)}px; padding: 0 {t.px(4)}px {t.px(4)}px {t.px(4)}px; }}
     QLabel#errorText {{ color: {t.background}; background: {OKABE_ITO['vermillion']}; padding: {t.px(6)}px;
         border-radius: 4px; }}
     QLabel#viewTitle {{ color: {t.muted}; }}

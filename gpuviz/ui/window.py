@@ -247,6 +247,31 @@ class MainWindow(QMainWindow):
             + (f" · {L.dropped:,} events DROPPED" if L.dropped else "")
         )
 
+    def _caption(self, f: int) -> str:
+        """The narration of frame f (with the bundled kernel's own notes); presenter mode shows its own."""
+        from ..model.narration import Narrator
+        from .presenter import presenter_of
+
+        s = self.session
+        if not s.frames.n_frames or presenter_of(self) is not None:
+            return ""
+        if getattr(self, "_narrator_frames", None) is not s.frames:
+            notes = ()
+            bundled = (s.trace.launch.meta or {}).get("bundled_kernel") or {}
+            if bundled.get("name"):
+                try:
+                    from kernels import get_kernel
+
+                    notes = get_kernel(bundled["name"]).frame_notes
+                except KeyError:
+                    notes = ()
+            self._narrator = Narrator(s.frames, notes=notes)
+            self._narrator_frames = s.frames
+        try:
+            return self._narrator.text(f)
+        except Exception as e:  # noqa: BLE001 - a caption must never stop playback
+            return f"(no caption: {type(e).__name__})"
+
     def _style_badge(self) -> None:
         tr = self.session.trace
         if tr is None:
@@ -326,6 +351,7 @@ class MainWindow(QMainWindow):
         self.slider.setValue(f)
         self.slider.blockSignals(False)
         self.frame_text.setText(s.frames.describe(f) if s.frames.n_frames else "no events recorded")
+        self.caption_text.setText(self._caption(f))
         self.counter.setText(f"frame {f + 1:,} / {s.frames.n_frames:,}")
 
     def _on_playback(self, name: str) -> None:
@@ -394,11 +420,21 @@ class MainWindow(QMainWindow):
         bar = QToolBar("Now", self)
         bar.setObjectName("toolbar_now")
         bar.setMovable(False)
-        self.frame_text = QLabel("", bar)
+        # what happens at this frame (frames.describe), and below it why it matters (the narration)
+        now = QWidget(bar)
+        now.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        now_box = QVBoxLayout(now)
+        now_box.setContentsMargins(0, 0, 0, 0)
+        now_box.setSpacing(0)
+        self.frame_text = QLabel("", now)
         self.frame_text.setObjectName("frameText")
         self.frame_text.setWordWrap(True)
-        self.frame_text.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        bar.addWidget(self.frame_text)
+        self.caption_text = QLabel("", now)
+        self.caption_text.setObjectName("captionText")
+        self.caption_text.setWordWrap(True)
+        now_box.addWidget(self.frame_text)
+        now_box.addWidget(self.caption_text)
+        bar.addWidget(now)
         self.origin_badge = QLabel("", bar)
         self.origin_badge.setObjectName("originBadge")
         self.origin_badge.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # a pill, not a column

@@ -1,0 +1,790 @@
+"""``backend="gpu"``: run the kernel instrumented on a real NVIDIA GPU through numba-cuda.
+
+How one capture runs (see gpu_rewrite.py for the rewrite itself):
+
+1. the **plain** variant, the user's own ``@cuda.jit`` kernel untouched, runs on fresh copies of the
+   inputs: its registers, shared memory and resident blocks per SM, and its kernel time (CUDA events,
+   warm-up excluded, median of repeats) are the ones shown as "real";
+2. the **count** variant runs on other fresh copies and writes how many events (and timed events) each
+   recorded thread (or warp) produces; from those counts the buffers are sized exactly, each warp getting
+   its largest lane's count. When every warp needs about as many as the largest (within
+   ``UNIFORM_SLACK``), the device computes each position from the warp number (nothing to load at entry);
+   otherwise an exclusive prefix sum gives each slot its offset in a table;
+3. the **record** variant runs on the inputs themselves (so the arrays the caller passed end up as
+   after a normal launch) and writes the events, field-major, at those offsets. A thread that produces
+   more events than counted (only possible when the kernel's control flow depends on a data race)
+   drops the excess and counts it: ``launch.dropped``, and a warning, never a silent truncation;
+4. the buffers come back through pinned host memory and are decoded into a :class:`Trace`.
+
+Recording modes (``mode=``):
+
+* ``"thread"`` (default): every event of every thread of the recorded blocks.
+* ``"warp"``: one record per instruction that lane 0 of each warp executes (lane 0's program order): the
+  event's kind, line and array, the 32-bit mask of lanes converged with lane 0 there (``cuda.activemask()``,
+  in the trace's ``value`` field: ``launch.meta["value_field"] == "active_mask"``) and the exact index of
+  *every* lane in that mask. Indices that are ``base + lane * stride`` (checked by a warp vote) are stored
+  as (base, stride); others as a 32-wide row the lanes write together (one coalesced 128-byte store).
+  The trace shows each record as one event per lane in its mask, so for a kernel whose lanes never run
+  ahead of or behind lane 0 it equals the ``"thread"`` trace. Instructions that lanes run while diverged
+  from lane 0 are not recorded; how many is counted and reported
+  (``launch.meta["warp_lane_events_not_recorded"]`` and a warning), never silently lost.
+
+What is recorded (``record=``): ``"all"`` (default) every global and shared access; ``"global"`` leaves
+shared-memory loads, stores and atomics out (barriers, warp operations and every global access stay).
+Big tiled kernels make most of their events in shared memory (tiled matmul: 32 shared loads per 2 global
+loads per tile step), so this is the explicit choice for large launches; a trace says which it is in
+``launch.meta["record"]`` and ``["records"]`` and a warning, never silently.
+
+Timestamps (``timestamps=``): ``"sync"`` (default) stamps START, BARRIER, WARP_OP and END events with
+``%globaltimer`` (ns, comparable across SMs) and ``%smid``; memory events carry time -1. ``"all"``
+stamps every event. Every event carries the SM of its block (a block never moves between SMs).
+
+``record_blocks`` records only the listed blocks (linear ids) with one kernel that branches once per
+thread at entry: ``if <this block is recorded>: <instrumented body> else: <the user's own body>``. The
+other blocks run the plain code (no recording call, no per-event check), with the registers of the
+combined kernel (the larger of the two bodies'), which can lower the blocks resident per SM.
+
+The schedule a GPU trace shows is the *instrumented* run's: recording costs registers, which can lower
+the blocks resident per SM. ``launch.meta`` reports both variants (``"plain"`` and ``"instrumented"``:
+registers per thread, shared and local memory, resident blocks per SM) and ``"schedule"`` says which one
+the animation shows.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+# numba-cuda 0.30.4 registers an overload of np.row_stack the first time it compiles anything; numpy 2.5
+# removed np.row_stack, so that first compile dies with AttributeError. numba-cuda 0.30 is in maintenance
+# and will not change; np.vstack is what row_stack always was, so alias it before numba.cuda compiles.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+from ..model.trace import EVENT_FIELDS, ArrayInfo, EventKind, Launch, Trace  # noqa: E402
+from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge  # noqa: E402
+from .limits import check_launch, normalize_dims  # noqa: E402
+from .source import collect_device_functions, parse_function, python_function, source_span  # noqa: E402
+
+MODES = ("thread", "warp")
+TIMESTAMPS = ("sync", "all")
+RECORDS = ("all", "global")
+#: buffer layouts: "auto" picks "uniform" when it wastes little (UNIFORM_SLACK), else "table"
+LAYOUTS = ("auto", "uniform", "table")
+#: a layout where every warp gets the largest warp's count is used when it wastes at most this fraction
+UNIFORM_SLACK = 0.25
+_TIMED_KINDS = np.array([EventKind.START, EventKind.END, EventKind.BARRIER, EventKind.WARP_OP], dtype=np.uint8)
+
+
+# ---- the GPU, or why there is none ---------------------------------------------------------------------
+def gpu_cuda():
+    """``numba.cuda`` bound to a real GPU, or :class:`BackendUnavailable` saying why there is none."""
+    mod = sys.modules.get("numba.cuda")
+    if mod is None:
+        if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+            raise BackendUnavailable(
+                "backend='gpu' is unavailable: NUMBA_ENABLE_CUDASIM is set, so numba.cuda would be the CPU "
+                "simulator in this process. Unset it (or set it to 0) before numba is imported to use the GPU"
+            )
+        try:
+            from numba import cuda as mod
+        except Exception as exc:  # numba or numba-cuda missing or broken
+            raise BackendUnavailable(f"backend='gpu' is unavailable: numba.cuda cannot be imported ({type(exc).__name__}: {exc})") from exc
+    from numba import config
+
+    if config.ENABLE_CUDASIM or getattr(mod, "simulator_enabled", False):
+        raise BackendUnavailable(
+            "backend='gpu' is unavailable: this process imported numba.cuda as the CPU simulator "
+            "(NUMBA_ENABLE_CUDASIM=1). Run GPU captures in a process started without it"
+        )
+    try:
+        ok = mod.is_available()
+    except Exception as exc:
+        raise BackendUnavailable(f"backend='gpu' is unavailable: the CUDA driver failed to start ({type(exc).__name__}: {exc})") from exc
+    if not ok:
+        reason = ""
+        try:
+            mod.detect()  # prints; the driver error below is what we report
+        except Exception as exc:
+            reason = f" ({type(exc).__name__}: {exc})"
+        try:
+            from numba.cuda.cudadrv.driver import driver
+
+            driver.cuInit  # noqa: B018 - touching the driver raises the real reason when it is broken
+        except Exception as exc:
+            words = " ".join(str(exc).split()).replace(": :", ":").rstrip(": ")
+            reason = f": {words or type(exc).__name__}"
+        raise BackendUnavailable(
+            "backend='gpu' is unavailable: no usable NVIDIA GPU was found" + (reason or " (no CUDA driver or no device)")
+            + ". Use backend='cpu' (gpuviz's CPU executor) or open a GPU recording"
+        )
+    return mod
+
+
+def driver_version() -> str:
+    """The NVIDIA driver version (e.g. "580.159.04"), or the CUDA driver API version when that is all we can read."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        v = pynvml.nvmlSystemGetDriverVersion()
+        return v.decode() if isinstance(v, bytes) else str(v)
+    except Exception:
+        pass
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            for word in f.readline().split():
+                if word[:1].isdigit() and "." in word:
+                    return word
+    except OSError:
+        pass
+    try:
+        from numba.cuda.cudadrv.driver import driver
+
+        major, minor = driver.get_version()
+        return f"CUDA driver API {major}.{minor}"
+    except Exception:
+        return "unknown"
+
+
+def device_info(cuda=None) -> dict:
+    """Name, compute capability, SM count and versions of the current GPU."""
+    cuda = cuda or gpu_cuda()
+    dev = cuda.get_current_device()
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    info = {
+        "name": name,
+        "compute_capability": list(dev.compute_capability),
+        "sm_count": int(dev.MULTIPROCESSOR_COUNT),
+        "driver": driver_version(),
+    }
+    for key, attr in (("max_threads_per_sm", "MAX_THREADS_PER_MULTIPROCESSOR"),
+                      ("max_shared_per_sm", "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+                      ("max_registers_per_sm", "MAX_REGISTERS_PER_MULTIPROCESSOR")):
+        try:
+            info[key] = int(getattr(dev, attr))
+        except Exception:  # an attribute this driver binding does not name: leave it out
+            pass
+    try:
+        from numba.cuda.cudadrv.driver import driver
+
+        info["cuda_driver_api"] = ".".join(str(x) for x in driver.get_version())
+    except Exception:
+        pass
+    return info
+
+
+def gpu_versions() -> dict[str, str]:
+    from . import versions
+
+    out = versions()
+    for mod in ("numba", "numba_cuda", "llvmlite"):
+        try:
+            m = __import__(mod)
+            out[mod] = str(getattr(m, "__version__", "?"))
+        except Exception:
+            pass
+    return out
+
+
+# ---- CUDA events ------------------------------------------------------------------------------------------
+class EventTimer:
+    """Times device work between two CUDA events (seconds)."""
+
+    def __init__(self, cuda):
+        self.cuda = cuda
+        self.start = cuda.event(timing=True)
+        self.end = cuda.event(timing=True)
+
+    def __enter__(self):
+        self.start.record()
+        return self
+
+    def __exit__(self, *exc):
+        self.end.record()
+        if exc[0] is None:
+            self.end.synchronize()
+        return False
+
+    @property
+    def seconds(self) -> float:
+        return self.cuda.event_elapsed_time(self.start, self.end) / 1e3
+
+
+def _fault(exc, root, grid, block, what) -> KernelFault:
+    text = str(exc)
+    hint = ""
+    if "ILLEGAL_ADDRESS" in text or "700" in text or "LAUNCH_FAILED" in text or "719" in text:
+        hint = (" (an out-of-range index or a bad pointer). The CUDA context of this process is now unusable: "
+                "the capture worker must be restarted before the next GPU launch")
+    return KernelFault(
+        f"{root.file}:{root.first_line}: {root.name}[{grid}, {block}] faulted on the GPU during the {what} launch: "
+        f"{type(exc).__name__}: {text.strip()}{hint}",
+        file=root.file, line=root.first_line,
+    )
+
+
+def kernel_resources(cuda, dispatcher, launch_args, block) -> dict:
+    """Registers per thread, shared/local memory and resident blocks per SM of a compiled kernel."""
+    argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
+    kern = dispatcher.overloads.get(argtypes)
+    if kern is None:
+        kern = dispatcher.compile(argtypes)
+    tpb = int(np.prod(block))
+    out = {
+        "registers_per_thread": int(kern.regs_per_thread),
+        "shared_bytes_per_block": int(kern.shared_mem_per_block),
+        "local_bytes_per_thread": int(kern.local_mem_per_thread),
+        "max_threads_per_block": int(kern.max_threads_per_block),
+    }
+    try:
+        ctx = cuda.current_context()
+        out["resident_blocks_per_sm"] = int(ctx.get_active_blocks_per_multiprocessor(kern._codelibrary.get_cufunc(), tpb, 0))
+    except Exception as exc:  # older numba-cuda: say so rather than guess
+        out["resident_blocks_per_sm"] = -1
+        out["resident_blocks_error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+def kernel_ptx(dispatcher, launch_args) -> str:
+    argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
+    if argtypes not in dispatcher.overloads:
+        dispatcher.compile(argtypes)
+    return dispatcher.inspect_asm(argtypes)
+
+
+# ---- one instrumented launch, stage by stage --------------------------------------------------------------
+_variant_cache: dict = {}
+
+
+class GpuRecording:
+    """The stages of one GPU capture, separately callable so that benchmarks can time each.
+
+    ``capture_gpu`` is the usual entry; bench/gpu_overhead.py drives the stages itself.
+    """
+
+    def __init__(self, kernel, grid, block, args, *, mode: str = "thread", timestamps: str = "sync",
+                 record_blocks=None, record: str = "all", max_registers: int | None = None, layout: str = "auto"):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if timestamps not in TIMESTAMPS:
+            raise ValueError(f"timestamps must be one of {', '.join(TIMESTAMPS)}, not {timestamps!r}")
+        if record not in RECORDS:
+            raise ValueError(f"record must be one of {', '.join(repr(r) for r in RECORDS)}, not {record!r}")
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+        self.layout = layout
+        self.cuda = cuda = gpu_cuda()
+        self.kernel = kernel
+        self.grid, self.block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
+        self.mode, self.timestamps, self.record_what = mode, timestamps, record
+        self.max_registers = max_registers
+        fn = python_function(kernel)
+        self.fn = fn
+        self.root = root = parse_function(fn)
+        collect_device_functions(root)
+        if len(args) != len(root.params):
+            raise CaptureError(f"{root.file}:{root.first_line}: {root.name} takes {len(root.params)} argument(s) "
+                               f"({', '.join(root.params)}) but the launch passes {len(args)}", file=root.file, line=root.first_line)
+        check_launch(self.grid, self.block, where=f"{root.file}:{root.first_line}", kernel=root.name)
+        self.args = list(args)
+        self.array_args: dict[str, ArrayInfo] = {}
+        for p, a in zip(root.params, args):
+            if hasattr(a, "shape") and hasattr(a, "dtype"):
+                self.array_args[p] = ArrayInfo(p, tuple(int(s) for s in a.shape), str(np.dtype(a.dtype)), "global")
+            elif not isinstance(a, (bool, int, float, complex, np.generic)):
+                raise CaptureError(f"{root.file}:{root.first_line}: argument {p!r} of {root.name} is a {type(a).__name__}; "
+                                   "gpuviz records kernels whose arguments are arrays and numbers", file=root.file, line=root.first_line)
+        # the plain kernel: the user's dispatcher as it is (numba's), or the function jitted as written
+        self.plain = kernel if hasattr(kernel, "overloads") and hasattr(kernel, "py_func") else cuda.jit(fn)
+        # recorded blocks and their slots (one per thread, or one per warp in warp mode)
+        n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        tpb = self.block[0] * self.block[1] * self.block[2]
+        if record_blocks is None:
+            blocks = np.arange(n_blocks, dtype=np.int64)
+        else:
+            blocks = np.unique(np.asarray(list(record_blocks), dtype=np.int64))
+            bad = blocks[(blocks < 0) | (blocks >= n_blocks)]
+            if len(bad):
+                raise LaunchConfigError(f"record_blocks holds block {int(bad[0])}, but the launch has blocks 0..{n_blocks - 1}")
+        self.blocks = blocks
+        # every block recorded: no block table, no branch. Chosen blocks: one kernel that branches once per
+        # thread between the instrumented body and the user's own (see gpu_rewrite.split_kernel)
+        self.all_blocks = len(blocks) == n_blocks
+        self.split = not self.all_blocks
+        self.wpb = -(-tpb // 32)
+        per_block = self.wpb if mode == "warp" else tpb
+        self.slot_of_block = np.full(n_blocks, -1, dtype=np.int64)  # the recorded block's ordinal, -1 if not recorded
+        self.slot_of_block[blocks] = np.arange(len(blocks), dtype=np.int64)
+        self.per_block = per_block
+        self.slot_block = np.repeat(blocks, per_block).astype(np.int32)
+        step = 32 if mode == "warp" else 1
+        self.slot_thread = np.tile(np.arange(per_block, dtype=np.int32) * step, len(blocks))
+        self.n_slots = len(blocks) * per_block
+        self.timings: dict[str, float] = {}
+        self.rewrite_s = 0.0
+        self.count_variant = self.variant(count=True, uniform=False)
+        self.record_variant = None  # chosen by allocate(), which knows the layout
+        self.info = self.count_variant.info
+
+    def variant(self, *, count: bool, uniform: bool):
+        """The compiled count or record variant (cached per kernel, argument shapes and options)."""
+        from .gpu_rewrite_before import build_variant
+
+        key = (self.fn.__code__, tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
+               self.timestamps == "all", self.record_what, self.split, self.all_blocks, count, uniform, self.max_registers)
+        v = _variant_cache.get(key)
+        if v is None:
+            t0 = time.perf_counter()
+            v = build_variant(self.cuda, self.root, self.array_args, count=count, mode=self.mode,
+                              time_all=self.timestamps == "all", split=self.split, uniform=uniform,
+                              all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers)
+            _variant_cache[key] = v
+            self.rewrite_s += time.perf_counter() - t0
+        return v
+
+    # -- inputs ----------------------------------------------------------------------------------------------
+    def device_args(self, fresh: bool):
+        """Kernel arguments on the device: fresh copies (``fresh``), or the caller's arrays uploaded in place."""
+        cuda = self.cuda
+        out = []
+        for a in self.args:
+            if isinstance(a, np.ndarray):
+                out.append(cuda.to_device(a))
+            elif hasattr(a, "copy_to_host") and hasattr(a, "shape"):
+                if fresh:
+                    d = cuda.device_array(a.shape, dtype=a.dtype)
+                    d.copy_to_device(a)
+                    out.append(d)
+                else:
+                    out.append(a)
+            elif hasattr(a, "__cuda_array_interface__"):
+                d = cuda.as_cuda_array(a)
+                if fresh:
+                    c = cuda.device_array(d.shape, dtype=d.dtype)
+                    c.copy_to_device(d)
+                    d = c
+                out.append(d)
+            else:
+                out.append(a)
+        return out
+
+    def _launch(self, dispatcher, launch_args, what):
+        try:
+            dispatcher[self.grid, self.block](*launch_args)
+        except CaptureError:
+            raise
+        except Exception as exc:
+            if _is_typing_error(exc):
+                raise CaptureError(f"{self.root.file}:{self.root.first_line}: numba could not compile the {what} variant of "
+                                   f"{self.root.name}: {exc}", file=self.root.file, line=self.root.first_line) from exc
+            raise _fault(exc, self.root, self.grid, self.block, what) from exc
+
+    def _sync(self, what):
+        try:
+            self.cuda.synchronize()
+        except Exception as exc:
+            raise _fault(exc, self.root, self.grid, self.block, what) from exc
+
+    def _compile(self, dispatcher, launch_args, what) -> float | None:
+        """Compile ahead of the timed launch; seconds, or None when it was compiled already."""
+        try:
+            argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
+            if argtypes in dispatcher.overloads:
+                return None
+            t0 = time.perf_counter()
+            dispatcher.compile(argtypes)
+            return time.perf_counter() - t0
+        except Exception as exc:
+            raise CaptureError(f"{self.root.file}:{self.root.first_line}: numba could not compile the {what} variant of "
+                               f"{self.root.name}: {type(exc).__name__}: {exc}", file=self.root.file, line=self.root.first_line) from exc
+
+    def time_launch(self, dispatcher, launch_args, what, repeats: int = 1) -> float:
+        """Median seconds of ``repeats`` launches (CUDA events), after compiling and one warm-up launch."""
+        self._launch(dispatcher, launch_args, what)  # warm-up: module load, first-touch
+        self._sync(what)
+        times = []
+        for _ in range(max(1, repeats)):
+            t = EventTimer(self.cuda)
+            try:
+                with t:
+                    self._launch(dispatcher, launch_args, what)
+            except CaptureError:
+                raise
+            except Exception as exc:
+                raise _fault(exc, self.root, self.grid, self.block, what) from exc
+            times.append(t.seconds)
+        return float(np.median(times))
+
+    # -- buffers -----------------------------------------------------------------------------------------------
+    def index_dtype(self):
+        biggest = max([a.size for a in self.info.arrays] or [0])
+        return np.int32 if biggest < 2**31 else np.int64
+
+    def _buffers(self, code_n, timed_n, slab_rows, off, cap, cnt):
+        """Device buffers in gpu_rewrite.BUFFERS order."""
+        cuda, idt, warp = self.cuda, self.index_dtype(), self.mode == "warp"
+        return [
+            cuda.device_array(max(code_n, 1), np.int32),  # code
+            cuda.device_array(max(code_n, 1), idt),  # idx
+            cuda.device_array(max(code_n, 1) if warp else 1, idt),  # stride
+            cuda.device_array(max(code_n, 1) if warp else 1, np.uint32),  # mask
+            cuda.device_array(max(slab_rows * 32, 1) if warp else 1, idt),  # slab
+            cuda.device_array(max(timed_n, 1), np.int64),  # time
+            cuda.device_array(max(timed_n, 1), np.int16),  # sm
+            cuda.to_device(self.slot_of_block),  # slot
+            cuda.to_device(off),  # off
+            cuda.to_device(cap),  # cap
+            cnt,  # cnt
+            cuda.to_device(np.zeros(4, np.int64)),  # drop
+        ]
+
+    def count(self, dargs, repeats: int = 0) -> np.ndarray:
+        """Run the counting variant; (n_slots, 3) int64 counts of events, timed events and slab rows per slot."""
+        cuda = self.cuda
+        cnt = cuda.to_device(np.zeros((max(self.n_slots, 1), 3), np.int32))
+        bufs = self._buffers(1, 1, 1, np.zeros((1, 3), np.int64), np.zeros((1, 3), np.int32), cnt)
+        launch_args = list(dargs) + bufs
+        compiled = self._compile(self.count_variant.dispatcher, launch_args, "counting")
+        if compiled is not None:
+            self.timings["count_compile_s"] = compiled
+        t = EventTimer(cuda)
+        with t:
+            self._launch(self.count_variant.dispatcher, launch_args, "counting")
+        self._sync("counting")
+        self.timings["count_kernel_s"] = t.seconds
+        self.count_args = launch_args
+        return cnt.copy_to_host()[: self.n_slots].astype(np.int64)
+
+    def allocate(self, counts: np.ndarray, max_events: int | None = None):
+        """Device buffers sized from the counts, each slot's offsets, and the record variant for that layout."""
+        total, total_timed = int(counts[:, 0].sum()), int(counts[:, 1].sum())
+        if max_events is not None and total > max_events:
+            raise TraceTooLarge(
+                f"{self.root.name}[{self.grid}, {self.block}] would record {total:,} events, over max_events={max_events:,}. "
+                f"Record fewer blocks (record_blocks=[...]), a smaller problem, or mode='warp' (one record per warp instruction)"
+            )
+        # thread mode: a warp's lanes interleave (stride 32), each lane given the warp's largest count;
+        # warp mode: one slot per warp, contiguous (stride 1). See make_recorders.
+        n = self.n_slots
+        if self.mode == "warp":
+            group, lane, stride = np.arange(n, dtype=np.int64), np.zeros(n, np.int64), 1
+        else:
+            k = np.arange(n, dtype=np.int64) // max(self.per_block, 1)
+            group = k * self.wpb + self.slot_thread.astype(np.int64) // 32
+            lane, stride = self.slot_thread.astype(np.int64) % 32, 32
+        n_groups = int(group.max()) + 1 if n else 0
+        cols = 3 if self.mode == "warp" else 2
+        gmax = np.zeros((cols, n_groups), np.int64)
+        for col in range(cols):
+            np.maximum.at(gmax[col], group, counts[:, col])
+        biggest = gmax.max(axis=1) if n_groups else np.zeros(cols, np.int64)
+        exact = gmax.sum(axis=1)
+        # uniform: nothing to look up on the device, at the price of padding every warp to the largest
+        if self.layout == "auto":
+            uniform = bool(np.all(biggest * n_groups <= exact * (1 + UNIFORM_SLACK) + 1024))
+        else:
+            uniform = self.layout == "uniform"
+        off = np.zeros((max(n, 1), 3), np.int64)
+        cap = np.zeros((max(n, 1), 3), np.int32)
+        sizes = [0, 0, 0]
+        for col in range(cols):
+            width = 1 if col == 2 else stride  # slab rows: one per record, the 32 lanes inside the row
+            if uniform:
+                off[:n, col] = group * biggest[col] * width + (lane if col < 2 else 0)
+                cap[:n, col] = biggest[col]
+                sizes[col] = int(biggest[col] * n_groups * width)
+            else:
+                gsize = gmax[col] * width
+                goff = np.cumsum(gsize) - gsize
+                off[:n, col] = goff[group] + (lane if col < 2 else 0)
+                cap[:n, col] = gmax[col][group]
+                sizes[col] = int(gsize.sum())
+        self.uniform = uniform
+        self.record_variant = self.variant(count=False, uniform=uniform)
+        self.offsets, self.stride = off[:n], stride
+        cnt = self.cuda.to_device(np.zeros((max(n, 1), 3), np.int32))
+        if uniform:  # the device computes the offsets; row 0 of cap holds the largest counts
+            dev_off, dev_cap = np.zeros((1, 3), np.int64), biggest.astype(np.int32).reshape(1, cols)
+            dev_cap = np.concatenate([dev_cap, np.zeros((1, 3 - cols), np.int32)], axis=1)
+        else:
+            dev_off, dev_cap = off, cap
+        bufs = self._buffers(sizes[0], sizes[1], sizes[2], dev_off, dev_cap, cnt)
+        self.totals = (total, total_timed)
+        self.buffer_lengths = tuple(sizes)
+        return bufs
+
+    def trace_bytes(self) -> int:
+        """Bytes of the device buffers that come back (padding of lanes or warps with fewer events included)."""
+        total, total_timed, slab_rows = self.buffer_lengths
+        isz = np.dtype(self.index_dtype()).itemsize
+        per_event = 4 + isz + ((isz + 4) if self.mode == "warp" else 0)
+        return int(total * per_event + slab_rows * 32 * isz + total_timed * (8 + 2) + self.n_slots * 3 * 4)
+
+    def record(self, dargs, bufs, repeats: int = 1) -> float:
+        """Run the recording variant once (timed with CUDA events); the events land in ``bufs``."""
+        launch_args = list(dargs) + list(bufs)
+        compiled = self._compile(self.record_variant.dispatcher, launch_args, "instrumented")
+        if compiled is not None:
+            self.timings["instrumented_compile_s"] = compiled
+        t = EventTimer(self.cuda)
+        with t:
+            self._launch(self.record_variant.dispatcher, launch_args, "instrumented")
+        self._sync("instrumented")
+        self.timings["instrumented_kernel_s"] = t.seconds
+        self.record_args = launch_args
+        return t.seconds
+
+    FETCHED = ("code", "idx", "stride", "mask", "slab", "time", "sm", "cnt", "drop")
+
+    def fetch(self, bufs) -> dict[str, np.ndarray]:
+        """Copy the buffers back through pinned host memory (timed); host arrays by buffer name."""
+        from .gpu_rewrite_before import BUFFERS
+
+        cuda = self.cuda
+        picks = [bufs[BUFFERS.index(n)] for n in self.FETCHED]
+        pinned = {n: cuda.pinned_array(d.shape, dtype=d.dtype) for n, d in zip(self.FETCHED, picks)}
+        t = EventTimer(cuda)
+        with t:
+            for n, d in zip(self.FETCHED, picks):
+                d.copy_to_host(pinned[n])
+        self.timings["copy_back_s"] = t.seconds
+        # own the data in pageable memory: pinned memory is scarce and the trace outlives the capture
+        return {n: np.array(pinned[n]) for n in self.FETCHED}
+
+    # -- decoding ------------------------------------------------------------------------------------------------
+    def decode(self, host: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """(event fields, the drop counters: events, timed events, slab rows, diverged lane events) from the
+        fetched buffers."""
+        from .gpu_rewrite_before import SLAB_MARK, decode_kinds
+
+        n = self.n_slots
+        wrote = host["cnt"][:n].astype(np.int64)
+        counts, counts_t = wrote[:, 0], wrote[:, 1]
+        starts = np.cumsum(counts) - counts
+        seq = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+        take = np.repeat(self.offsets[:, 0], counts) + self.stride * seq
+        starts_t = np.cumsum(counts_t) - counts_t
+        seq_t = np.arange(int(counts_t.sum()), dtype=np.int64) - np.repeat(starts_t, counts_t)
+        take_t = np.repeat(self.offsets[:, 1], counts_t) + self.stride * seq_t
+        code = host["code"][take]
+        slot = np.repeat(np.arange(n, dtype=np.int64), counts)
+        kind, aid, line = decode_kinds(self.record_variant.info, code)
+        mem = aid >= 0
+        # the timed stream: each slot's timed events, in order, are its events of the timed kinds
+        timed = np.ones(len(code), bool) if self.timestamps == "all" else np.isin(kind, _TIMED_KINDS)
+        times = host["time"][take_t].astype(np.int64)
+        sms = host["sm"][take_t].astype(np.int16)
+        time_col = np.full(len(code), -1, np.int64)
+        sm_col = np.full(len(code), -1, np.int16)
+        if int(timed.sum()) == len(times):
+            time_col[timed] = times
+            # every event carries its block's SM: the SM of the slot's first timed event (its START)
+            first_t = np.cumsum(counts_t) - counts_t
+            has = counts_t > 0
+            slot_sm = np.full(n, -1, np.int16)
+            slot_sm[has] = sms[first_t[has]]
+            sm_col = slot_sm[slot]
+        drops = host["drop"].astype(np.int64)
+        if self.mode != "warp":
+            index = np.full(len(code), -1, np.int64)
+            index[mem] = host["idx"][take][mem]
+            ev = {
+                "block": self.slot_block[slot], "thread": self.slot_thread[slot], "seq": seq.astype(np.int32),
+                "kind": kind, "array": aid, "index": index, "line": line, "time": time_col, "sm": sm_col,
+            }
+            return ev, drops
+        # per-warp records -> one event per lane in the record's mask
+        mask = host["mask"][take].astype(np.uint32)
+        base = host["idx"][take].astype(np.int64)
+        step = host["stride"][take].astype(np.int64)
+        in_slab = mem & (step == SLAB_MARK)
+        slab_before = np.cumsum(in_slab) - in_slab  # slab records before each record, over all slots
+        first = starts
+        slab_at_slot_start = np.zeros(n, np.int64)
+        nonempty = counts > 0
+        slab_at_slot_start[nonempty] = slab_before[first[nonempty]]
+        row = self.offsets[slot, 2] + slab_before - slab_at_slot_start[slot]
+        bits = ((mask[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool)
+        rec, lane = np.nonzero(bits)
+        # each lane's sequence number: how many records of its warp held it before this one
+        running = np.cumsum(bits, axis=0, dtype=np.int32)
+        before_slot = np.zeros((n, 32), np.int32)
+        nz = first[nonempty]
+        before_slot[nonempty] = np.where((nz > 0)[:, None], running[np.maximum(nz - 1, 0)], 0)
+        lane_seq = running[rec, lane] - 1 - before_slot[slot[rec], lane]
+        rslot = slot[rec]
+        index = np.full(len(rec), -1, np.int64)
+        m = mem[rec]
+        reg = m & ~in_slab[rec]
+        index[reg] = base[rec[reg]] + lane[reg] * step[rec[reg]]
+        irr = m & in_slab[rec]
+        index[irr] = host["slab"][row[rec[irr]] * 32 + lane[irr]]
+        ev = {
+            "block": self.slot_block[rslot], "thread": self.slot_thread[rslot] + lane.astype(np.int32),
+            "seq": lane_seq.astype(np.int32), "kind": kind[rec], "array": aid[rec], "index": index, "line": line[rec],
+            "time": time_col[rec], "sm": sm_col[rec], "value": mask[rec].astype(np.float64),
+        }
+        return ev, drops
+
+
+def _is_typing_error(exc) -> bool:
+    return type(exc).__name__ in ("TypingError", "UnsupportedError", "NumbaError", "LoweringError", "NumbaNotImplementedError")
+
+
+def _write_back(args, dargs):
+    for a, d in zip(args, dargs):
+        if isinstance(a, np.ndarray) and hasattr(d, "copy_to_host"):
+            host = d.copy_to_host()
+            a[...] = host
+
+
+def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: int = 50_000_000, mode: str = "thread",
+                timestamps: str = "sync", record: str = "all", time_plain: bool = True, repeats: int = 5,
+                layout: str = "auto", **_ignored) -> Trace:
+    """Capture ``kernel[grid, block](*args)`` on the GPU (see the module docstring). The arguments end up as
+    after a normal launch (the instrumented run's results). ``layout`` ("auto", "uniform" or "table")
+    forces a buffer layout; the trace is the same either way (tests and benchmarks use it)."""
+    import warnings as _warnings
+
+    with _warnings.catch_warnings():
+        # numba warns about small grids ("under-utilization"): teaching launches are small on purpose
+        _warnings.filterwarnings("ignore", message=".*under-utilization.*")
+        return _capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, mode=mode,
+                            timestamps=timestamps, record=record, time_plain=time_plain, repeats=repeats, layout=layout)
+
+
+def recorded_description(mode: str, record: str) -> str:
+    """What a GPU trace of this mode and ``record`` holds, in words (``launch.meta["records"]``)."""
+    if mode == "warp":
+        text = ("per-warp: one record per instruction that lane 0 of each warp executed, with the mask of the lanes "
+                "converged with lane 0 there ('value') and the exact index of every lane in that mask; each record is "
+                "shown as one event per lane in its mask. Instructions that lanes ran while diverged from lane 0 are not "
+                "recorded (their number is launch.meta['warp_lane_events_not_recorded'])")
+    else:
+        text = "per-thread: every event of every thread of the recorded blocks"
+    if record == "global":
+        text += "; shared-memory loads, stores and atomics are not recorded (record='global')"
+    return text
+
+
+def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, record, time_plain,
+                 repeats, layout) -> Trace:
+    rec = GpuRecording(kernel, grid, block, args, mode=mode, timestamps=timestamps, record_blocks=record_blocks,
+                       record=record, layout=layout)
+    cuda, root = rec.cuda, rec.root
+    timings: dict[str, float] = {}
+    if rec.rewrite_s:
+        timings["rewrite_s"] = rec.rewrite_s
+    warnings: list[str] = []
+    meta: dict = {"kernel_lines": [root.first_line, root.last_line]}
+
+    # 1. plain: the user's kernel untouched, on fresh copies (it may write into its inputs)
+    plain_args = rec.device_args(fresh=True)
+    compiled = rec._compile(rec.plain, plain_args, "plain")
+    if compiled is not None:
+        timings["plain_compile_s"] = compiled
+    meta["plain"] = kernel_resources(cuda, rec.plain, plain_args, rec.block)
+    if time_plain:
+        timings["plain_kernel_s"] = rec.time_launch(rec.plain, plain_args, "plain", repeats=repeats)
+    else:
+        rec._launch(rec.plain, plain_args, "plain")
+        rec._sync("plain")
+    # 2. count, on fresh copies; 3. record, on the caller's data
+    count_args = rec.device_args(fresh=True)
+    counts = rec.count(count_args)
+    bufs = rec.allocate(counts, max_events=max_events)
+    dargs = rec.device_args(fresh=False)
+    rec.record(dargs, bufs)
+    meta["instrumented"] = kernel_resources(cuda, rec.record_variant.dispatcher, rec.record_args, rec.block)
+    # does the instrumented run compute what one plain run does? (the timed plain copies ran several times;
+    # this one starts from the inputs as they were, before the write-back below)
+    check_args = rec.device_args(fresh=True)
+    rec._launch(rec.plain, check_args, "plain")
+    rec._sync("plain")
+    # 4. back to the host
+    host = rec.fetch(bufs)
+    _write_back(rec.args, dargs)
+    timings.update(rec.timings)
+    events, drops = rec.decode(host)
+    dropped, dropped_timed, dropped_slab, diverged = (int(x) for x in drops[:4])
+    dropped += dropped_slab
+    if dropped:
+        warnings.append(f"{dropped:,} events did not fit the sizes the counting pass measured and were dropped: the kernel's "
+                        "control flow differs between runs (a data race?)")
+    if dropped_timed:
+        warnings.append(f"{dropped_timed:,} timestamps did not fit and were dropped")
+    same = _compare_outputs(rec, check_args, dargs)
+    meta["outputs_match_plain"] = same
+    if same is False:
+        warnings.append("the instrumented run's outputs differ from the plain run's (expected only for kernels with a data race)")
+
+    dev = device_info(cuda)
+    p, i = meta["plain"], meta["instrumented"]
+    meta.update({
+        "registers_per_thread": i["registers_per_thread"],
+        "shared_bytes_per_block": i["shared_bytes_per_block"],
+        "device": dev,
+        "mode": mode,
+        "record": record,
+        "records": recorded_description(mode, record),
+        "timestamps": timestamps,
+        "threads_recorded": "all" if rec.all_blocks else "chosen blocks",
+        "layout": "uniform (computed offsets)" if rec.uniform else "offset table",
+        "unrecorded_blocks": (
+            "run the kernel's own code: one kernel branches once per thread between the instrumented body (recorded "
+            "blocks) and the user's body; every block has the registers of that combined kernel" if rec.split else "none"
+        ),
+        "recorded_blocks": len(rec.blocks),
+        "trace_bytes": rec.trace_bytes(),
+        "events_counted": rec.totals[0],
+        "time_unit": "ns (%globaltimer)",
+        "schedule": (
+            "SM ids and times are those of the instrumented run: "
+            f"{i['registers_per_thread']} registers/thread and {i['resident_blocks_per_sm']} resident blocks/SM, "
+            f"against {p['registers_per_thread']} registers/thread and {p['resident_blocks_per_sm']} blocks/SM for the plain kernel"
+        ),
+    })
+    if mode == "warp":
+        meta["value_field"] = "active_mask"
+        meta["warp_lane_events_not_recorded"] = diverged
+        warnings.append("per-warp recording: one record per instruction of lane 0 of each warp, shown for every lane "
+                        "converged with lane 0 ('value' holds that mask)"
+                        + (f"; {diverged:,} lane events ran while diverged from lane 0 and are not in the trace" if diverged else ""))
+    if record == "global":
+        warnings.append("record='global': shared-memory loads, stores and atomics are not in this trace")
+    if p["resident_blocks_per_sm"] != i["resident_blocks_per_sm"] and min(p["resident_blocks_per_sm"], i["resident_blocks_per_sm"]) > 0:
+        warnings.append(f"recording changes occupancy: {i['resident_blocks_per_sm']} resident blocks/SM instrumented vs "
+                        f"{p['resident_blocks_per_sm']} plain, so the recorded schedule (waves, SMs) is not the plain kernel's")
+    text, first, _last = source_span(root)
+    launch = Launch(
+        kernel_name=root.name, grid=rec.grid, block=rec.block, arrays=list(rec.info.arrays), source=text,
+        source_file=root.file, first_line=first, backend="gpu", device=dev["name"], versions=gpu_versions() | {"driver": dev["driver"]},
+        timings=timings, dropped=dropped, warnings=warnings, meta=meta,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+    fields = {k: v for k, v in events.items() if k in EVENT_FIELDS}
+    return Trace(launch, fields)
+
+
+def _compare_outputs(rec: GpuRecording, plain_args, dargs) -> bool | None:
+    """True if every array argument ends equal after the plain and the instrumented runs (None: too large to check)."""
+    same = True
+    for a, p, d in zip(rec.args, plain_args, dargs):
+        if not hasattr(p, "copy_to_host") or p is d:
+            continue
+        if p.size * p.dtype.itemsize > (256 << 20):
+            return None
+        x, y = p.copy_to_host(), d.copy_to_host()
+        if not np.array_equal(x, y, equal_nan=np.issubdtype(x.dtype, np.inexact)):
+            same = False
+    return same
+
+
+def host_platform() -> str:
+    return f"{platform.system()} {platform.machine()}"

@@ -1,0 +1,696 @@
+"""The per-thread rewrite for a real GPU: the kernel's own code, recording into device arrays.
+
+:class:`~gpuviz.capture.perthread.PerThreadRewriter` (the simulator's rewrite) wraps every access in a
+``__gv_*`` call that a Python recorder resolves at run time by object identity. A GPU has no object
+identity, so :class:`GpuRewriter` runs that rewrite and then *lowers* its calls, deciding statically
+which names are recorded arrays:
+
+* kernel parameters bound to array arguments, ``cuda.shared.array`` results and module-level numpy
+  arrays get a fixed array id (an index into ``launch.arrays``);
+* a device function gets one extra ``__gv_a_<param>`` argument per parameter: the caller passes the id of
+  the array it hands over (a constant, or its own ``__gv_a_`` argument), ``-1`` for anything else, so
+  ``load_tile(K, k_tile, ...)`` records K and k_tile;
+* anything else that is subscripted (local arrays, ``x.shape[0]``, tuples) is not recorded, as on the
+  simulator and in the CPU executor.
+
+Each ``__gv_*`` call becomes a call of a recorder device function (:func:`make_recorders`) that also
+takes the thread's recording state (``__gv_s``, a small local array that the compiler keeps in
+registers) and the trace buffers, which are extra kernel parameters (:data:`BUFFERS`), one device array
+per field (structure of arrays: see DESIGN.md "Recording on a GPU").
+
+Per event the device writes ``code`` (int32: ``site << 8 | (array id + 1)``; a site is one recorder
+call in the source, the host maps it back to (kind, line)) and, for memory events, the flat element
+``index``. START, BARRIER, WARP_OP and END events (every event with ``timestamps="all"``) also go to a
+second, "timed" stream: ``%globaltimer`` and ``%smid``. Block, thread and sequence number are not
+written at all: each thread's (or warp's) events sit contiguously at an offset the host computed from a
+counting pass, so the host derives them.
+
+Layouts (``uniform``, a compile-time choice made by the host after counting): when every warp needs
+about as many slots as the largest, each slot's first position is computed from its warp number and
+that largest count, so a thread loads nothing to find where to write; otherwise it reads its offset from
+a table the host filled with exclusive prefix sums. Either way the sizes are exact (a slot gets at most
+its warp's largest count), and whatever would not fit is counted in ``drop``, never silently lost.
+
+Per-warp mode (``mode="warp"``): one record per instruction that lane 0 of a warp executes, in lane 0's
+program order: ``code``, ``mask`` (``cuda.activemask()``: the lanes converged with lane 0 there) and the
+element index of *every* lane in that mask. The indices are stored exactly but compactly: when the
+converged lanes' indices are ``base + lane * stride`` (checked with a warp vote, ``all_sync``) the record
+holds ``idx = base`` and ``stride``; otherwise ``stride`` holds :data:`SLAB_MARK` and the lanes write their
+own indices into the next 32-wide row of ``slab`` (one coalesced 128-byte store per warp). Lanes that run
+code while diverged from lane 0 (lane 0 elsewhere or finished) are not recorded; each counts the events
+it ran so, and the total comes back in ``drop[3]``.
+
+Compiled variants come from one rewritten source, chosen by constants the compiler folds away:
+``count`` (count events per slot), ``record`` (write them), and the user's own kernel untouched as the
+plain variant (gpu.py), so the plain PTX holds no recording at all. With ``split=True`` (recording
+chosen blocks) the kernel is ``if <this block is recorded>: <instrumented body> else: <the user's body>``:
+one branch per thread at entry, and the blocks that are not recorded run the user's own code.
+``record="global"`` leaves every shared-memory access (loads, stores, atomics) out of the recording (the
+shared arrays are still listed); global loads, stores and atomics, barriers and warp operations stay.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model.trace import ArrayInfo, EventKind
+from .errors import UnsupportedConstruct
+from .perthread import PREFIX, PerThreadRewriter
+from .source import FunctionSource, assigned_names
+
+# site kinds: what a recorder call records; the host turns LD/ST into global or shared by the array's space
+SITE_START, SITE_END, SITE_LD, SITE_ST, SITE_AT, SITE_BAR, SITE_WARP = range(7)
+SITE_KIND_NAMES = ("start", "end", "load", "store", "atomic", "barrier", "warp")
+#: site kinds whose events carry a timestamp and SM id in the default ``timestamps="sync"``
+TIMED_SITE_KINDS = (SITE_START, SITE_END, SITE_BAR, SITE_WARP)
+
+#: the trace buffers, extra parameters of the recording kernels, in this order
+BUFFERS = (
+    "code",  # int32[n_events]: site << 8 | (array id + 1)
+    "idx",  # int32 or int64 [n_events]: flat element index (memory events; per-warp mode: lane 0's = base)
+    "stride",  # like idx (per-warp mode only; else 1 element): index step per lane, or SLAB_MARK
+    "mask",  # uint32[n_events]: active mask at the event (per-warp mode only; else 1 element)
+    "slab",  # like idx, [n_rows * 32] (per-warp mode only): each lane's index where they are irregular
+    "time",  # int64[n_timed]: %globaltimer of each timed event
+    "sm",  # int16[n_timed]: %smid of each timed event
+    "slot",  # int64[n_blocks]: ordinal of each recorded block, -1 for a block that is not recorded
+    "off",  # int64[n_slots, 3]: where each slot's first event, timed event and slab row go (table layout)
+    "cap",  # int32[n_slots, 3]: how many each slot may write (its warp's largest count; uniform layout: row 0)
+    "cnt",  # int32[n_slots, 3]: how many each slot produced (count pass) or wrote (record pass)
+    "drop",  # int64[4]: events, timed events, slab rows that found their slot full; per-warp mode: lane events
+    #          run while diverged from lane 0 (not recorded). Reported, never silent
+)
+BUF_NAMES = tuple(PREFIX + "b_" + b for b in BUFFERS)
+STATE = PREFIX + "s"
+# pos, end, timed pos, timed end, on, slot, start, timed start, slab pos, slab end, slab start, lane,
+# events this lane ran while diverged from lane 0 (per-warp mode: not recorded, reported in drop[3])
+STATE_LEN = 13
+MAX_INDEX_DIMS = 4
+#: ``stride`` of a per-warp record whose lanes' indices are in ``slab`` (no arithmetic progression)
+SLAB_MARK = -(2**31)
+
+MODES = ("thread", "warp")
+RECORDS = ("all", "global")
+
+
+@dataclass
+class Site:
+    kind: int
+    line: int
+
+
+@dataclass
+class BuildInfo:
+    """What the host needs to decode a recording: the sites and the arrays, shared by every function."""
+
+    arrays: list[ArrayInfo] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
+    _array_keys: dict = field(default_factory=dict)
+
+    def site(self, kind: int, line: int) -> int:
+        self.sites.append(Site(kind, line))
+        if len(self.sites) >= 1 << 23:
+            raise UnsupportedConstruct("the kernel has too many recorded source sites for gpuviz's GPU recorder")
+        return len(self.sites) - 1
+
+    def array(self, key, info: ArrayInfo) -> int:
+        aid = self._array_keys.get(key)
+        if aid is None:
+            aid = len(self.arrays)
+            if aid >= 255:
+                raise UnsupportedConstruct("gpuviz's GPU recorder handles at most 255 distinct arrays per kernel")
+            self.arrays.append(info)
+            self._array_keys[key] = aid
+        return aid
+
+    def decode_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """(site kind, site line) arrays indexed by site id."""
+        kinds = np.array([s.kind for s in self.sites] or [0], dtype=np.uint8)
+        lines = np.array([s.line for s in self.sites] or [-1], dtype=np.int32)
+        return kinds, lines
+
+
+def static_shared_decls(fs: FunctionSource) -> dict[int, tuple[tuple[int, ...], str]]:
+    """{line: (shape, dtype)} of the ``cuda.shared.array`` declarations in ``fs`` (shapes are constants)."""
+    from .executor import _static_shared
+
+    _total, decls = _static_shared(fs)
+    return {int(line): (tuple(int(s) for s in shape), str(dtype)) for line, shape, dtype in decls}
+
+
+def _name(n: str, ctx=None) -> ast.Name:
+    return ast.Name(n, ctx or ast.Load())
+
+
+def _bufs() -> list[ast.Name]:
+    return [_name(b) for b in BUF_NAMES]
+
+
+def _call(fn: str, args: list) -> ast.Call:
+    return ast.Call(func=_name(PREFIX + fn), args=args, keywords=[])
+
+
+class GpuRewriter(PerThreadRewriter):
+    """The simulator's per-thread rewrite, lowered to GPU recorder calls (see the module docstring)."""
+
+    def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo],
+                 record: str = "all"):
+        super().__init__(fs, is_kernel=is_kernel)
+        self.info = info
+        self.array_args = array_args  # kernel: parameters bound to arrays at this launch
+        self.shared_decls = static_shared_decls(fs)
+        self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
+
+    def rewrite(self) -> ast.FunctionDef:
+        tree = super().rewrite()
+        lower = _Lowering(self)
+        tree.body = lower.body(tree.body)
+        extra = list(BUF_NAMES)
+        if not self.is_kernel:
+            extra = [STATE, *BUF_NAMES] + [PREFIX + "a_" + p for p in self.fs.params]
+        tree.args.args = tree.args.args + [ast.arg(a) for a in extra]
+        ast.fix_missing_locations(tree)
+        return tree
+
+
+class _Lowering:
+    """Turns the per-thread rewrite's ``__gv_*`` calls of one function into GPU recorder calls."""
+
+    def __init__(self, rw: GpuRewriter):
+        self.rw = rw
+        self.fs = rw.fs
+        self.info = rw.info
+        # name -> array id (int) or the name of the variable holding it (device-function parameters)
+        self.arrays: dict[str, int | str] = {}
+        self.rebound = assigned_names(self.fs.tree)
+        ns = self.fs.names()
+        subscripted = {n.value.id for n in ast.walk(self.fs.tree)
+                       if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
+        for p in self.fs.params:
+            if rw.is_kernel and p not in rw.array_args:
+                continue
+            if p in self.rebound:
+                if p in subscripted:
+                    raise self.error(self.fs.tree, f"parameter {p!r} is indexed and also assigned to inside {self.fs.name}; "
+                                                   "gpuviz records an array by its name, so give the new value another name")
+                continue  # a scalar parameter reused as a variable
+            if rw.is_kernel:
+                self.arrays[p] = self.info.array(("param", p), rw.array_args[p])
+            else:
+                self.arrays[p] = PREFIX + "a_" + p
+        for name, obj in ns.items():
+            if isinstance(obj, np.ndarray) and name not in self.fs.params and name not in self.rebound:
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(self.fs.tree)):
+                    self.arrays[name] = self.info.array(
+                        ("const", name), ArrayInfo(name, tuple(obj.shape), str(obj.dtype), "global")
+                    )
+
+    def error(self, node, what):
+        return self.rw.error(node, what)
+
+    # ---- array ids ------------------------------------------------------------------------------------
+    def aid_of(self, node) -> ast.expr | None:
+        """The array id expression of a subscripted base, None when it is not a recorded array.
+
+        With ``record="global"`` a shared array counts as not recorded: its loads, stores and atomics are
+        left out, and device functions receive it as "not an array" (-1), so theirs are left out too.
+        """
+        if isinstance(node, ast.Name) and node.id in self.arrays:
+            v = self.arrays[node.id]
+            if isinstance(v, int):
+                if self.rw.skip_shared and self.info.arrays[v].space == "shared":
+                    return None
+                return ast.Constant(v)
+            return _name(v)
+        return None
+
+    def code(self, kind: int, line: int, aid: ast.expr | None) -> ast.expr:
+        site = ast.Constant(self.info.site(kind, line) << 8)
+        if aid is None:
+            return site
+        if isinstance(aid, ast.Constant):
+            return ast.Constant(site.value | (aid.value + 1))
+        # a device function's array argument: -1 (not an array) gives array bits 0, which records nothing
+        return ast.BinOp(site, ast.Add(), ast.BinOp(aid, ast.Add(), ast.Constant(1)))
+
+    # ---- statements ------------------------------------------------------------------------------------
+    def body(self, stmts: list) -> list:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s) -> list:
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name):
+            fn = s.value.func.id
+            args = s.value.args
+            if fn == PREFIX + "enter":
+                line = args[-1].value
+                state = ast.Assign(
+                    [_name(STATE, ast.Store())],
+                    ast.Call(func=ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), "local", ast.Load()), "array", ast.Load()),
+                             args=[ast.Constant(STATE_LEN), _name(PREFIX + "i64")], keywords=[]),
+                )
+                begin = ast.Expr(_call("r_begin", [_name(STATE), *_bufs(), self.code(SITE_START, line, None)]))
+                return [ast.copy_location(state, s), ast.copy_location(begin, s)]
+            if fn == PREFIX + "reg":
+                return []
+            if fn == PREFIX + "reg_shared":
+                name, line = args[0].id, args[2].value
+                decl = self.rw.shared_decls.get(line)
+                if decl is None:
+                    raise self.error(s, f"cannot read the shape of shared array {name!r}: gpuviz needs a constant shape")
+                if name in self.rebound_more_than_once():
+                    raise self.error(s, f"shared array {name!r} is assigned twice; give each shared array its own name")
+                self.arrays[name] = self.info.array(("shared", self.fs.file, line),
+                                                    ArrayInfo(name, decl[0], decl[1], "shared", line))
+                return []
+            if fn == PREFIX + "at":
+                call = self.mem(s.value, SITE_AT)
+                return [] if call is None else [ast.copy_location(ast.Expr(call), s)]
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                and s.targets[0].id.startswith(PREFIX + "t") and isinstance(s.value, ast.Name) and s.value.id in self.arrays:
+            # a temporary the per-thread rewrite binds to an array (augmented assignment, atomics): an alias
+            self.arrays[s.targets[0].id] = self.arrays[s.value.id]
+            return [s]
+        for name, value in ast.iter_fields(s):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                setattr(s, name, self.body(value))
+            elif isinstance(value, list):
+                setattr(s, name, [self.expr(v) if isinstance(v, ast.expr) else v for v in value])
+            elif isinstance(value, ast.expr):
+                setattr(s, name, self.expr(value))
+        return [s]
+
+    def rebound_more_than_once(self) -> set[str]:
+        counts: dict[str, int] = {}
+        for node in ast.walk(self.fs.tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                counts[node.id] = counts.get(node.id, 0) + 1
+        return {n for n, c in counts.items() if c > 1}
+
+    # ---- expressions -----------------------------------------------------------------------------------
+    def expr(self, node):
+        return _ExprLowering(self).visit(node)
+
+    def mem(self, call: ast.Call, kind: int) -> ast.expr | None:
+        """A recorder call for ``__gv_ld/st/at(base, idx, line)``; None when base is not a recorded array."""
+        base, idx, line = call.args[0], call.args[1], call.args[2].value
+        aid = self.aid_of(base)
+        if aid is None:
+            return None
+        elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if len(elts) > MAX_INDEX_DIMS:
+            raise self.error(call, f"gpuviz records arrays of up to {MAX_INDEX_DIMS} dimensions")
+        return _call(f"r_mem{len(elts)}", [_name(STATE), *_bufs(), self.code(kind, line, aid), copy.deepcopy(base), *elts])
+
+
+class _ExprLowering(ast.NodeTransformer):
+    def __init__(self, low: _Lowering):
+        self.low = low
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.func, ast.Name):
+            return node
+        fn = node.func.id
+        low = self.low
+        if fn in (PREFIX + "ld", PREFIX + "st"):
+            rec = low.mem(node, SITE_LD if fn == PREFIX + "ld" else SITE_ST)
+            return node.args[1] if rec is None else rec
+        if fn == PREFIX + "bar":
+            return _call("r_event", [_name(STATE), *_bufs(), low.code(SITE_BAR, node.args[0].value, None)])
+        if fn == PREFIX + "warp_stmt":
+            return _call("r_event", [_name(STATE), *_bufs(), low.code(SITE_WARP, node.args[0].value, None)])
+        if fn == PREFIX + "warp":
+            return _call("r_value", [_name(STATE), *_bufs(), low.code(SITE_WARP, node.args[1].value, None), node.args[0]])
+        if fn == PREFIX + "end":
+            return _call("r_end", [_name(STATE), *_bufs(), low.code(SITE_END, node.args[0].value, None)])
+        if fn in low.fs.device_functions:
+            aids = [low.aid_of(a) or ast.Constant(-1) for a in node.args]
+            node.args = node.args + [_name(STATE), *_bufs(), *aids]
+        return node
+
+
+# ---- the recorder device functions ---------------------------------------------------------------------
+def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool = False, all_blocks: bool = False) -> dict:
+    """The ``__gv_r_*`` device functions for one variant. ``count``, ``warp``, ``time_all``, ``uniform`` (the
+    layout) and ``all_blocks`` (every block recorded: no block table to read) are compile-time constants:
+    the compiler removes the branches they switch off."""
+    from .intrinsics import globaltimer, smid
+
+    COUNT, WARP, TIME_ALL, UNIFORM, ALL = bool(count), bool(warp), bool(time_all), bool(uniform), bool(all_blocks)
+    # Layout: in thread mode the 32 lanes of a warp interleave their events (event k of lane l at
+    # warp_base + 32 k + l), so a warp's 32 stores of one event land in one 128-byte line (coalesced);
+    # thread-contiguous rows made every store a separate memory transaction. In warp mode lane 0 writes
+    # the records of its warp contiguously, and the lanes together write whole 32-wide slab rows.
+    STRIDE = 1 if WARP else 32
+    MARK = SLAB_MARK
+    jit = cuda.jit(device=True, forceinline=True)
+
+    @jit
+    def put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a,
+            code, index, has_index, timed):
+        if WARP:
+            lanes = cuda.activemask()  # read before any branch of ours: the lanes converged here
+            if s[4] == 0:
+                return
+            if (lanes & 1) == 0:  # lanes diverged from lane 0: not recorded, but counted (reported, not silent)
+                s[12] += 1
+                return
+            lane = s[11]
+            regular = True
+            base = index
+            step = index - index
+            if has_index:
+                base = cuda.shfl_sync(lanes, index, 0)
+                src = 1 if (lanes & 2) != 0 else 0
+                step = cuda.shfl_sync(lanes, index, src) - base
+                # exact or nothing: every converged lane's index must be base + lane * step
+                regular = (cuda.all_sync(lanes, index == base + lane * step) != 0) and step != MARK
+            if COUNT:
+                if lane == 0:
+                    s[0] += 1
+                    if timed or TIME_ALL:
+                        s[2] += 1
+                    if not regular:
+                        s[8] += 1
+                return
+            if not regular:
+                row = cuda.shfl_sync(lanes, s[8], 0)
+                if row < cuda.shfl_sync(lanes, s[9], 0):
+                    slab_a[row * 32 + lane] = index  # 32 lanes, 32 neighbouring words: one coalesced store
+            if lane == 0:
+                p = s[0]
+                if p < s[1]:
+                    code_a[p] = code
+                    mask_a[p] = lanes
+                    if has_index:
+                        idx_a[p] = base
+                        stride_a[p] = step if regular else MARK
+                else:
+                    cuda.atomic.add(drop_a, 0, 1)
+                s[0] = p + 1
+                if not regular:
+                    if s[8] >= s[9]:
+                        cuda.atomic.add(drop_a, 2, 1)
+                    s[8] += 1
+                if timed or TIME_ALL:
+                    q = s[2]
+                    if q < s[3]:
+                        time_a[q] = globaltimer()
+                        sm_a[q] = smid()
+                    else:
+                        cuda.atomic.add(drop_a, 1, 1)
+                    s[2] = q + 1
+            return
+        if s[4] == 0:
+            return
+        if COUNT:  # counting: positions are plain counts
+            s[0] += 1
+            if timed or TIME_ALL:
+                s[2] += 1
+            return
+        p = s[0]
+        if p < s[1]:
+            code_a[p] = code
+            if has_index:
+                idx_a[p] = index
+        else:
+            cuda.atomic.add(drop_a, 0, 1)
+        s[0] = p + STRIDE
+        if timed or TIME_ALL:
+            q = s[2]
+            if q < s[3]:
+                time_a[q] = globaltimer()
+                sm_a[q] = smid()
+            else:
+                cuda.atomic.add(drop_a, 1, 1)
+            s[2] = q + STRIDE
+
+    @jit
+    def r_begin(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
+        gx = cuda.gridDim.x
+        gy = cuda.gridDim.y
+        bid = cuda.blockIdx.x + cuda.blockIdx.y * gx + cuda.blockIdx.z * gx * gy
+        bdx = cuda.blockDim.x
+        bdy = cuda.blockDim.y
+        tpb = bdx * bdy * cuda.blockDim.z
+        tid = cuda.threadIdx.x + cuda.threadIdx.y * bdx + cuda.threadIdx.z * bdx * bdy
+        k = bid if ALL else slot_a[bid]  # this block's ordinal among the recorded ones, -1 if not recorded
+        on = k >= 0
+        lane = tid % 32
+        group = k * ((tpb + 31) // 32) + tid // 32  # this warp's number among the recorded warps
+        slot = group if WARP else k * tpb + tid
+        s[4] = 1 if on else 0
+        s[5] = slot
+        s[11] = lane
+        s[12] = 0
+        s[8] = 0
+        s[9] = 0
+        if COUNT or not on:
+            for j in range(4):
+                s[j] = 0
+        elif UNIFORM:  # every warp gets the largest count: the position is arithmetic, nothing to load
+            c0 = cap_a[0, 0]
+            c1 = cap_a[0, 1]
+            if WARP:
+                c2 = cap_a[0, 2]
+                s[0] = group * c0
+                s[2] = group * c1
+                s[8] = group * c2
+                s[9] = s[8] + c2
+            else:
+                s[0] = group * c0 * 32 + lane
+                s[2] = group * c1 * 32 + lane
+            s[1] = s[0] + c0 * STRIDE
+            s[3] = s[2] + c1 * STRIDE
+        else:
+            s[0] = off_a[slot, 0]
+            s[1] = off_a[slot, 0] + cap_a[slot, 0] * STRIDE
+            s[2] = off_a[slot, 1]
+            s[3] = off_a[slot, 1] + cap_a[slot, 1] * STRIDE
+            if WARP:
+                s[8] = off_a[slot, 2]
+                s[9] = off_a[slot, 2] + cap_a[slot, 2]
+        s[6] = s[0]
+        s[7] = s[2]
+        s[10] = s[8]
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+
+    @jit
+    def r_end(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        if s[4] != 0 and (s[11] == 0 or not WARP):
+            slot = s[5]
+            cnt_a[slot, 0] = (min(s[0], s[1]) - s[6]) // STRIDE if not COUNT else s[0]
+            cnt_a[slot, 1] = (min(s[2], s[3]) - s[7]) // STRIDE if not COUNT else s[2]
+            if WARP:
+                cnt_a[slot, 2] = min(s[8], s[9]) - s[10] if not COUNT else s[8]
+        if WARP and not COUNT and s[12] > 0:
+            cuda.atomic.add(drop_a, 3, s[12])
+
+    @jit
+    def r_event(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        return 0
+
+    @jit
+    def r_value(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, value):
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True)
+        return value
+
+    @jit
+    def wrap(i, n):
+        return i + n if i < 0 else i
+
+    @jit
+    def r_mem1(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0):
+        if code & 255:
+            flat = wrap(i0, A.shape[0])
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+        return i0
+
+    @jit
+    def r_mem2(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1):
+        if code & 255:
+            flat = wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+        return (i0, i1)
+
+    @jit
+    def r_mem3(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1, i2):
+        if code & 255:
+            flat = (wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])) * A.shape[2] + wrap(i2, A.shape[2])
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+        return (i0, i1, i2)
+
+    @jit
+    def r_mem4(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1, i2, i3):
+        if code & 255:
+            flat = ((wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])) * A.shape[2]
+                    + wrap(i2, A.shape[2])) * A.shape[3] + wrap(i3, A.shape[3])
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False)
+        return (i0, i1, i2, i3)
+
+    fns = {"r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,
+           "r_mem1": r_mem1, "r_mem2": r_mem2, "r_mem3": r_mem3, "r_mem4": r_mem4}
+    return {PREFIX + k: v for k, v in fns.items()}
+
+
+@dataclass
+class Variant:
+    """One compiled recording variant of a kernel and what decoding its buffers needs."""
+
+    dispatcher: object
+    info: BuildInfo
+    mode: str
+    count: bool
+    time_all: bool
+    sources: dict[str, str]  # function name -> generated Python source (for error messages and tests)
+    split: bool = False
+    uniform: bool = False
+    record: str = "all"
+
+
+def _block_id_expr() -> ast.expr:
+    def dim(comp, ax):
+        return ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), comp, ast.Load()), ax, ast.Load())
+
+    gx, gy = dim("gridDim", "x"), dim("gridDim", "y")
+    return ast.BinOp(ast.BinOp(dim("blockIdx", "x"), ast.Add(), ast.BinOp(dim("blockIdx", "y"), ast.Mult(), gx)), ast.Add(),
+                     ast.BinOp(dim("blockIdx", "z"), ast.Mult(), ast.BinOp(copy.deepcopy(gx), ast.Mult(), gy)))
+
+
+class _RenameCalls(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.names:
+            node.func = _name(self.names[node.func.id])
+        return node
+
+
+def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: dict[str, str]) -> ast.FunctionDef:
+    """``if <this block is recorded>: <instrumented body> else: <the user's own body>``.
+
+    One test per thread at entry (the block's entry in the ``slot`` table), so the blocks that are not
+    recorded run the user's statements with no recording call at all. Shared arrays declared at the top
+    level of the kernel are declared once, before the branch, so that the two bodies do not double the
+    block's shared memory. ``plain_names`` renames the user's device-function calls in the plain body to
+    names bound to the user's own (uninstrumented) device functions.
+    """
+    fs = rw.fs
+    plain = copy.deepcopy(fs.tree).body
+    plain = [_RenameCalls(plain_names).visit(st) for st in plain]
+    hoisted, keys = [], set()
+    for st in plain:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                and rw.is_shared_decl(st.value):
+            hoisted.append(st)
+            keys.add((st.targets[0].id, st.lineno))
+
+    def keep(st):
+        return not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                    and (st.targets[0].id, getattr(st, "lineno", None)) in keys)
+
+    plain_body = [st for st in plain if keep(st)] or [ast.Pass()]
+    recorded_body = [st for st in instrumented.body if keep(st)]
+    test = ast.Compare(ast.Subscript(_name(BUF_NAMES[BUFFERS.index("slot")]), _block_id_expr(), ast.Load()),
+                       [ast.GtE()], [ast.Constant(0)])
+    branch = ast.If(test=test, body=recorded_body, orelse=plain_body)
+    instrumented.body = hoisted + [ast.copy_location(branch, fs.tree.body[0])]
+    ast.fix_missing_locations(instrumented)
+    return instrumented
+
+
+def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], *, count: bool, mode: str = "thread",
+                  time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
+                  record: str = "all", max_registers: int | None = None) -> Variant:
+    """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``.
+
+    ``split``: the kernel branches once per thread between the instrumented body (recorded blocks) and
+    the user's own body (every other block): see :func:`split_kernel`. ``all_blocks``: every block is
+    recorded (no block table is read). ``uniform``: the arithmetic layout (see the module docstring).
+    ``record``: ``"all"`` or ``"global"`` (shared-memory accesses left out). ``max_registers`` caps the
+    kernel's registers (numba's ``max_registers``), e.g. to keep the plain kernel's occupancy.
+    """
+    import numba
+
+    if mode not in MODES:
+        raise ValueError(f"recording mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if record not in RECORDS:
+        raise ValueError(f"record must be one of {', '.join(RECORDS)}, not {record!r}")
+    if split and all_blocks:
+        raise ValueError("split=True records chosen blocks: it cannot be combined with all_blocks=True")
+    info = BuildInfo()
+    recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform,
+                               all_blocks=all_blocks)
+    built: dict[int, object] = {}
+    sources: dict[str, str] = {}
+
+    def build(fs: FunctionSource, is_kernel: bool):
+        key = id(fs.fn)
+        if key in built:
+            return built[key]
+        ns = dict(fs.names())
+        ns.update(recorders)
+        ns[PREFIX + "cuda"] = cuda
+        ns[PREFIX + "i64"] = numba.int64
+        plain_names = {}
+        for call_name, sub in fs.device_functions.items():
+            if is_kernel and split:  # the plain branch calls the user's own device function
+                plain_names[call_name] = PREFIX + "plain_" + call_name
+                ns[plain_names[call_name]] = ns[call_name]
+            ns[call_name] = build(sub, False)
+        rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record)
+        tree = rw.rewrite()
+        if is_kernel and split:
+            tree = split_kernel(rw, tree, plain_names)
+        module = ast.Module(body=[tree], type_ignores=[])
+        sources[fs.name] = ast.unparse(module)
+        exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
+        fn = ns[fs.name]
+        if is_kernel:
+            jitted = cuda.jit(fn) if max_registers is None else cuda.jit(max_registers=int(max_registers))(fn)
+        else:
+            jitted = cuda.jit(device=True, forceinline=True)(fn)
+        built[key] = jitted
+        return jitted
+
+    # the kernel's array parameters come first, in parameter order, as in the other backends
+    for p in root.params:
+        if p in array_args:
+            info.array(("param", p), array_args[p])
+    dispatcher = build(root, True)
+    return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record)
+
+
+def decode_kinds(info: BuildInfo, code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kind, array id, line) of each event from its recorded code."""
+    site_kind, site_line = info.decode_tables()
+    site = code >> 8
+    aid = (code & 255).astype(np.int16) - 1
+    sk = site_kind[site]
+    line = site_line[site]
+    shared = np.zeros(len(info.arrays) + 1, dtype=bool)
+    for i, a in enumerate(info.arrays):
+        shared[i] = a.space == "shared"
+    is_shared = shared[aid]  # aid -1 reads the extra False at the end
+    kind = np.empty(len(code), dtype=np.uint8)
+    table = {
+        SITE_START: EventKind.START, SITE_END: EventKind.END, SITE_AT: EventKind.ATOMIC,
+        SITE_BAR: EventKind.BARRIER, SITE_WARP: EventKind.WARP_OP,
+    }
+    for sk_value, ek in table.items():
+        kind[sk == sk_value] = ek
+    ld, st = sk == SITE_LD, sk == SITE_ST
+    kind[ld] = np.where(is_shared[ld], EventKind.SHARED_LOAD, EventKind.GLOBAL_LOAD)
+    kind[st] = np.where(is_shared[st], EventKind.SHARED_STORE, EventKind.GLOBAL_STORE)
+    return kind, aid, line
