@@ -16,9 +16,10 @@ from numba import cuda
 from . import KernelSpec
 from ._launch import launch_1d
 
-# the scalars of the expression; float32, so the arithmetic stays in float32 like the arrays
-A = np.float32(2.0)
-B = np.float32(3.0)
+# the scalars of the expression, as a user passes them: plain Python floats (numpy keeps a float32 array
+# float32 when it is multiplied by one, so the references stay float32 like the kernels' outputs)
+A = 2.0
+B = 3.0
 
 
 @cuda.jit

@@ -366,3 +366,14 @@ def test_shipped_gpu_recordings_carry_lockstep_steps():
         for trace in load_traces(rec.path):
             if trace.launch.meta.get("mode", "thread") == "thread":
                 assert trace.has("step") and trace.has("sm"), rec.path
+
+
+@pytest.mark.sim
+def test_numpy_scalar_arguments_are_numbers_on_the_simulator_too():
+    from kernels import get_kernel
+
+    spec = get_kernel("vector_add")
+    a, b, c = np.ones(40, np.float32), np.ones(40, np.float32), np.zeros(40, np.float32)
+    sim = gpuviz.capture(spec.kernel, 1, 64, a, b, c, np.int32(40), backend="sim")
+    assert [x.name for x in sim.launch.arrays] == ["a", "b", "c"]
+    assert np.all(c == 2)

@@ -192,7 +192,7 @@ def test_split_kernel_ptx_branches_between_recorded_and_plain_bodies():
     assert rec.split
     source = rec.count_variant.sources["matmul_tiled"]
     # shared tiles declared once, before the branch; the plain branch holds the user's statements unchanged
-    assert source.index("cuda.shared.array") < source.index("if __gv_b_slot[")
+    assert source.index("cuda.shared.array") < source.index("if __gv_r_block_ordinal(")
     assert source.count("cuda.shared.array") == 2
     assert "sA[ty, tx] = A[row, a_col]" in source
     dargs = rec.device_args(fresh=True)
@@ -200,6 +200,29 @@ def test_split_kernel_ptx_branches_between_recorded_and_plain_bodies():
     rec.record(dargs, bufs)
     ptx = kernel_ptx(rec.record_variant.dispatcher, rec.record_args)
     assert "%globaltimer" in ptx
+    # one block is a range: the test "is this block recorded" reads scalar parameters, no load before it
+    assert rec.block_range and rec.record_variant.blocks == "range"
+    entry = ptx[: ptx.index("%globaltimer")]
+    assert "ld.global" not in entry, "a global load before the recorded-block branch"
+
+
+@pytest.mark.parametrize("blocks", [[0, 3, 4], [2, 5, 8]])
+def test_record_blocks_as_table_or_range_record_the_same(blocks):
+    # [0, 3, 4] is no arithmetic progression (slot table); [2, 5, 8] is range(2, 9, 3) (scalar parameters)
+    spec, _b, _a, cpu, gpu = _capture_both("reduce_sum", size=3000, record_blocks=blocks)
+    assert gpu.launch.meta["recorded_block_test"] == ("block table" if blocks[0] == 0 else "range in scalar parameters")
+    want = {k: v for k, v in cpu.per_thread_sequences().items() if k[0] in blocks}
+    assert gpu.per_thread_sequences() == want
+
+
+def test_occupancy_register_cap_keeps_the_plain_blocks_per_sm():
+    spec, before, after, cpu, gpu = _capture_both("vector_add", size=50_000, mode="warp", max_registers="occupancy")
+    meta = gpu.launch.meta
+    assert meta["instrumented"]["resident_blocks_per_sm"] == meta["plain"]["resident_blocks_per_sm"]
+    assert meta["max_registers"] >= meta["plain"]["registers_per_thread"]
+    assert len(gpu) + meta["warp_lane_events_not_recorded"] == len(cpu)
+    for pos, expected in spec.reference(before).items():
+        np.testing.assert_allclose(after[pos], expected, rtol=spec.rtol)
 
 
 def test_record_global_leaves_out_shared_accesses():

@@ -422,7 +422,9 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     from . import versions
 
     root = parse_function(python_function(kernel))
-    array_params = [p for p, a in zip(root.params, args) if hasattr(a, "shape") and hasattr(a, "dtype")]
+    # numpy scalars have a shape and a dtype too, but they are numbers, not arrays
+    array_params = [p for p, a in zip(root.params, args)
+                    if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic)]
     check_launch(grid, block, where=f"{root.file}:{root.first_line}", kernel=root.name)
     recorder = SimRecorder(grid, block, array_params, record_blocks)
     root, jitted = build_sim_kernel(kernel, recorder)
