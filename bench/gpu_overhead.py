@@ -18,9 +18,8 @@ Cases: tiled matmul N=1024 (16x16 blocks) and vector add n=2^24 (256 threads per
                max_registers = the plain kernel's registers (the plain kernel's occupancy); "occupancy regs"
                with max_registers="occupancy": the most registers that keep the plain kernel's blocks/SM
 
-``--matmul`` / ``--vector`` pick rows (labels separated by ";"); ``--impl before`` runs the same rows with the
-recorder kept in bench/results/gpu_overhead_before/ (the one before scalar launch parameters), for a
-before/after comparison on one device in one run.
+``--matmul`` / ``--vector`` pick rows (labels separated by ";"). For a before/after comparison on one
+device in one run, check out the older recorder in a second worktree and run both there.
 
 Kernel times are CUDA-event medians of repeats after a warm-up; the instrumented time is the recording
 run alone (the counting pass that sizes the buffers is reported apart). Copy-back is device to pinned
@@ -43,27 +42,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from gpuviz.capture.gpu import EventTimer, device_info, gpu_cuda, gpu_versions  # noqa: E402
 
-BEFORE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "gpu_overhead_before")
+
+def recorder_class():
+    from gpuviz.capture.gpu import GpuRecording
+
+    return GpuRecording
 
 
-def recorder_class(impl: str):
-    """GpuRecording of the current recorder ("after") or of the copy kept for comparison ("before")."""
-    if impl == "after":
-        from gpuviz.capture.gpu import GpuRecording
-
-        return GpuRecording
-    import importlib.util
-
-    for name in ("gpu_rewrite_before", "gpu_before"):  # loaded inside gpuviz.capture: their relative imports work
-        full = f"gpuviz.capture.{name}"
-        if full not in sys.modules:
-            spec = importlib.util.spec_from_file_location(full, os.path.join(BEFORE_DIR, name + ".py"))
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[full] = mod
-            spec.loader.exec_module(mod)
-    return sys.modules["gpuviz.capture.gpu_before"].GpuRecording
-
-CHUNK_BYTES = 1 << 30
+CHUNK_BYTES = 1 << 30  # copy-back goes through one reused pinned buffer of this size
 
 
 def copy_back_seconds(cuda, bufs, pinned) -> float:
@@ -126,11 +112,11 @@ def configs_for(n_blocks):
     }
 
 
-def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, bandwidth, impl="after"):
+def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, bandwidth):
     from gpuviz.capture.gpu import kernel_resources
     from gpuviz.capture.gpu_rewrite import BUFFERS
 
-    GpuRecording = recorder_class(impl)
+    GpuRecording = recorder_class()
     rows = []
     rec0 = GpuRecording(kernel, grid, block, args)
     plain_args = rec0.device_args(fresh=True)
@@ -205,8 +191,6 @@ def main(argv=None):
     ap.add_argument("--date", default=_dt.date.today().isoformat())
     ap.add_argument("--matmul", help="matmul rows to run, ';'-separated labels (default: all)")
     ap.add_argument("--vector", help="vector add rows to run, ';'-separated labels (default: all)")
-    ap.add_argument("--impl", choices=("after", "before"), default="after",
-                    help="'before': the recorder kept in bench/results/gpu_overhead_before/")
     opts = ap.parse_args(argv)
     matmul_labels = tuple(x.strip() for x in opts.matmul.split(";") if x.strip()) if opts.matmul else MATMUL_LABELS
     vector_labels = tuple(x.strip() for x in opts.vector.split(";") if x.strip()) if opts.vector else VECTOR_LABELS
@@ -226,14 +210,14 @@ def main(argv=None):
     C = np.zeros((N, N), np.float32)
     grid = ((N + TILE - 1) // TILE, (N + TILE - 1) // TILE)
     rows += run_case(cuda, f"matmul_tiled N={N}", matmul_tiled, grid, (TILE, TILE), [A, B, C, N], opts.repeats, pinned,
-                     matmul_labels, bandwidth, opts.impl)
+                     matmul_labels, bandwidth)
     n = opts.vector_n
     a, b, c = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32), np.zeros(n, np.float32)
     rows += run_case(cuda, f"vector_add n=2^{n.bit_length() - 1}", vector_add, ((n + 255) // 256,), (256,), [a, b, c, n],
-                     opts.repeats, pinned, vector_labels, bandwidth, opts.impl)
+                     opts.repeats, pinned, vector_labels, bandwidth)
 
     head = (f"# gpuviz recording overhead\n\ndevice: {dev['name']} (cc {'.'.join(map(str, dev['compute_capability']))}, "
-            f"{dev['sm_count']} SMs), driver {dev['driver']}, date {opts.date}, recorder: {opts.impl}\n"
+            f"{dev['sm_count']} SMs), driver {dev['driver']}, date {opts.date}\n"
             f"versions: {', '.join(f'{k} {v}' for k, v in gpu_versions().items())}\n"
             f"device-to-device copy bandwidth (read + write): {bandwidth / 1e9:.0f} GB/s\n\n"
             "kernel = CUDA-event median of the recording run alone; count = the counting pass that sizes the buffers; "
