@@ -6,11 +6,10 @@ Run on a GPU machine: ``GPUVIZ_TEST_GPU=1 python3 -m pytest tests/test_gpu.py``.
 """
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
-
-import re
 
 import numpy as np
 import pytest
