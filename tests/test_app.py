@@ -248,3 +248,100 @@ def test_the_window_narrates_each_frame_with_the_kernels_own_notes(make_window):
     assert "32-way bank conflict" in caption and "padded version adds one unused column" in caption
     s.set_frame(0)
     assert w.caption_text.text() and "padded version" not in w.caption_text.text()
+
+
+@pytest.mark.parametrize("size, compact", [((1280, 720), True), ((1920, 1080), False)])
+def test_the_transport_bar_fits_the_window(make_window, qtbot, size, compact):
+    w = make_window()
+    w.resize(*size)
+    qtbot.waitUntil(lambda: w.transport.width() == size[0])
+    QApplication.processEvents()
+    bar = w.transport
+    assert w.transport_compact is compact
+    # every control, the speed control last, lies inside the bar: none went to the overflow menu
+    for a in bar.actions():
+        widget = bar.widgetForAction(a)
+        assert widget.isVisible() and widget.geometry().right() < bar.width(), (a.iconText(), widget.geometry())
+    assert w.speed_label.isVisible() and w.slider.width() >= w.SLIDER_MIN_WIDTH
+    play = w.actions.qaction("playback.play")
+    assert play.iconText() == ("▶" if compact else "▶ Play")
+    assert w.speed_label.text() == ("4 fps" if compact else "4 frames/s")
+    n = w.session.frames.n_frames
+    assert w.counter.text() == (f"1 / {n:,}" if compact else f"frame 1 / {n:,}")
+    w.actions.trigger("playback.play")  # the label that says what Space does keeps to the mode
+    assert play.iconText() == ("❚❚" if compact else "❚❚ Pause")
+    w.actions.trigger("playback.play")
+    assert play.toolTip().startswith("Play or pause")  # a symbol on the button, words in its tooltip
+
+
+def _wrap_cpu_timing_set(monkeypatch, fail=None):
+    """Record which thread runs cpu_timing_set (and make it fail when ``fail`` is an exception)."""
+    import threading
+
+    import gpuviz.timing.cpu as cpu
+
+    real, threads = cpu.cpu_timing_set, []
+
+    def timed(**kw):
+        threads.append(threading.get_ident())
+        if fail is not None:
+            raise fail
+        return real(**kw)
+
+    monkeypatch.setattr(cpu, "cpu_timing_set", timed)
+    return threads
+
+
+def test_measure_cpu_runs_off_the_gui_thread_and_adds_cpu_series(make_window, qtbot, monkeypatch):
+    import threading
+
+    w = make_window()
+    tv = w.views["timings"]
+    tv.plot_box.setCurrentIndex(tv.plot_box.findData("cpu_vs_gpu"))
+    sets_before = tv.set_box.count()
+    threads = _wrap_cpu_timing_set(monkeypatch)
+    with qtbot.waitSignal(tv.cpu_measure_finished, timeout=60_000) as done:
+        tv.cpu_button.click()
+        # busy while it runs: the button cannot start a second run, the bar runs, the line says why
+        assert tv.cpu_measuring and not tv.cpu_button.isEnabled() and not tv.cpu_busy.isHidden()
+        assert "measuring" in tv.label.text()
+    assert done.args == [True]
+    assert threads and threads[0] != threading.get_ident()  # measured in a worker, not on the GUI thread
+    assert not tv.cpu_measuring and tv.cpu_button.isEnabled() and tv.cpu_busy.isHidden()
+    assert tv.cpu_button.text() == "Measure CPU"
+    assert tv.set_box.count() == sets_before + 1
+    assert tv.set_box.currentText().startswith("CPU · ") and "(measured on this machine)" in tv.set_box.currentText()
+    assert tv.timing_set.processor == "cpu" and "no GPU was timed" in tv.label.text()
+    live = [n for n in tv.legend_names if n.endswith("(this machine)")]
+    assert {n.split(" · CPU: ")[0] for n in live} == {"numpy a + b", "gpuviz CPU executor (recorded)"}
+    assert all(" · CPU: " in n for n in live)  # every series measured here is labelled CPU
+    assert tv.errors == []
+
+
+def test_measure_cpu_failure_is_said_in_the_view(make_window, qtbot, monkeypatch):
+    w = make_window()
+    tv = w.views["timings"]
+    sets_before, shown_before = tv.set_box.count(), tv.set_box.currentText()
+    _wrap_cpu_timing_set(monkeypatch, fail=OSError("no clock here"))
+    with qtbot.waitSignal(tv.cpu_measure_finished, timeout=60_000) as done:
+        tv.cpu_button.click()
+    assert done.args == [False]
+    assert tv.label.text() == "measuring the CPU failed: OSError: no clock here"
+    assert tv.set_box.count() == sets_before and tv.set_box.currentText() == shown_before
+    assert tv.cpu_button.isEnabled() and tv.cpu_busy.isHidden() and tv.errors == []
+
+
+def test_the_columns_keep_their_widths_while_frames_play(make_window):
+    # Views relayout on frames whose captions wrap differently; with no central widget Qt moved both side
+    # columns outwards at every relayout after arrange_default, until the middle column was squeezed shut.
+    w = make_window()
+    w.arrange_default()
+    QApplication.processEvents()
+    widths = [w.docks[v].width() for v in ("grid", "memory", "source")]
+    for f in range(0, 400, 10):
+        w.session.set_frame(f)
+        QApplication.processEvents()
+    for _ in range(10):
+        w.layout().invalidate()
+        QApplication.processEvents()
+    assert [w.docks[v].width() for v in ("grid", "memory", "source")] == widths

@@ -235,6 +235,7 @@ class MainWindow(QMainWindow):
         self.slider.setRange(0, max(0, s.frames.n_frames - 1))
         self.slider.setValue(s.frame)
         self.slider.blockSignals(False)
+        self._fit_transport()  # the counter's width depends on the frame count
         origin = trace_origin(L, live)
         self.setWindowTitle(f"gpuviz · {L.kernel_name} · {origin}")
         self._style_badge()
@@ -352,13 +353,12 @@ class MainWindow(QMainWindow):
         self.slider.blockSignals(False)
         self.frame_text.setText(s.frames.describe(f) if s.frames.n_frames else "no events recorded")
         self.caption_text.setText(self._caption(f))
-        self.counter.setText(f"frame {f + 1:,} / {s.frames.n_frames:,}")
+        self._label_counter()
 
     def _on_playback(self, name: str) -> None:
         p = self.session.playback
         self.actions.qaction("playback.play").setText("&Pause" if p.playing else "&Play")
-        self.actions.qaction("playback.play").setIconText("❚❚ Pause" if p.playing else "▶ Play")
-        self.speed_label.setText(f"{p.rate:g} frames/s")
+        self._fit_transport()
         self.actions.sync_checked()
 
     # ---- actions: the one registry -------------------------------------------------------------------
@@ -504,8 +504,15 @@ class MainWindow(QMainWindow):
                     self.tabifyDockWidget(docks[1], d)
                 docks[1].raise_()
         self._by_area = by_area
-        # no central widget: the docks share the whole window (the bottom area fills the middle)
-        self.setCentralWidget(None)
+        # The docks share the whole window: the bottom area fills the middle column. The central widget is an
+        # empty strip of no height rather than none at all: with no central widget, Qt (6.11) moves both side
+        # columns 1-2 px outwards at every relayout once resizeDocks() has sized them (arrange_default), and
+        # views relayout on every frame (a caption that wraps differently), so playing a few hundred frames
+        # squeezed the middle column (global and shared memory) to its minimum and resized every plot each frame.
+        spacer = QWidget(self)
+        spacer.setObjectName("centralSpacer")
+        spacer.setMaximumHeight(0)
+        self.setCentralWidget(spacer)
         self._arranged = False
 
     def arrange_default(self) -> None:
@@ -556,6 +563,16 @@ class MainWindow(QMainWindow):
             self.docks["details"].raise_()
         self.docks["launch"] = dock
 
+    #: toolbar labels of the transport's buttons when the full ones do not fit (1280 wide, bigger text):
+    #: symbols everyone reads for play / first / last; the words that say what a jump skips to stay
+    _COMPACT_ICON_TEXT = {
+        "playback.play": "▶",
+        "playback.first": "|◀",
+        "playback.last": "▶|",
+    }
+    #: the slider keeps at least this much room; the labels get shorter before it gets narrower
+    SLIDER_MIN_WIDTH = 200
+
     def _build_transport(self) -> None:
         bar = QToolBar("Playback", self)
         bar.setObjectName("toolbar_playback")
@@ -566,20 +583,78 @@ class MainWindow(QMainWindow):
                 bar.addAction(self.actions.qaction(a.id))
         self.slider = QSlider(Qt.Orientation.Horizontal, bar)
         self.slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.slider.setMinimumWidth(200)
+        self.slider.setMinimumWidth(self.SLIDER_MIN_WIDTH)
         self.slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.slider.valueChanged.connect(self._scrub)
         bar.addWidget(self.slider)
         self.counter = QLabel("", bar)
+        self.counter.setObjectName("frameCounter")
+        self.counter.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         bar.addWidget(self.counter)
         bar.addAction(self.actions.qaction("playback.slower"))
-        self.speed_label = QLabel(f"{self.session.playback.rate:g} frames/s", bar)
+        self.speed_label = QLabel("", bar)
+        self.speed_label.setObjectName("speedLabel")
+        self.speed_label.setToolTip("playback speed: frames shown per second (− slower, + faster)")
         bar.addWidget(self.speed_label)
         bar.addAction(self.actions.qaction("playback.faster"))
         for w in bar.findChildren(QToolButton):
             w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, bar)
         self.transport = bar
+        self.transport_compact = False  # short labels on: the full ones did not fit the window's width
+        self._transport_fit_key = None
+        self._label_transport()
+
+    def _label_transport(self) -> None:
+        """Put the labels of the current mode (full or compact) on the transport bar."""
+        compact = self.transport_compact
+        for aid, short in self._COMPACT_ICON_TEXT.items():
+            full = self.actions[aid].icon_text
+            if aid == "playback.play" and self.session.playback.playing:
+                full, short = "❚❚ Pause", "❚❚"
+            self.actions.qaction(aid).setIconText(short if compact else full)
+        rate = f"{self.session.playback.rate:g}"
+        self.speed_label.setText(f"{rate} fps" if compact else f"{rate} frames/s")
+        s = self.session
+        n = s.frames.n_frames if s.frames is not None else 0
+        # as wide as the widest counter of this trace: the slider must not twitch while frames play
+        widest = self._counter_text(n - 1, n) if n else ""
+        self.counter.setMinimumWidth(self.counter.fontMetrics().horizontalAdvance(widest))
+        self._label_counter()
+
+    def _counter_text(self, f: int, n: int) -> str:
+        return f"{f + 1:,} / {n:,}" if self.transport_compact else f"frame {f + 1:,} / {n:,}"
+
+    def _label_counter(self) -> None:
+        s = self.session
+        if s.frames is None:
+            return
+        f, n = s.frame, s.frames.n_frames
+        self.counter.setText(self._counter_text(f, n))
+        self.counter.setToolTip(f"frame {f + 1:,} of {n:,}")
+
+    def _transport_width(self, compact: bool) -> int:
+        """The width the transport bar asks for with the full or the compact labels."""
+        self.transport_compact = compact
+        self._label_transport()
+        self.transport.layout().invalidate()
+        return self.transport.sizeHint().width()
+
+    def _fit_transport(self) -> None:
+        """Full labels when they fit the window's width with the slider at its minimum, else compact ones,
+        so the speed control is never pushed off the bar (into the overflow menu) on a 1280-wide screen.
+        The choice is redone when the width, the text size or the frame count (the counter's width)
+        changes; in between only the labels' numbers change."""
+        s = self.session
+        key = (self.width(), s.theme.scale, s.frames.n_frames if s.frames is not None else 0,
+               s.playback.playing, s.playback.rate)
+        if key == self._transport_fit_key:
+            self._label_transport()
+            return
+        self._transport_fit_key = key
+        compact = self._transport_width(False) > self.width()
+        if compact:
+            self._transport_width(True)
 
     def _scrub(self, value: int) -> None:
         s = self.session
@@ -608,6 +683,7 @@ class MainWindow(QMainWindow):
     def _apply_theme(self) -> None:
         self.setStyleSheet(stylesheet(self.session.theme))
         self._style_badge()
+        self._fit_transport()  # bigger text: the full labels may no longer fit
         if self.overlay.isVisible():
             self.overlay.refresh()
 
@@ -637,6 +713,7 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
+        self._fit_transport()
         if self.overlay.isVisible():
             self.overlay.setGeometry(self.rect())
 

@@ -14,7 +14,9 @@ or CPU, device, driver, date and versions, and every series in a legend names it
 ("steady-state run · GPU: NVIDIA H200", "numpy a + b · CPU: AMD EPYC (this machine)"). Sets: the GPU
 recordings shipped in ``assets/recordings`` (:func:`gpuviz.timing.recordings.list_recordings`; the view
 opens on the first of them, the H200 set) and, on demand ("Measure CPU"), CPU timings measured live on
-this machine. The CPU-vs-GPU plot draws the chosen set with every other set's CPU-vs-GPU lines beside it,
+this machine, in a worker thread (about a second of numpy and CPU-executor runs must not freeze playback):
+the button is disabled and a busy bar runs meanwhile, the set is added when the worker returns, a failure
+is said in the view, and :attr:`TimingsView.cpu_measure_finished` tells when it is over. The CPU-vs-GPU plot draws the chosen set with every other set's CPU-vs-GPU lines beside it,
 so live CPU timings sit next to the recorded GPU ones, each labelled.
 """
 
@@ -26,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
+from PySide6.QtCore import Signal
 
 from ...model.timings import Series, TimingSet, blocks_on_sms, waves
 from .base import TraceView, register_view, style_plot
@@ -84,12 +87,52 @@ def _sets_from_recordings() -> tuple[list[tuple[str, object]], str]:
         return [], f"the recorded GPU timings could not be listed: {exc}"
 
 
+class CpuMeasurement(QtCore.QThread):
+    """:func:`gpuviz.timing.cpu.cpu_timing_set` in a thread of its own; ``measured(TimingSet)`` or
+    ``failed(exception)`` when it is over.
+
+    Running threads are held in :data:`_RUNNING` (not by the view) until they end: a view closed mid-run
+    must not take a running QThread down with it, which would abort the process. Quitting the application
+    waits for them for the same reason (a run takes about a second)."""
+
+    measured = Signal(object)
+    failed = Signal(object)
+
+    def __init__(self, kwargs: dict):
+        super().__init__()
+        self._kwargs = dict(kwargs)
+        _RUNNING.add(self)
+        self.finished.connect(lambda: _RUNNING.discard(self))
+        app = QtCore.QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.wait)
+
+    def run(self) -> None:
+        from ...timing.cpu import cpu_timing_set
+
+        try:
+            ts = cpu_timing_set(**self._kwargs)
+        except Exception as exc:  # noqa: BLE001 - any failure is shown in the view, never raised in a thread
+            self.failed.emit(exc)
+            return
+        self.measured.emit(ts)
+
+
+_RUNNING: set[CpuMeasurement] = set()
+
+
 @register_view
 class TimingsView(TraceView):
     view_id = "timings"
     title = "Timings"
     default_area = "bottom"
     order = 90
+
+    #: a Measure CPU run is over: True when its set was added, False when it failed (the view says why)
+    cpu_measure_finished = Signal(bool)
+    #: what Measure CPU times: small enough for about a second, large enough to show where numpy's
+    #: per-call overhead stops mattering and how the executor scales
+    CPU_MEASURE_ARGS = dict(numpy_sizes=(10**3, 10**4, 10**5, 10**6), executor_sizes=(10**3, 10**4), repeats=3)
 
     def __init__(self, session, parent=None):
         super().__init__(session, parent)
@@ -110,8 +153,15 @@ class TimingsView(TraceView):
         self.set_box.setMinimumContentsLength(34)  # long labels must not widen the dock (the list shows them whole)
         self.cpu_button = QtWidgets.QPushButton("Measure CPU")
         self.cpu_button.setToolTip("time numpy and gpuviz's CPU executor on this machine (labelled CPU)")
+        self.cpu_busy = QtWidgets.QProgressBar()  # runs (indeterminate) while Measure CPU works
+        self.cpu_busy.setRange(0, 0)
+        self.cpu_busy.setTextVisible(False)
+        self.cpu_busy.setMaximumWidth(90)
+        self.cpu_busy.setToolTip("measuring numpy and the CPU executor on this machine")
+        self.cpu_busy.hide()
+        self._cpu_worker = None  # the Measure CPU run in progress, if any
         self.export_button = QtWidgets.QPushButton("Export…")
-        for w in (self.set_box, self.plot_box, self.cpu_button, self.export_button):
+        for w in (self.set_box, self.plot_box, self.cpu_button, self.cpu_busy, self.export_button):
             bar.addWidget(w)
         bar.addStretch(1)
         layout.addLayout(bar)
@@ -172,23 +222,42 @@ class TimingsView(TraceView):
                 self._load_error = f"cannot load {self._sets[i][0]}: {exc}"
         self.redraw()
 
-    def measure_cpu(self) -> None:
-        """Time numpy and the CPU executor on this machine (about a second) and show them beside the GPU set."""
-        from ...timing.cpu import cpu_timing_set
+    @property
+    def cpu_measuring(self) -> bool:
+        """Is a Measure CPU run in progress?"""
+        return self._cpu_worker is not None
 
-        self.cpu_button.setEnabled(False)
-        self.label.setText("measuring numpy and the CPU executor on this machine's CPU…")
-        QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
-        QtWidgets.QApplication.processEvents()
-        try:
-            ts = cpu_timing_set(numpy_sizes=(10**3, 10**4, 10**5, 10**6), executor_sizes=(10**3, 10**4), repeats=3)
-        except Exception as exc:
-            self.label.setText(f"measuring the CPU failed: {type(exc).__name__}: {exc}")
+    def measure_cpu(self) -> None:
+        """Time numpy and the CPU executor on this machine (about a second) in a worker thread, then show
+        them beside the GPU set. The view stays live meanwhile; :attr:`cpu_measure_finished` says when done."""
+        if self._cpu_worker is not None:  # one run at a time (the button is disabled meanwhile)
             return
-        finally:
-            QtWidgets.QApplication.restoreOverrideCursor()
-            self.cpu_button.setEnabled(True)
+        self.cpu_button.setEnabled(False)
+        self.cpu_button.setText("Measuring…")
+        self.cpu_busy.show()
+        self.label.setText("measuring numpy and the CPU executor on this machine's CPU…")
+        worker = CpuMeasurement(self.CPU_MEASURE_ARGS)
+        # the worker's signals belong to this (the GUI) thread: they arrive queued, so these slots may touch widgets
+        worker.measured.connect(self._cpu_measured)
+        worker.failed.connect(self._cpu_failed)
+        self._cpu_worker = worker
+        worker.start()
+
+    def _cpu_done(self) -> None:
+        self._cpu_worker = None
+        self.cpu_busy.hide()
+        self.cpu_button.setText("Measure CPU")
+        self.cpu_button.setEnabled(True)
+
+    def _cpu_measured(self, ts: TimingSet) -> None:
+        self._cpu_done()
         self.add_set(ts, live=True)
+        self.cpu_measure_finished.emit(True)
+
+    def _cpu_failed(self, exc: BaseException) -> None:
+        self._cpu_done()
+        self.label.setText(f"measuring the CPU failed: {type(exc).__name__}: {exc}")
+        self.cpu_measure_finished.emit(False)
 
     # ---- hooks --------------------------------------------------------------------------------------------------
     def on_trace_changed(self) -> None:
