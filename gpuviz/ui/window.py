@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -185,6 +186,7 @@ class MainWindow(QMainWindow):
         # style before any dock exists: restyling docks that are already tabbed leaves stale tab bars behind
         self.setStyleSheet(stylesheet(self.session.theme))
         self._build_top_bar()
+        self._fit_now_labels()
         self._build_views()
         self._build_launch_dock()
         self._build_transport()
@@ -482,6 +484,8 @@ class MainWindow(QMainWindow):
             dock = QDockWidget(cls.title or vid, self)
             dock.setObjectName(f"dock_{vid}")
             dock.setWidget(view)
+            # a tab brought to the front draws what it missed (the layout settles first: hence the timer)
+            dock.visibilityChanged.connect(lambda shown, v=view: shown and QTimer.singleShot(0, v.catch_up))
             dock.setFeatures(
                 QDockWidget.DockWidgetFeature.DockWidgetMovable
                 | QDockWidget.DockWidgetFeature.DockWidgetFloatable
@@ -680,8 +684,19 @@ class MainWindow(QMainWindow):
         s = self.session
         s.set_theme(get_theme("light" if s.theme.dark else "dark", s.theme.scale))
 
+    def _fit_now_labels(self) -> None:
+        """Give the frame description and its caption room for two lines each, always.
+
+        Their text changes every frame; if their height followed it (one line, then two) the whole window
+        would re-lay out its docks on every frame, which is most of what a frame costs."""
+        t = self.session.theme
+        for label, pad in ((self.frame_text, 2 * t.px(4)), (self.caption_text, t.px(4))):
+            label.ensurePolished()
+            label.setFixedHeight(2 * QFontMetrics(label.font()).lineSpacing() + pad)
+
     def _apply_theme(self) -> None:
         self.setStyleSheet(stylesheet(self.session.theme))
+        self._fit_now_labels()
         self._style_badge()
         self._fit_transport()  # bigger text: the full labels may no longer fit
         if self.overlay.isVisible():

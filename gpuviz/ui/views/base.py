@@ -181,8 +181,8 @@ class TraceView(QWidget):
         if not self._started:
             self.start()
             return
-        if not self.isVisible():
-            self._stale = True
+        if not self.on_screen():
+            self._stale = True  # drawn when it comes to the front (catch_up), not on every frame behind a tab
             return
         self._stale = False
         self._call(self.on_frame_changed)
@@ -207,6 +207,17 @@ class TraceView(QWidget):
         if not self._started:
             self.start()
         elif self._stale and self._live():
+            self._stale = False
+            self._call(self.on_frame_changed)
+            self._call(self.on_selection_changed)
+
+    def on_screen(self) -> bool:
+        """Shown and not hidden behind another tab: Qt keeps a tabbed-behind dock 'visible', off-screen."""
+        return self.isVisible() and not self.visibleRegion().isEmpty()
+
+    def catch_up(self) -> None:
+        """Brought to the front (a dock tab raised): draw the frames missed while behind."""
+        if self._started and self._stale and self._live() and self.on_screen():
             self._stale = False
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)
