@@ -345,3 +345,13 @@ def test_the_columns_keep_their_widths_while_frames_play(make_window):
         w.layout().invalidate()
         QApplication.processEvents()
     assert [w.docks[v].width() for v in ("grid", "memory", "source")] == widths
+
+
+def test_large_traces_are_narrated_on_a_worker_thread(make_window, qtbot, monkeypatch):
+    import gpuviz.ui.window as window_module
+
+    monkeypatch.setattr(window_module, "_NARRATE_INLINE_EVENTS", 0)  # treat every trace as large
+    w = make_window()
+    assert w.caption_text.text() in ("narrating this launch…", "") or w._narrator is not None
+    qtbot.waitUntil(lambda: w._narrator is not None and not w._narrator_jobs, timeout=30_000)
+    assert w.caption_text.text() == w._narrator.text(w.session.frame) != "narrating this launch…"

@@ -365,22 +365,28 @@ class Narrator:
         bar = np.flatnonzero(tr.kind == K.BARRIER)
         ph = tr.phase
         n_ph = int(ph.max()) + 1 if len(ph) else 1
+        # a thread reaches the barrier that closes a phase once, so barrier events per (block, phase) are
+        # the threads that reached it: a count, not a sort
         key = tr.block[bar].astype(np.int64) * n_ph + ph[bar]
-        gt = tr.global_thread[bar]
-        u = np.unique(key * L.n_threads + gt) if len(bar) else np.zeros(0, np.int64)
-        uk, uc = np.unique(u // L.n_threads, return_counts=True)
-        self._bar_threads = dict(zip(uk.tolist(), uc.tolist()))
+        per = np.bincount(key, minlength=0) if len(bar) else np.zeros(0, np.int64)
+        nz = np.flatnonzero(per)
+        self._bar_threads = dict(zip(nz.tolist(), per[nz].tolist()))
         self._n_ph = n_ph
         shared = [i for i, a in enumerate(L.arrays) if a.space == "shared"]
         self._phase_shared: dict[int, tuple[set, set]] = {}
         if shared:
             kind = tr.kind
-            m = np.isin(kind, [K.SHARED_LOAD, K.SHARED_STORE]) & np.isin(tr.array, shared)
+            is_shared_access = (kind == K.SHARED_LOAD) | (kind == K.SHARED_STORE)
+            m = np.flatnonzero(is_shared_access & np.isin(tr.array, shared))
+            n_arr = len(L.arrays) + 1
             k2 = (tr.block[m].astype(np.int64) * n_ph + ph[m]) * 4 + (kind[m] == K.SHARED_STORE)
-            k3 = np.unique(k2 * (len(L.arrays) + 1) + tr.array[m])
+            k3 = k2 * n_arr + tr.array[m]
+            space = L.n_blocks * n_ph * 4 * n_arr
+            # which (block, phase, load/store, array) occur: a bincount over the key space when it is small
+            k3 = np.flatnonzero(np.bincount(k3, minlength=space)) if space <= 50_000_000 else np.unique(k3)
             for v in k3.tolist():
-                a = v % (len(L.arrays) + 1)
-                rest = v // (len(L.arrays) + 1)
+                a = v % n_arr
+                rest = v // n_arr
                 is_store, bp = rest % 4, rest // 4
                 stores, loads = self._phase_shared.setdefault(bp, (set(), set()))
                 (stores if is_store else loads).add(L.arrays[a].name)

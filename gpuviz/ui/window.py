@@ -13,9 +13,11 @@ bar under the top bar until dismissed or until another trace is opened.
 
 from __future__ import annotations
 
+import logging
+
 import time
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QThread, Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QDialog,
@@ -165,6 +167,47 @@ class ShortcutOverlay(QWidget):
         self.hide()
 
 
+log = logging.getLogger(__name__)
+
+#: traces up to this many events are narrated on the spot (well under a second); larger ones on a thread
+_NARRATE_INLINE_EVENTS = 1_000_000
+
+
+def _kernel_notes(trace) -> tuple:
+    """A bundled kernel's own notes at chosen frames (KernelSpec.frame_notes), if the trace is of one."""
+    bundled = (trace.launch.meta or {}).get("bundled_kernel") or {}
+    if not bundled.get("name"):
+        return ()
+    try:
+        from kernels import get_kernel
+
+        return get_kernel(bundled["name"]).frame_notes
+    except KeyError:
+        return ()
+
+
+def _build_narrator(frames, notes):
+    from ..model.narration import Narrator
+
+    narrator = Narrator(frames, notes=notes)
+    narrator.caption(0)  # analyses the whole trace once; later captions are lookups
+    return narrator
+
+
+class _NarratorJob(QThread):
+    """Builds a Narrator off the GUI thread (numpy only: it touches no Qt object)."""
+
+    def __init__(self, frames, notes, parent=None):
+        super().__init__(parent)
+        self.frames, self.notes, self.narrator = frames, notes, None
+
+    def run(self) -> None:
+        try:
+            self.narrator = _build_narrator(self.frames, self.notes)
+        except Exception:  # noqa: BLE001 - no caption is better than a crashed thread; the view says so
+            log.exception("narration failed")
+
+
 class MainWindow(QMainWindow):
     def __init__(self, trace: Trace | None = None, theme: Theme = LIGHT, session: Session | None = None,
                  source_label: str = "", live: bool = False):
@@ -172,6 +215,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("gpuviz")
         self._live_trace: Trace | None = None  # the trace captured on this machine in this session, if on screen
         self._recordings: list | None = None
+        self._narrator_jobs: list[_NarratorJob] = []  # narration being built for a large trace
         self.session = session or Session(theme=theme, parent=self)
         self.views: dict[str, TraceView] = {}
         self.docks: dict[str, QDockWidget] = {}
@@ -251,29 +295,37 @@ class MainWindow(QMainWindow):
         )
 
     def _caption(self, f: int) -> str:
-        """The narration of frame f (with the bundled kernel's own notes); presenter mode shows its own."""
-        from ..model.narration import Narrator
+        """The narration of frame f (with the bundled kernel's own notes); presenter mode shows its own.
+
+        Narrating means analysing the whole trace once: for a large trace that runs on a worker thread
+        (numpy, no Qt) and the caption appears when it is done, so opening the trace never waits for it."""
         from .presenter import presenter_of
 
         s = self.session
         if not s.frames.n_frames or presenter_of(self) is not None:
             return ""
         if getattr(self, "_narrator_frames", None) is not s.frames:
-            notes = ()
-            bundled = (s.trace.launch.meta or {}).get("bundled_kernel") or {}
-            if bundled.get("name"):
-                try:
-                    from kernels import get_kernel
-
-                    notes = get_kernel(bundled["name"]).frame_notes
-                except KeyError:
-                    notes = ()
-            self._narrator = Narrator(s.frames, notes=notes)
             self._narrator_frames = s.frames
+            self._narrator = None
+            if len(s.trace) <= _NARRATE_INLINE_EVENTS:
+                self._narrator = _build_narrator(s.frames, _kernel_notes(s.trace))
+            else:
+                job = _NarratorJob(s.frames, _kernel_notes(s.trace), self)
+                job.finished.connect(lambda job=job: self._narrator_ready(job))
+                self._narrator_jobs.append(job)
+                job.start()
+        if self._narrator is None:
+            return "narrating this launch…"
         try:
             return self._narrator.text(f)
         except Exception as e:  # noqa: BLE001 - a caption must never stop playback
             return f"(no caption: {type(e).__name__})"
+
+    def _narrator_ready(self, job) -> None:
+        self._narrator_jobs.remove(job)
+        if job.frames is self._narrator_frames and job.narrator is not None:
+            self._narrator = job.narrator
+            self.caption_text.setText(self._caption(self.session.frame))
 
     def _style_badge(self) -> None:
         tr = self.session.trace
@@ -788,4 +840,6 @@ class MainWindow(QMainWindow):
         if dock is not None:
             dock.launch_list.shutdown()  # a program still running in its worker is stopped with the window
         self.session.shutdown()
+        for job in list(self._narrator_jobs):
+            job.wait()  # numpy work, seconds at most: the thread must not outlive its window
         super().closeEvent(ev)
