@@ -54,6 +54,18 @@ def _application(headless: bool = False):
     return app
 
 
+def fit_to_screen(window, preferred=(1600, 950)) -> None:
+    """Open at the preferred size, or at most 92% of a smaller screen (a 1366x768 laptop, a projector)."""
+    from PySide6.QtWidgets import QApplication
+
+    screen = window.screen() or QApplication.primaryScreen()
+    w, h = preferred
+    if screen is not None:
+        avail = screen.availableGeometry()
+        w, h = min(w, int(avail.width() * 0.92)), min(h, int(avail.height() * 0.92))
+    window.resize(w, h)
+
+
 def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int:
     """Open the main window on ``trace_path`` (or the embedded default); returns the exit status."""
     app = _application()
@@ -67,7 +79,7 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int
         return 2
     # the embedded default is captured now, on this machine: the window may say so
     window = MainWindow(trace, theme=get_theme(theme), source_label=label, live=trace_path is None)
-    window.resize(1600, 950)
+    fit_to_screen(window)
     window.show()
     if present:
         from .ui.presenter import enter_presenter

@@ -61,6 +61,9 @@ class GridView(TraceView):
         self.gaps.setZValue(5)
         self.plot.addItem(self.gaps)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
+        vb = self.plot.getPlotItem().getViewBox()
+        vb.sigResized.connect(self._fit_labels)  # labels show only where they fit: re-check when cells change size
+        vb.sigRangeChanged.connect(self._fit_labels)
 
     # ---- layout: once per trace --------------------------------------------------------------------
     def on_trace_changed(self) -> None:
@@ -113,13 +116,14 @@ class GridView(TraceView):
         super().resizeEvent(ev)
         self._fit_labels()
 
-    def _fit_labels(self) -> None:
+    def _fit_labels(self, *_signal_args) -> None:
         """Show block labels only where they fit inside their cell: overlapping labels read as noise."""
         if not self._labels or not hasattr(self, "_grid_shape"):
             return
         vb = self.plot.getPlotItem().getViewBox()
-        ncols, nrows = self._grid_shape
-        cell_w, cell_h = vb.width() / max(ncols, 1), vb.height() / max(nrows, 1)
+        # one cell's size on screen: the view is aspect-locked, so the plot's width says nothing by itself
+        cell = vb.mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
+        cell_w, cell_h = cell.width(), cell.height()
         widest = max(t.boundingRect().width() for t in self._labels)
         tallest = max(t.boundingRect().height() for t in self._labels)
         fits = widest <= 0.95 * cell_w and tallest <= 0.95 * cell_h

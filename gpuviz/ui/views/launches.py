@@ -501,7 +501,9 @@ def open_window(path, present: bool = False, argv=(), **options) -> int:
 
     app = _application()
     window = MainWindow()
-    window.resize(1600, 950)
+    from ...app import fit_to_screen
+
+    fit_to_screen(window)
     if Path(path).suffix == ".py":
         if not Path(path).is_file():
             print(f"gpuviz: no such program: {path}", file=sys.stderr)
