@@ -41,6 +41,19 @@ from .theme import OKABE_ITO
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
 
 
+
+def kill_worker(proc: QProcess) -> None:
+    """Stop a worker process for good: no more of its signals reach us, then kill it and free it."""
+    for sig in (proc.readyReadStandardOutput, proc.readyReadStandardError, proc.finished, proc.errorOccurred):
+        try:
+            sig.disconnect()
+        except (RuntimeError, TypeError):  # nothing was connected
+            pass
+    if proc.state() != QProcess.ProcessState.NotRunning:
+        proc.kill()
+        proc.waitForFinished(3000)
+    proc.deleteLater()
+
 class CaptureRunner(QObject):
     """Runs one capture at a time in a child process; newer requests replace older ones."""
 
@@ -110,15 +123,7 @@ class CaptureRunner(QObject):
         self._watchdog.stop()
         proc, self._proc = self._proc, None
         if proc is not None:
-            for sig in (proc.readyReadStandardOutput, proc.readyReadStandardError, proc.finished, proc.errorOccurred):
-                try:
-                    sig.disconnect()
-                except (RuntimeError, TypeError):
-                    pass
-            if proc.state() != QProcess.ProcessState.NotRunning:
-                proc.kill()
-                proc.waitForFinished(3000)
-            proc.deleteLater()
+            kill_worker(proc)
             self.busy_changed.emit(False)
         self._cleanup()
 

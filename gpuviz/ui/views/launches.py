@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...model.trace import Trace
+from ..launch import kill_worker
 
 _COLUMNS = ("#", "kernel", "grid", "block", "events", "status")
 _STACK_GRACE_MS = 400
@@ -127,15 +128,7 @@ class ScriptRunJob(QObject):
         self._poll.stop()
         self._deadline.stop()
         if proc is not None:
-            for sig in (proc.readyReadStandardOutput, proc.readyReadStandardError, proc.finished, proc.errorOccurred):
-                try:
-                    sig.disconnect()
-                except (RuntimeError, TypeError):
-                    pass
-            if proc.state() != QProcess.ProcessState.NotRunning:
-                proc.kill()
-                proc.waitForFinished(3000)
-            proc.deleteLater()
+            kill_worker(proc)
             self.busy_changed.emit(False)
         self._cleanup()
 
