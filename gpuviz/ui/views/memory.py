@@ -194,6 +194,27 @@ def arrange_plots(canvas: pg.GraphicsLayoutWidget, plots: list[pg.PlotItem], nco
         grid.setRowStretchFactor(r, 1)
 
 
+class ArrayPanelsMixin:
+    """For views that draw one plot per array on ``self.canvas`` (``self._panels``, each with ``.plot`` and
+    ``.layout.rows/cols``): side by side or stacked, whichever makes the cells biggest, re-decided on resize."""
+
+    _panels: list
+    _ncols: int = 0
+
+    def _arrange(self) -> None:
+        if not self._panels:
+            return
+        shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
+        ncols = best_columns(shapes, self.canvas.width(), self.canvas.height())
+        if ncols != self._ncols:
+            self._ncols = ncols
+            arrange_plots(self.canvas, [p.plot for p in self._panels], ncols)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+
 def docked(view: QtWidgets.QWidget) -> bool:
     """True inside the main window (which already says what the frame is), False when shown alone."""
     return view.parent() is not None
@@ -278,7 +299,7 @@ class _ArrayPanel:
 
 
 @register_view
-class GlobalMemoryView(TraceView):
+class GlobalMemoryView(ArrayPanelsMixin, TraceView):
     """Global arrays as heat maps of accesses so far, the current warp request lit, sectors outlined."""
 
     view_id = "memory"
@@ -354,20 +375,6 @@ class GlobalMemoryView(TraceView):
         self._ncols = 0
         self._arrange()
         self._retitle()
-
-    def _arrange(self) -> None:
-        """Arrays side by side or stacked, whichever makes their cells biggest at the current size."""
-        if not self._panels:
-            return
-        shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
-        ncols = best_columns(shapes, self.canvas.width(), self.canvas.height())
-        if ncols != self._ncols:
-            self._ncols = ncols
-            arrange_plots(self.canvas, [p.plot for p in self._panels], ncols)
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._arrange()
 
     def _retitle(self) -> None:
         st = self.style

@@ -25,11 +25,10 @@ from ...model.trace import EventKind, Trace
 from .. import render
 from .base import TraceView, register_view
 from .memory import (
+    ArrayPanelsMixin,
     CellImage,
     MemoryStyle,
     cell_plot,
-    arrange_plots,
-    best_columns,
     colour_css,
     docked,
     fit_left_axis,
@@ -209,7 +208,7 @@ class _SharedPanel:
 
 
 @register_view
-class SharedMemoryView(TraceView):
+class SharedMemoryView(ArrayPanelsMixin, TraceView):
     """Shared arrays as 32 banks: this frame's words lit with their values, conflicts and races marked."""
 
     view_id = "shared"
@@ -288,19 +287,6 @@ class SharedMemoryView(TraceView):
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
         self._ncols = 0
-        self._arrange()
-
-    def _arrange(self) -> None:
-        if not self._panels:
-            return
-        shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
-        ncols = best_columns(shapes, self.canvas.width(), self.canvas.height())
-        if ncols != self._ncols:
-            self._ncols = ncols
-            arrange_plots(self.canvas, [p.plot for p in self._panels], ncols)
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
         self._arrange()
 
     def _enter_block(self, block: int) -> None:
