@@ -165,3 +165,46 @@ def syncthreads_count_kernel(x, out):
     n = cuda.syncthreads_count(x[cuda.grid(1)] > 0)
     if t == 0:
         out[cuda.blockIdx.x] = n
+
+
+@cuda.jit(device=True)
+def first_negative(arr, start, stop):
+    # a device function with a loop, an early return of a value and a fall-through return
+    for k in range(start, stop):
+        if arr[k] < 0:
+            return k
+    return -1
+
+
+@cuda.jit
+def grid_stride_and_nested_control(x, out, hist):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, x.size, stride):  # per-thread bounds: a grid-stride loop
+        v = x[i]
+        j = 0
+        while j < 4:
+            j += 1
+            if v > 2.0:
+                if j == 2:
+                    break
+                v = v - 1.0
+                continue
+            v = v + 0.5
+        out[i] = v
+        cuda.atomic.add(hist, (i % 2, int(v) % 3), 1)
+    tid = cuda.threadIdx.x
+    if tid == 0:
+        out[x.size + cuda.blockIdx.x] = first_negative(x, cuda.blockIdx.x * 4, cuda.blockIdx.x * 4 + 4)
+
+
+@cuda.jit
+def shared_3d_tile(src, dst):
+    t = cuda.shared.array(shape=(2, 4, 8), dtype=numba.float32)
+    x = cuda.threadIdx.x
+    y = cuda.threadIdx.y
+    z = cuda.threadIdx.z
+    g = cuda.blockIdx.x * 64 + z * 32 + y * 8 + x
+    t[z, y, x] = src[g]
+    cuda.syncthreads()
+    dst[g] = t[1 - z, 3 - y, 7 - x] + t[z, y, (x + 1) % 8]
