@@ -73,15 +73,10 @@ def copy_back_seconds(cuda, bufs, pinned) -> float:
 
 
 def median_launch(cuda, fn, repeats):
-    fn()
-    cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        t = EventTimer(cuda)
-        with t:
-            fn()
-        times.append(t.seconds)
-    return float(np.median(times))
+    """Median seconds of one call of ``fn`` (CUDA events, one warm-up): the same measure as gpuviz.timing."""
+    from gpuviz.timing.gpu import median_event_seconds
+
+    return median_event_seconds(cuda, fn, repeats=repeats)
 
 
 def copy_bandwidth(cuda, nbytes=1 << 30, repeats=5) -> float:

@@ -126,33 +126,39 @@ def formatted(metrics: dict) -> dict:
     return {k: format_value(k, v) for k, v in metrics.items()}
 
 
+def _recorded_series(kind: str):
+    """(timing set, series) of the given kind from every shipped timing recording that loads.
+
+    A missing or damaged recording must not stop a lesson: it is skipped, and the caller says what is missing."""
+    try:
+        from ..timing.recordings import list_recordings
+
+        recs = list_recordings(kind="timings")
+    except (ImportError, ValueError):
+        return
+    for rec in recs:
+        try:
+            ts = rec.load()
+        except Exception:  # noqa: BLE001 - see above
+            continue
+        for series in ts.by_kind(kind):
+            yield ts, series
+
+
 def recorded_timings_text() -> str:
     """The host-flow timings shipped with gpuviz (recorded on a real GPU), in one line, or a plain word
     that live timings need a GPU."""
     no_gpu = ("live timings need an NVIDIA GPU; none was recorded with this copy of gpuviz, so the flow is "
               "told from the trace: the copies move every input and output array, the kernel only its requests")
-    try:
-        from ..timing.recordings import list_recordings
-    except ImportError:
-        return no_gpu
-    try:
-        recs = list_recordings(kind="timings")
-    except ValueError:
-        return no_gpu
-    for rec in recs:
+    for ts, series in _recorded_series("host_flow"):
         try:
-            ts = rec.load()
-        except Exception:  # a damaged recording must not stop a lesson: say what is missing instead
+            rows = series.where(memory="pinned") if "memory" in series.columns else series
+            stages = list(rows.columns["stage"])
+            secs = rows.column("seconds")
+        except KeyError:
             continue
-        for series in ts.by_kind("host_flow"):
-            try:
-                rows = series.where(memory="pinned") if "memory" in series.columns else series
-                stages = list(rows.columns["stage"])
-                secs = rows.column("seconds")
-            except KeyError:
-                continue
-            parts = [f"{st} {_ms(s)}" for st, s in zip(stages, secs)]
-            return f"recorded on {ts.device}, {ts.date or 'date unknown'} ({series.title}): " + ", ".join(parts)
+        parts = [f"{st} {_ms(s)}" for st, s in zip(stages, secs)]
+        return f"recorded on {ts.device}, {ts.date or 'date unknown'} ({series.title}): " + ", ".join(parts)
     return no_gpu
 
 
@@ -164,24 +170,11 @@ def recorded_add_timings_text() -> str:
     (recorded on a real GPU, data already on the device), at its smallest and largest size, in one line
     labelled with the device, driver and date; or a plain word that none was recorded."""
     none = "no GPU timings of a + b were recorded with this copy of gpuviz"
-    try:
-        from ..timing.recordings import list_recordings
-    except ImportError:
-        return none
-    try:
-        recs = list_recordings(kind="timings")
-    except ValueError:
-        return none
-    for rec in recs:
-        try:
-            ts = rec.load()
-        except Exception:  # a damaged recording must not stop a lesson: say what is missing instead
-            continue
-        for series in ts.by_kind("cpu_vs_gpu"):
-            # a + b reads two arrays and writes one: 3 x 4 bytes per float32 element, whoever runs it
-            line = _gpu_sizes_line(ts, series, "c = a + b", bytes_per_element=12)
-            if line:
-                return line
+    for ts, series in _recorded_series("cpu_vs_gpu"):
+        # a + b reads two arrays and writes one: 3 x 4 bytes per float32 element, whoever runs it
+        line = _gpu_sizes_line(ts, series, "c = a + b", bytes_per_element=12)
+        if line:
+            return line
     return none
 
 

@@ -20,7 +20,7 @@ from ..model.timings import Series, TimingSet
 from .cpu import cpu_name, numpy_add_seconds
 
 
-def _median_events(cuda, fn, repeats: int = 7, batch: int = 1, warmup: int = 1) -> float:
+def median_event_seconds(cuda, fn, repeats: int = 7, batch: int = 1, warmup: int = 1) -> float:
     """Median seconds per call of ``fn`` (device work), ``batch`` calls per timed region."""
     for _ in range(warmup):
         fn()
@@ -113,7 +113,7 @@ def compile_vs_run(names=("vector_add", "mandelbrot", "reduce_sum", "matmul_tile
         fresh[grid, block](*dargs)
         cuda.synchronize()
         first = time.perf_counter() - t0
-        steady = _median_events(cuda, lambda: fresh[grid, block](*dargs), repeats=repeats, batch=10)
+        steady = median_event_seconds(cuda, lambda: fresh[grid, block](*dargs), repeats=repeats, batch=10)
         rows["kernel"].append(name)
         rows["first_call_s"].append(first)
         rows["steady_s"].append(steady)
@@ -136,7 +136,7 @@ def block_sweep(n: int = 1 << 24, matmul_n: int = 1024, repeats: int = 7) -> lis
     rows = {"threads_per_block": [], "seconds": [], "gb_per_s": []}
     for t in (32, 64, 128, 256, 512, 1024):
         g = (n + t - 1) // t
-        s = _median_events(cuda, lambda: vector_add[g, t](a, b, c, n), repeats=repeats, batch=20)
+        s = median_event_seconds(cuda, lambda: vector_add[g, t](a, b, c, n), repeats=repeats, batch=20)
         rows["threads_per_block"].append(t)
         rows["seconds"].append(s)
         rows["gb_per_s"].append(3 * 4 * n / s / 1e9)
@@ -148,7 +148,7 @@ def block_sweep(n: int = 1 << 24, matmul_n: int = 1024, repeats: int = 7) -> lis
     rows = {"block": [], "threads_per_block": [], "seconds": [], "gflop_per_s": []}
     for bx, by in ((8, 8), (16, 8), (16, 16), (32, 8), (32, 16), (32, 32)):
         grid = ((N + bx - 1) // bx, (N + by - 1) // by)
-        s = _median_events(cuda, lambda: matmul_naive[grid, (bx, by)](A, B, C, N), repeats=repeats, batch=3)
+        s = median_event_seconds(cuda, lambda: matmul_naive[grid, (bx, by)](A, B, C, N), repeats=repeats, batch=3)
         rows["block"].append(f"{bx}x{by}")
         rows["threads_per_block"].append(bx * by)
         rows["seconds"].append(s)
@@ -191,18 +191,18 @@ def cpu_vs_gpu(sizes=(10**3, 10**4, 10**5, 10**6, 10**7, 10**8), repeats: int = 
         add(n, "numpy a + b", "cpu", numpy_add_seconds(a, b, repeats=repeats))
         da, db, dc = cuda.to_device(a), cuda.to_device(b), cuda.device_array(n, np.float32)
         g = (n + 255) // 256
-        est = _median_events(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats=3, batch=1)
+        est = median_event_seconds(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats=3, batch=1)
         add(n, "numba vector_add", "gpu",
-            _median_events(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats=repeats, batch=_batch_for(est, limit=500)))
+            median_event_seconds(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats=repeats, batch=_batch_for(est, limit=500)))
         if cupy is not None:
             ca, cb = cupy.asarray(a), cupy.asarray(b)
-            est = _median_events(cuda, lambda: ca + cb, repeats=3)
-            add(n, "cupy a + b", "gpu", _median_events(cuda, lambda: ca + cb, repeats=repeats, batch=_batch_for(est, limit=500)))
+            est = median_event_seconds(cuda, lambda: ca + cb, repeats=3)
+            add(n, "cupy a + b", "gpu", median_event_seconds(cuda, lambda: ca + cb, repeats=repeats, batch=_batch_for(est, limit=500)))
             del ca, cb
         if torch is not None:
             ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-            est = _median_events(cuda, lambda: ta + tb, repeats=3)
-            add(n, "torch a + b", "gpu", _median_events(cuda, lambda: ta + tb, repeats=repeats, batch=_batch_for(est, limit=500)))
+            est = median_event_seconds(cuda, lambda: ta + tb, repeats=3)
+            add(n, "torch a + b", "gpu", median_event_seconds(cuda, lambda: ta + tb, repeats=repeats, batch=_batch_for(est, limit=500)))
             del ta, tb
         del da, db, dc
     return Series("cpu_vs_gpu", "c = a + b: CPU vs GPU over sizes", "mixed", rows, {"seconds": "s"},

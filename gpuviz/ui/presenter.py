@@ -29,9 +29,8 @@ from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidget
 
 from ..model import playback as pb
-from ..model.frames import BlockState, LaneState
 from ..model.narration import Narrator
-from .theme import DARK, LIGHT, OKABE_ITO, Theme
+from .theme import DARK, LIGHT, Theme, state_colours
 
 MIN_TEXT_PX = 18
 SCALE_STEP = 1.12
@@ -44,20 +43,7 @@ PRESENT_LIGHT = replace(
     muted="#000000",
     grid="#4D4D4D",
     highlight_line="#F5D76E",
-    lane={
-        LaneState.NOT_STARTED: "#D0D0D0",
-        LaneState.IDLE: "#7A7A7A",
-        LaneState.ACTIVE: OKABE_ITO["bluish_green"],
-        LaneState.DIVERGED: OKABE_ITO["orange"],
-        LaneState.BARRIER: OKABE_ITO["reddish_purple"],
-        LaneState.EXITED: OKABE_ITO["blue"],
-    },
-    block={
-        BlockState.WAITING: "#C4C4C4",
-        BlockState.RESIDENT: OKABE_ITO["bluish_green"],
-        BlockState.BARRIER: OKABE_ITO["reddish_purple"],
-        BlockState.DONE: OKABE_ITO["blue"],
-    },
+    **state_colours(not_started="#D0D0D0", idle="#7A7A7A", waiting="#C4C4C4", done="blue"),
     heatmap="cividis",
 )
 PRESENT_DARK = replace(
@@ -67,20 +53,7 @@ PRESENT_DARK = replace(
     muted="#FFFFFF",
     grid="#A0A0A0",
     highlight_line="#6B5800",
-    lane={
-        LaneState.NOT_STARTED: "#2E2E2E",
-        LaneState.IDLE: "#8C8C8C",
-        LaneState.ACTIVE: OKABE_ITO["bluish_green"],
-        LaneState.DIVERGED: OKABE_ITO["orange"],
-        LaneState.BARRIER: OKABE_ITO["reddish_purple"],
-        LaneState.EXITED: OKABE_ITO["sky_blue"],
-    },
-    block={
-        BlockState.WAITING: "#3A3A3A",
-        BlockState.RESIDENT: OKABE_ITO["bluish_green"],
-        BlockState.BARRIER: OKABE_ITO["reddish_purple"],
-        BlockState.DONE: OKABE_ITO["sky_blue"],
-    },
+    **state_colours(not_started="#2E2E2E", idle="#8C8C8C", waiting="#3A3A3A", done="sky_blue"),
     heatmap="cividis",
 )
 PRESENT_THEMES = {"light": PRESENT_LIGHT, "dark": PRESENT_DARK}

@@ -73,6 +73,27 @@ class Theme:
         return (r + g + b) < 384
 
 
+def state_colours(not_started: str, idle: str, waiting: str, done: str) -> dict:
+    """Lane and block state colours of a theme: the categories always take the same Okabe-Ito colours
+    (active green, diverged orange, at a barrier purple); a theme picks only its greys and its 'done' blue."""
+    return {
+        "lane": {
+            LaneState.NOT_STARTED: not_started,
+            LaneState.IDLE: idle,
+            LaneState.ACTIVE: OKABE_ITO["bluish_green"],
+            LaneState.DIVERGED: OKABE_ITO["orange"],
+            LaneState.BARRIER: OKABE_ITO["reddish_purple"],
+            LaneState.EXITED: OKABE_ITO[done],
+        },
+        "block": {
+            BlockState.WAITING: waiting,
+            BlockState.RESIDENT: OKABE_ITO["bluish_green"],
+            BlockState.BARRIER: OKABE_ITO["reddish_purple"],
+            BlockState.DONE: OKABE_ITO[done],
+        },
+    }
+
+
 LIGHT = Theme(
     name="light",
     background="#FFFFFF",
@@ -83,20 +104,7 @@ LIGHT = Theme(
     current=OKABE_ITO["black"],
     selected=OKABE_ITO["vermillion"],
     highlight_line="#FBE7A1",
-    lane={
-        LaneState.NOT_STARTED: "#DEDEDE",
-        LaneState.IDLE: "#B0B0B0",
-        LaneState.ACTIVE: OKABE_ITO["bluish_green"],
-        LaneState.DIVERGED: OKABE_ITO["orange"],
-        LaneState.BARRIER: OKABE_ITO["reddish_purple"],
-        LaneState.EXITED: OKABE_ITO["sky_blue"],
-    },
-    block={
-        BlockState.WAITING: "#DADADA",
-        BlockState.RESIDENT: OKABE_ITO["bluish_green"],
-        BlockState.BARRIER: OKABE_ITO["reddish_purple"],
-        BlockState.DONE: OKABE_ITO["sky_blue"],
-    },
+    **state_colours(not_started="#DEDEDE", idle="#B0B0B0", waiting="#DADADA", done="sky_blue"),
 )
 
 DARK = Theme(
@@ -109,20 +117,7 @@ DARK = Theme(
     current=OKABE_ITO["yellow"],
     selected=OKABE_ITO["orange"],
     highlight_line="#5A4A00",
-    lane={
-        LaneState.NOT_STARTED: "#1E1E1E",
-        LaneState.IDLE: "#5C5C5C",
-        LaneState.ACTIVE: OKABE_ITO["bluish_green"],
-        LaneState.DIVERGED: OKABE_ITO["orange"],
-        LaneState.BARRIER: OKABE_ITO["reddish_purple"],
-        LaneState.EXITED: OKABE_ITO["blue"],
-    },
-    block={
-        BlockState.WAITING: "#2A2A2A",
-        BlockState.RESIDENT: OKABE_ITO["bluish_green"],
-        BlockState.BARRIER: OKABE_ITO["reddish_purple"],
-        BlockState.DONE: OKABE_ITO["blue"],
-    },
+    **state_colours(not_started="#1E1E1E", idle="#5C5C5C", waiting="#2A2A2A", done="blue"),
     load=OKABE_ITO["sky_blue"],
     store=OKABE_ITO["vermillion"],
 )
