@@ -21,8 +21,9 @@ Cases: tiled matmul N=1024 (16x16 blocks) and vector add n=2^24 (256 threads per
 ``--matmul`` / ``--vector`` pick rows (labels separated by ";"). For a before/after comparison on one
 device in one run, check out the older recorder in a second worktree and run both there.
 
-Kernel times are CUDA-event medians of repeats after a warm-up; the instrumented time is the recording
-run alone (the counting pass that sizes the buffers is reported apart). Copy-back is device to pinned
+Kernel times are CUDA-event medians of repeats after a warm-up, with the host's enqueue of the launch
+hidden behind a one-thread hold kernel (gpuviz.capture.gpu.DeviceTimer; the enqueue time and the
+idle-GPU event time are printed beside it); the instrumented time is the recording run alone (the counting pass that sizes the buffers is reported apart). Copy-back is device to pinned
 host memory, in chunks through one reused pinned buffer. "write floor" is the trace bytes over the
 device-to-device copy bandwidth measured in the same run: no recording that writes those bytes can take
 less. Targets: instrumented/plain <= 1.3x for tiled matmul, per-warp mode <= 2x for vector add.
@@ -73,10 +74,20 @@ def copy_back_seconds(cuda, bufs, pinned) -> float:
 
 
 def median_launch(cuda, fn, repeats):
-    """Median seconds of one call of ``fn`` (CUDA events, one warm-up): the same measure as gpuviz.timing."""
+    """Median device seconds of one call of ``fn`` (CUDA events, one warm-up, the host's enqueue hidden
+    behind a hold kernel): the same measure as gpuviz.timing."""
     from gpuviz.timing.gpu import median_event_seconds
 
     return median_event_seconds(cuda, fn, repeats=repeats)
+
+
+def launch_times(cuda, fn, repeats) -> dict:
+    """Device ms (host enqueue hidden), the host's enqueue us, and ms between events on an idle GPU."""
+    from gpuviz.timing.gpu import idle_gpu_event_seconds, median_device_and_host_seconds
+
+    device, host = median_device_and_host_seconds(cuda, fn, repeats=repeats)
+    idle = idle_gpu_event_seconds(cuda, fn, repeats=repeats)
+    return {"kernel_ms": device * 1e3, "enqueue_us": host * 1e6, "idle_ms": idle * 1e3}
 
 
 def copy_bandwidth(cuda, nbytes=1 << 30, repeats=5) -> float:
@@ -115,9 +126,10 @@ def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, ban
     rows = []
     rec0 = GpuRecording(kernel, grid, block, args)
     plain_args = rec0.device_args(fresh=True)
-    plain = median_launch(cuda, lambda: rec0.plain[grid, block](*plain_args), repeats)
+    pt = launch_times(cuda, lambda: rec0.plain[grid, block](*plain_args), repeats)
+    plain = pt["kernel_ms"] / 1e3
     res_plain = kernel_resources(cuda, rec0.plain, plain_args, block)
-    rows.append(dict(case=name, mode="plain", kernel_ms=plain * 1e3, ratio=1.0, events=0, trace_mb=0.0, floor_ms=0.0,
+    rows.append(dict(case=name, mode="plain", **pt, ratio=1.0, idle_ratio=1.0, events=0, trace_mb=0.0, floor_ms=0.0,
                      count_ms=0.0, copy_ms=0.0, regs=res_plain["registers_per_thread"],
                      blocks_per_sm=res_plain["resident_blocks_per_sm"], layout="", slab_rows=0))
     n_blocks = int(np.prod(grid))
@@ -135,14 +147,16 @@ def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, ban
             bufs = rec.allocate(counts)
             rec.record(dargs, bufs)
             launch_args = rec.record_args
-            inst = median_launch(cuda, lambda: rec.record_variant.dispatcher[grid, block](*launch_args), repeats)
+            it = launch_times(cuda, lambda: rec.record_variant.dispatcher[grid, block](*launch_args), repeats)
+            inst = it["kernel_ms"] / 1e3
             drop = bufs[BUFFERS.index("drop")].copy_to_host()
             copy_s = copy_back_seconds(cuda, bufs, pinned)
             res = kernel_resources(cuda, rec.record_variant.dispatcher, launch_args, block)
             nbytes = rec.trace_bytes()
             if getattr(rec, "max_registers", None) is not None and "regs" in label:
                 label = f"{label} ({rec.max_registers})"
-            rows.append(dict(case=name, mode=label, kernel_ms=inst * 1e3, ratio=inst / plain, events=int(rec.totals[0]),
+            rows.append(dict(case=name, mode=label, **it, ratio=inst / plain, idle_ratio=it["idle_ms"] / pt["idle_ms"],
+                             events=int(rec.totals[0]),
                              trace_mb=nbytes / 1e6, floor_ms=nbytes / bandwidth * 1e3, count_ms=count_s * 1e3,
                              copy_ms=copy_s * 1e3, regs=res["registers_per_thread"],
                              blocks_per_sm=res["resident_blocks_per_sm"], dropped=int(drop[:3].sum()),
@@ -215,16 +229,21 @@ def main(argv=None):
             f"{dev['sm_count']} SMs), driver {dev['driver']}, date {opts.date}\n"
             f"versions: {', '.join(f'{k} {v}' for k, v in gpu_versions().items())}\n"
             f"device-to-device copy bandwidth (read + write): {bandwidth / 1e9:.0f} GB/s\n\n"
-            "kernel = CUDA-event median of the recording run alone; count = the counting pass that sizes the buffers; "
-            "copy = device -> pinned host of the whole trace; write floor = trace bytes / copy bandwidth.\n\n")
-    table = ["| case | mode | kernel ms | x plain | events | trace MB | write floor ms | count ms | copy-back ms | regs | "
-             "blocks/SM | layout |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+            "kernel = CUDA-event median of the recording run alone, with a one-thread kernel holding the GPU while the "
+            "host enqueues the launch (device time only); enqueue = the host's time to enqueue one launch (numba's "
+            "argument checks and packing); idle-GPU = the same events around a launch on an idle GPU, which also "
+            "count the part of the enqueue the GPU waited for (the measure of earlier runs); count = the counting pass "
+            "that sizes the buffers; copy = device -> pinned host of the whole trace; write floor = trace bytes / "
+            "copy bandwidth.\n\n")
+    table = ["| case | mode | kernel ms | x plain | enqueue us | idle-GPU ms | idle x plain | events | trace MB | "
+             "write floor ms | count ms | copy-back ms | regs | blocks/SM | layout |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
-            table.append(f"| {r['case']} | {r['mode']} | failed: {r['error']} |||||||||")
+            table.append(f"| {r['case']} | {r['mode']} | failed: {r['error']} ||||||||||||")
             continue
-        table.append(f"| {r['case']} | {r['mode']} | {r['kernel_ms']:.3f} | {r['ratio']:.2f} | {r['events']:,} | "
+        table.append(f"| {r['case']} | {r['mode']} | {r['kernel_ms']:.3f} | {r['ratio']:.2f} | {r['enqueue_us']:.0f} | "
+                     f"{r['idle_ms']:.3f} | {r['idle_ratio']:.2f} | {r['events']:,} | "
                      f"{r['trace_mb']:.1f} | {r['floor_ms']:.3f} | {r['count_ms']:.3f} | {r['copy_ms']:.1f} | {r['regs']} | "
                      f"{r['blocks_per_sm']} | {r['layout']} |")
     ok = [r for r in rows if "error" not in r]

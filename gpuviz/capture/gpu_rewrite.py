@@ -32,13 +32,16 @@ a table the host filled with exclusive prefix sums. Either way the sizes are exa
 its warp's largest count), and whatever would not fit is counted in ``drop``, never silently lost.
 
 Per-warp mode (``mode="warp"``): one record per instruction that lane 0 of a warp executes, in lane 0's
-program order: ``code``, ``mask`` (``cuda.activemask()``: the lanes converged with lane 0 there) and the
-element index of *every* lane in that mask. The indices are stored exactly but compactly: when the
-converged lanes' indices are ``base + lane * stride`` (checked with a warp vote, ``all_sync``) the record
-holds ``idx = base`` and ``stride``; otherwise ``stride`` holds :data:`SLAB_MARK` and the lanes write their
-own indices into the next 32-wide row of ``slab`` (one coalesced 128-byte store per warp). Lanes that run
-code while diverged from lane 0 (lane 0 elsewhere or finished) are not recorded; each counts the events
-it ran so, and the total comes back in ``drop[3]``.
+program order: the event's code, the mask of lanes converged with lane 0 there (``cuda.activemask()``)
+and the element index of *every* lane in that mask. A record is one row of four fields (code, mask,
+base, stride) in the ``idx`` buffer, which lanes 0-3 write together with one store; ``code``, ``stride``
+and ``mask`` are then one-element placeholders of the kernel signature. The indices are stored exactly
+but compactly: when the converged lanes' indices are ``base + lane * stride`` (checked with a warp vote,
+``all_sync``) the record holds them so; otherwise its stride is :data:`SLAB_MARK` and the lanes write their
+own indices into the next 32-wide row of ``slab`` (one coalesced 128-byte store per warp). A warp whose
+32 lanes are all converged takes a straight-line path with the constant full mask; other warps the
+general one. Lanes that run code while diverged from lane 0 (lane 0 elsewhere or finished) are not
+recorded; each counts the events it ran so, and the total comes back in ``drop[3]``.
 
 Compiled variants come from one rewritten source, chosen by constants the compiler folds away:
 ``count`` (count events per slot), ``record`` (write them), and the user's own kernel untouched as the
@@ -70,10 +73,11 @@ TIMED_SITE_KINDS = (SITE_START, SITE_END, SITE_BAR, SITE_WARP)
 
 #: the trace buffers, extra parameters of the recording kernels, in this order
 BUFFERS = (
-    "code",  # int32[n_events]: site << 8 | (array id + 1)
-    "idx",  # int32 or int64 [n_events]: flat element index (memory events; per-warp mode: lane 0's = base)
-    "stride",  # like idx (per-warp mode only; else 1 element): index step per lane, or SLAB_MARK
-    "mask",  # uint32[n_events]: active mask at the event (per-warp mode only; else 1 element)
+    "code",  # int32[n_events]: site << 8 | (array id + 1) (per-warp mode: 1 element, the code is in idx)
+    "idx",  # int32 or int64 [n_events]: flat element index (memory events); per-warp mode: [n_records * 4]
+    #         rows of (code, active mask, base index, stride or SLAB_MARK)
+    "stride",  # 1 element: kept in the signature (per-warp strides are in idx)
+    "mask",  # 1 element: kept in the signature (per-warp masks are in idx)
     "slab",  # like idx, [n_rows * 32] (per-warp mode only): each lane's index where they are irregular
     "time",  # int64[n_timed]: %globaltimer of each timed event
     "sm",  # int16[n_timed]: %smid of each timed event
@@ -347,23 +351,161 @@ class _ExprLowering(ast.NodeTransformer):
 
 
 # ---- the recorder device functions ---------------------------------------------------------------------
-def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool = False, blocks: str = "table") -> dict:
+def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool = False, blocks: str = "table",
+                   index32: bool = False, grid: tuple | None = None, block: tuple | None = None) -> dict:
     """The ``__gv_r_*`` device functions for one variant. ``count``, ``warp``, ``time_all``, ``uniform`` (the
-    layout) and ``blocks`` (:data:`BLOCK_SETS`: every block, a range in scalar parameters, or the block
-    table) are compile-time constants: the compiler removes the branches they switch off."""
+    layout), ``blocks`` (:data:`BLOCK_SETS`: every block, a range in scalar parameters, or the block
+    table), ``index32`` (every recorded array has fewer than 2**31 elements: per-warp index arithmetic in
+    32 bits) and the launch's ``grid`` and ``block`` shapes (None: read at run time) are compile-time
+    constants: the compiler removes the branches they switch off.
+
+    Why the code below looks the way it does: a recording kernel is bound by the instructions it issues,
+    not by the bytes it writes (Nsight Compute on an H200, per-warp vector add: 13.8x the plain kernel's
+    instructions, 0.9% of its DRAM time in trace bytes). So every buffer index is cast to unsigned (numba
+    adds negative-index wraparound, four instructions, to every signed index), divisions by 32 are shifts,
+    a per-warp record is one store by four lanes instead of four stores by lane 0, and a warp whose 32 lanes
+    are all converged uses warp intrinsics with the constant full mask (no convergence check around them).
+    """
+    import numba
+
     from .intrinsics import globaltimer, smid
 
     if blocks not in BLOCK_SETS:
         raise ValueError(f"blocks must be one of {', '.join(BLOCK_SETS)}, not {blocks!r}")
     COUNT, WARP, TIME_ALL, UNIFORM = bool(count), bool(warp), bool(time_all), bool(uniform)
     ALL, RANGE = blocks == "all", blocks == "range"
+    U64, I32, I64, U32 = numba.uint64, numba.int32, numba.int64, numba.uint32
+    IDX = numba.int32 if index32 else numba.int64
+    GRID_1D = grid is not None and tuple(grid)[1:] in ((), (1,), (1, 1))
+    BLOCK_DIMS = None if block is None else tuple(block) + (1,) * (3 - len(block))
+    BX, BY, BZ = BLOCK_DIMS or (0, 0, 0)
+    TPB = BX * BY * BZ
+    BLOCK_1D = BLOCK_DIMS is not None and BY == 1 and BZ == 1
+    FULL = 0xFFFFFFFF
     # Layout: in thread mode the 32 lanes of a warp interleave their events (event k of lane l at
     # warp_base + 32 k + l), so a warp's 32 stores of one event land in one 128-byte line (coalesced);
-    # thread-contiguous rows made every store a separate memory transaction. In warp mode lane 0 writes
-    # the records of its warp contiguously, and the lanes together write whole 32-wide slab rows.
+    # thread-contiguous rows made every store a separate memory transaction. In warp mode each record is a
+    # row of REC fields (code, mask, base index, stride) in the ``idx`` buffer, written by lanes 0-3 together
+    # (one 16- or 32-byte store); the lanes together write whole 32-wide slab rows.
     STRIDE = 1 if WARP else 32
+    REC = 4
     MARK = SLAB_MARK
     jit = cuda.jit(device=True, forceinline=True)
+
+    @jit
+    def lane_pattern(mask, index, lane):
+        """(base, step, regular) of the lanes in ``mask``: regular when each one's index is base + lane * step
+        (exact: a vote over every lane). ``mask`` is the constant full mask where it can be (no convergence
+        check in the compiled code), else the active mask."""
+        ix = IDX(index)
+        base = cuda.shfl_sync(mask, ix, 0)
+        src = 1 if (mask & 2) != 0 else 0
+        step = IDX(cuda.shfl_sync(mask, ix, src) - base)
+        regular = (cuda.all_sync(mask, ix == IDX(base + IDX(lane) * step)) != 0) and step != MARK
+        return base, step, regular
+
+    @jit
+    def record_field(lane, code, lanes, base, mark):
+        """The field of a per-warp record that ``lane`` (0-3) writes: selects, not branches (four lanes
+        taking four branches would run them one after the other)."""
+        v = IDX(code)
+        v = IDX(I32(lanes)) if lane == 1 else v
+        v = base if lane == 2 else v
+        return mark if lane == 3 else v
+
+    @jit
+    def put_timed(s, time_a, sm_a, drop_a, starts):
+        """Lane 0 stamps a timed event: %globaltimer, and %smid at START."""
+        q = s[2]
+        if q < s[3]:
+            time_a[U64(q)] = globaltimer()
+            if starts:  # a block never moves between SMs: its START carries the SM for every event
+                sm_a[U64(q)] = smid()
+        else:
+            cuda.atomic.add(drop_a, 1, 1)
+        s[2] = q + 1
+
+    @jit
+    def put_warp_converged(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts):
+        """All 32 lanes are here: the constant full mask, and straight-line code that every lane runs (the
+        state that only lane 0 keeps is broadcast from it, so lanes that missed records catch up)."""
+        lane = s[11]
+        regular = True
+        base = IDX(0)
+        step = IDX(0)
+        if has_index:
+            base, step, regular = lane_pattern(U32(FULL), index, lane)
+        if COUNT:
+            if lane == 0:
+                s[0] += 1
+                if timed or TIME_ALL:
+                    s[2] += 1
+                if not regular:
+                    s[8] += 1
+            return
+        if not regular:
+            row = cuda.shfl_sync(U32(FULL), s[8], 0)
+            if row < s[9]:
+                slab_a[U64(row * 32 + lane)] = IDX(index)  # 32 lanes, 32 neighbouring words: one coalesced store
+            elif lane == 0:
+                cuda.atomic.add(drop_a, 2, 1)
+            s[8] = row + 1
+        p = s[6] + cuda.shfl_sync(U32(FULL), I32(s[0] - s[6]), 0)
+        v = record_field(lane, code, lanes, base, step if regular else IDX(MARK))
+        fits = p < s[1]
+        if fits and lane < REC:  # lanes 0-3: the record's four fields in one store
+            idx_a[U64(p * REC + lane)] = v
+        if not fits and lane == 0:
+            cuda.atomic.add(drop_a, 0, 1)
+        s[0] = p + 1
+        if (timed or TIME_ALL) and lane == 0:
+            put_timed(s, time_a, sm_a, drop_a, starts)
+
+    @jit
+    def put_warp(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts):
+        """Some lanes are elsewhere (lane 0 is here): the active mask in every warp intrinsic."""
+        lane = s[11]
+        regular = True
+        base = IDX(0)
+        step = IDX(0)
+        if has_index:
+            base, step, regular = lane_pattern(lanes, index, lane)
+        if COUNT:
+            if lane == 0:
+                s[0] += 1
+                if timed or TIME_ALL:
+                    s[2] += 1
+                if not regular:
+                    s[8] += 1
+            return
+        if not regular:
+            row = cuda.shfl_sync(lanes, s[8], 0)
+            if row < s[9]:
+                slab_a[U64(row * 32 + lane)] = IDX(index)
+        mark = step if regular else IDX(MARK)
+        if (lanes & 15) == 15:  # lanes 0-3 write the record's four fields with one store
+            p = s[6] + cuda.shfl_sync(lanes, I32(s[0] - s[6]), 0)
+            if p < s[1] and lane < REC:
+                idx_a[U64(p * REC + lane)] = record_field(lane, code, lanes, base, mark)
+        elif lane == 0:  # some of lanes 1-3 are elsewhere: lane 0 writes all four
+            p = s[0]
+            if p < s[1]:
+                at = U64(p * REC)
+                idx_a[at] = IDX(code)
+                idx_a[at + U64(1)] = IDX(I32(lanes))
+                idx_a[at + U64(2)] = base
+                idx_a[at + U64(3)] = mark
+        if lane == 0:
+            p = s[0]
+            if p >= s[1]:
+                cuda.atomic.add(drop_a, 0, 1)
+            s[0] = p + 1
+            if not regular:
+                if s[8] >= s[9]:
+                    cuda.atomic.add(drop_a, 2, 1)
+                s[8] += 1
+            if timed or TIME_ALL:
+                put_timed(s, time_a, sm_a, drop_a, starts)
 
     @jit
     def put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a,
@@ -375,52 +517,10 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             if (lanes & 1) == 0:  # lanes diverged from lane 0: not recorded, but counted (reported, not silent)
                 s[12] += 1
                 return
-            lane = s[11]
-            regular = True
-            base = index
-            step = index - index
-            if has_index:
-                base = cuda.shfl_sync(lanes, index, 0)
-                src = 1 if (lanes & 2) != 0 else 0
-                step = cuda.shfl_sync(lanes, index, src) - base
-                # exact or nothing: every converged lane's index must be base + lane * step
-                regular = (cuda.all_sync(lanes, index == base + lane * step) != 0) and step != MARK
-            if COUNT:
-                if lane == 0:
-                    s[0] += 1
-                    if timed or TIME_ALL:
-                        s[2] += 1
-                    if not regular:
-                        s[8] += 1
-                return
-            if not regular:
-                row = cuda.shfl_sync(lanes, s[8], 0)
-                if row < cuda.shfl_sync(lanes, s[9], 0):
-                    slab_a[row * 32 + lane] = index  # 32 lanes, 32 neighbouring words: one coalesced store
-            if lane == 0:
-                p = s[0]
-                if p < s[1]:
-                    code_a[p] = code
-                    mask_a[p] = lanes
-                    if has_index:
-                        idx_a[p] = base
-                        stride_a[p] = step if regular else MARK
-                else:
-                    cuda.atomic.add(drop_a, 0, 1)
-                s[0] = p + 1
-                if not regular:
-                    if s[8] >= s[9]:
-                        cuda.atomic.add(drop_a, 2, 1)
-                    s[8] += 1
-                if timed or TIME_ALL:
-                    q = s[2]
-                    if q < s[3]:
-                        time_a[q] = globaltimer()
-                        if starts:  # a block never moves between SMs: its START carries the SM for every event
-                            sm_a[q] = smid()
-                    else:
-                        cuda.atomic.add(drop_a, 1, 1)
-                    s[2] = q + 1
+            if lanes == FULL:  # the common case: the constant mask lets the compiler drop its convergence checks
+                put_warp_converged(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts)
+            else:
+                put_warp(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts)
             return
         if s[4] == 0:
             return
@@ -431,18 +531,18 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             return
         p = s[0]
         if p < s[1]:
-            code_a[p] = code
+            code_a[U64(p)] = code
             if has_index:
-                idx_a[p] = index
+                idx_a[U64(p)] = index
         else:
             cuda.atomic.add(drop_a, 0, 1)
         s[0] = p + STRIDE
         if timed or TIME_ALL:
             q = s[2]
             if q < s[3]:
-                time_a[q] = globaltimer()
+                time_a[U64(q)] = globaltimer()
                 if starts:
-                    sm_a[q] = smid()
+                    sm_a[U64(q)] = smid()
             else:
                 cuda.atomic.add(drop_a, 1, 1)
             s[2] = q + STRIDE
@@ -451,9 +551,12 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     def block_ordinal(slot_a, first, end, step):
         """This block's ordinal among the recorded ones, -1 if it is not recorded. ``blocks="range"`` reads
         only scalar parameters (no memory load before the branch); ``"table"`` loads its ``slot`` entry."""
-        gx = cuda.gridDim.x
-        gy = cuda.gridDim.y
-        bid = cuda.blockIdx.x + cuda.blockIdx.y * gx + cuda.blockIdx.z * gx * gy
+        if GRID_1D:
+            bid = I64(cuda.blockIdx.x)
+        else:
+            gx = I64(cuda.gridDim.x)
+            gy = I64(cuda.gridDim.y)
+            bid = cuda.blockIdx.x + cuda.blockIdx.y * gx + cuda.blockIdx.z * gx * gy
         if ALL:
             return bid
         if RANGE:
@@ -464,19 +567,26 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
                 return rel
             k = rel // step
             return k if k * step == rel else -1
-        return slot_a[bid]
+        return slot_a[U64(bid)]
 
     @jit
     def r_begin(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code,
                 first, end, step, cap0, cap1, cap2):
-        bdx = cuda.blockDim.x
-        bdy = cuda.blockDim.y
-        tpb = bdx * bdy * cuda.blockDim.z
-        tid = cuda.threadIdx.x + cuda.threadIdx.y * bdx + cuda.threadIdx.z * bdx * bdy
+        if BLOCK_DIMS is None:
+            bdx = cuda.blockDim.x
+            bdy = cuda.blockDim.y
+            tpb = I32(bdx * bdy * cuda.blockDim.z)
+            tid = I32(cuda.threadIdx.x + cuda.threadIdx.y * bdx + cuda.threadIdx.z * bdx * bdy)
+        elif BLOCK_1D:  # the launch's block shape is a compile-time constant: no index arithmetic for 1-D blocks
+            tpb = I32(TPB)
+            tid = I32(cuda.threadIdx.x)
+        else:
+            tpb = I32(TPB)
+            tid = I32(cuda.threadIdx.x + cuda.threadIdx.y * BX + cuda.threadIdx.z * (BX * BY))
         k = block_ordinal(slot_a, first, end, step)
         on = k >= 0
-        lane = tid % 32
-        group = k * ((tpb + 31) // 32) + tid // 32  # this warp's number among the recorded warps
+        lane = I32(tid & 31)  # tid >= 0: a mask and a shift, not numba's signed floor division
+        group = k * I32((tpb + 31) >> 5) + I32(tid >> 5)  # this warp's number among the recorded warps
         slot = group if WARP else k * tpb + tid
         s[4] = 1 if on else 0
         s[5] = slot
@@ -499,13 +609,14 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             s[1] = s[0] + cap0 * STRIDE
             s[3] = s[2] + cap1 * STRIDE
         else:
-            s[0] = off_a[slot, 0]
-            s[1] = off_a[slot, 0] + cap_a[slot, 0] * STRIDE
-            s[2] = off_a[slot, 1]
-            s[3] = off_a[slot, 1] + cap_a[slot, 1] * STRIDE
+            at = U64(slot)
+            s[0] = off_a[at, 0]
+            s[1] = off_a[at, 0] + cap_a[at, 0] * STRIDE
+            s[2] = off_a[at, 1]
+            s[3] = off_a[at, 1] + cap_a[at, 1] * STRIDE
             if WARP:
-                s[8] = off_a[slot, 2]
-                s[9] = off_a[slot, 2] + cap_a[slot, 2]
+                s[8] = off_a[at, 2]
+                s[9] = off_a[at, 2] + cap_a[at, 2]
         s[6] = s[0]
         s[7] = s[2]
         s[10] = s[8]
@@ -516,7 +627,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     def r_end(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
         put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False)
         if s[4] != 0 and (s[11] == 0 or not WARP):
-            slot = s[5]
+            slot = U64(s[5])
             cnt_a[slot, 0] = (min(s[0], s[1]) - s[6]) // STRIDE if not COUNT else s[0]
             cnt_a[slot, 1] = (min(s[2], s[3]) - s[7]) // STRIDE if not COUNT else s[2]
             if WARP:
@@ -637,7 +748,8 @@ def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: di
 
 def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], *, count: bool, mode: str = "thread",
                   time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
-                  record: str = "all", max_registers: int | None = None, block_range: bool = False) -> Variant:
+                  record: str = "all", max_registers: int | None = None, block_range: bool = False,
+                  index32: bool = False, grid: tuple | None = None, block: tuple | None = None) -> Variant:
     """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``.
 
     ``split``: the kernel branches once per thread between the instrumented body (recorded blocks) and
@@ -646,7 +758,9 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     (scalar parameters: nothing is loaded to test a block); otherwise the ``slot`` table says. ``uniform``:
     the arithmetic layout (see the module docstring).
     ``record``: ``"all"`` or ``"global"`` (shared-memory accesses left out). ``max_registers`` caps the
-    kernel's registers (numba's ``max_registers``), e.g. to keep the plain kernel's occupancy.
+    kernel's registers (numba's ``max_registers``), e.g. to keep the plain kernel's occupancy. ``index32``,
+    ``grid`` and ``block``: see :func:`make_recorders` (a variant built with a grid and block shape must be
+    launched with that shape).
     """
     import numba
 
@@ -658,7 +772,8 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         raise ValueError("split=True records chosen blocks: it cannot be combined with all_blocks=True")
     info = BuildInfo()
     blocks = "all" if all_blocks else "range" if block_range else "table"
-    recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform, blocks=blocks)
+    recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform, blocks=blocks,
+                               index32=index32, grid=grid, block=block)
     built: dict[int, object] = {}
     sources: dict[str, str] = {}
 

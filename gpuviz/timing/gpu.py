@@ -1,11 +1,12 @@
 """GPU timings with CUDA events: host flow, compile vs run, block-size sweep, CPU vs GPU, blocks on SMs.
 
-Every device time here is a median of repeats measured with CUDA events after a warm-up launch. Short
-kernels are timed as a batch (``batch`` launches between two events, divided by ``batch``) so that host
-dispatch (tens of microseconds per numba launch) does not stand in for the kernel. Host-side stages that
-CUDA events cannot bracket (allocation, free, the first call's JIT compile) are timed with
-``time.perf_counter`` around a synchronized region, and say so in the series notes.
-"""
+Every device time here is a median of repeats measured with CUDA events after a warm-up launch, with a
+one-thread kernel holding the GPU while the host enqueues the timed work (:class:`DeviceTimer`): on an
+idle GPU the events would also count the host's dispatch (tens of microseconds per numba launch, which is
+the whole of a small kernel's time). Short kernels are, besides, timed as a batch (``batch`` launches
+between two events, divided by ``batch``) so that the events' own resolution does not dominate. Host-side
+stages that CUDA events cannot bracket (allocation, free, the first call's JIT compile) are timed with
+``time.perf_counter`` around a synchronized region, and say so in the series notes."""
 
 from __future__ import annotations
 
@@ -15,13 +16,38 @@ import time
 
 import numpy as np
 
-from ..capture.gpu import EventTimer, device_info, gpu_cuda, gpu_versions
+from ..capture.gpu import DeviceTimer, EventTimer, device_info, gpu_cuda, gpu_versions
 from ..model.timings import Series, TimingSet
 from .cpu import cpu_name, numpy_add_seconds
 
 
 def median_event_seconds(cuda, fn, repeats: int = 7, batch: int = 1, warmup: int = 1) -> float:
-    """Median seconds per call of ``fn`` (device work), ``batch`` calls per timed region."""
+    """Median device seconds per call of ``fn``, ``batch`` calls per timed region (CUDA events, the host's
+    enqueue time hidden behind a hold kernel: see :class:`~gpuviz.capture.gpu.DeviceTimer`)."""
+    return median_device_and_host_seconds(cuda, fn, repeats=repeats, batch=batch, warmup=warmup)[0]
+
+
+def median_device_and_host_seconds(cuda, fn, repeats: int = 7, batch: int = 1, warmup: int = 1) -> tuple[float, float]:
+    """(median device seconds, median host enqueue seconds) per call of ``fn``."""
+    for _ in range(warmup):
+        fn()
+    cuda.synchronize()
+    timer = DeviceTimer(cuda)
+
+    def calls():
+        for _ in range(batch):
+            fn()
+
+    device, host = [], []
+    for _ in range(repeats):
+        device.append(timer.time(calls) / batch)
+        host.append(timer.host_seconds / batch)
+    return float(np.median(device)), float(np.median(host))
+
+
+def idle_gpu_event_seconds(cuda, fn, repeats: int = 7, warmup: int = 1) -> float:
+    """Median seconds between two CUDA events around one call of ``fn`` on an idle GPU: device time *plus*
+    whatever of the host's enqueue the GPU waited for. Kept only to show what :class:`DeviceTimer` removes."""
     for _ in range(warmup):
         fn()
     cuda.synchronize()
@@ -29,9 +55,8 @@ def median_event_seconds(cuda, fn, repeats: int = 7, batch: int = 1, warmup: int
     for _ in range(repeats):
         t = EventTimer(cuda)
         with t:
-            for _ in range(batch):
-                fn()
-        times.append(t.seconds / batch)
+            fn()
+        times.append(t.seconds)
     return float(np.median(times))
 
 
@@ -66,8 +91,8 @@ def host_flow(n: int = 1 << 24, repeats: int = 5) -> Series:
             with EventTimer(cuda) as t_in:
                 da.copy_to_device(a)
                 db.copy_to_device(b)
-            with EventTimer(cuda) as t_k:
-                vector_add[grid, threads](da, db, dc, n)
+            t_k = DeviceTimer(cuda)  # the GPU held while the host enqueues: device time only
+            t_k.time(lambda: vector_add[grid, threads](da, db, dc, n))
             with EventTimer(cuda) as t_out:
                 dc.copy_to_host(c)
             t0 = time.perf_counter()
@@ -90,7 +115,7 @@ def host_flow(n: int = 1 << 24, repeats: int = 5) -> Series:
             rows["bytes"].append(nbytes[stage])
     return Series("host_flow", f"host flow of one vector add, n = {n:,} float32", "gpu", rows,
                   {"seconds": "s", "bytes": "B"},
-                  notes="copies and kernel: CUDA events; allocate and free: host clock around synchronized calls; "
+                  notes="copies and kernel: CUDA events (the kernel with the host's enqueue hidden behind a hold kernel); allocate and free: host clock around synchronized calls; "
                         f"median of {repeats} after a warm-up")
 
 
@@ -141,7 +166,7 @@ def block_sweep(n: int = 1 << 24, matmul_n: int = 1024, repeats: int = 7) -> lis
         rows["seconds"].append(s)
         rows["gb_per_s"].append(3 * 4 * n / s / 1e9)
     out = [Series("block_sweep", f"vector add, n = {n:,}: time vs block size", "gpu", rows,
-                  {"seconds": "s", "gb_per_s": "GB/s"}, notes="bytes = 3 x 4 x n (read a, b; write c); CUDA events, batches of 20, median")]
+                  {"seconds": "s", "gb_per_s": "GB/s"}, notes="bytes = 3 x 4 x n (read a, b; write c); CUDA events, host enqueue hidden, batches of 20, median")]
     N = matmul_n
     A, B = cuda.to_device(rng.random((N, N), dtype=np.float32)), cuda.to_device(rng.random((N, N), dtype=np.float32))
     C = cuda.device_array((N, N), np.float32)
@@ -154,7 +179,7 @@ def block_sweep(n: int = 1 << 24, matmul_n: int = 1024, repeats: int = 7) -> lis
         rows["seconds"].append(s)
         rows["gflop_per_s"].append(2 * N**3 / s / 1e9)
     out.append(Series("block_sweep", f"naive matmul, N = {N}: time vs block shape", "gpu", rows,
-                      {"seconds": "s", "gflop_per_s": "GFLOP/s"}, notes="FLOP = 2 N^3; CUDA events, batches of 3, median"))
+                      {"seconds": "s", "gflop_per_s": "GFLOP/s"}, notes="FLOP = 2 N^3; CUDA events, host enqueue hidden, batches of 3, median"))
     return out
 
 
@@ -207,7 +232,7 @@ def cpu_vs_gpu(sizes=(10**3, 10**4, 10**5, 10**6, 10**7, 10**8), repeats: int = 
         del da, db, dc
     return Series("cpu_vs_gpu", "c = a + b: CPU vs GPU over sizes", "mixed", rows, {"seconds": "s"},
                   notes="CPU: numpy, host clock, median; GPU: device time of data already on the GPU, CUDA events "
-                        "around batches of launches (so launch overhead is spread), median; numba, cupy and torch all "
+                        "around batches of launches, the host's enqueue hidden behind a hold kernel, median; numba, cupy and torch all "
                         "launch on the legacy default stream, which the events bracket")
 
 
