@@ -1,11 +1,13 @@
 """Record, on a machine with an NVIDIA GPU, the traces and timing set shipped in ``assets/recordings``.
 
-    python3 -m gpuviz.timing.record_assets --out DIR [--date 2026-11-29]
+    python3 -m gpuviz.timing.record_assets --out DIR [--date 2026-11-29] [--timings-only]
 
 Writes one ``.gpuviz`` trace per bundled kernel (at its default size, or its small size where the default
 would make a file of more than ``--max-events`` events), a blocks-on-SMs showcase (mandelbrot 1024 x 1024,
 per-warp mode: its blocks take data-dependent times, so the waves are uneven), the GPU timing set as
-JSON, and ``index.json`` with device, driver, date and versions for every file.
+JSON, the fusion timing set (``out = a * x + b * y``: libraries vs our fused kernel) as JSON, and
+``index.json`` with device, driver, date and versions for every file. ``--timings-only`` re-records the two
+timing sets and keeps the traces (and their index entries) already in DIR.
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ def main(argv=None) -> int:
     ap.add_argument("--max-events", type=int, default=300_000)
     ap.add_argument("--skip-timings", action="store_true")
     ap.add_argument("--quick-timings", action="store_true")
+    ap.add_argument("--timings-only", action="store_true", help="keep DIR's traces; record the timing sets again")
     opts = ap.parse_args(argv)
 
     from kernels import all_kernels
 
     from ..capture import capture
     from ..capture.gpu import device_info, gpu_cuda, gpu_versions
-    from ..model.timings import blocks_on_sms
     from ..model.tracefile import save_traces
     from .recordings import write_index
 
@@ -48,6 +50,8 @@ def main(argv=None) -> int:
         return {"file": file, "kind": kind, "title": title, "kernel": kernel, "device": dev["name"],
                 "driver": dev["driver"], "date": opts.date, "versions": versions, "details": details}
 
+    if opts.timings_only:
+        return _record_timings(opts, cuda, dev, out, entry)
     for name, spec in all_kernels().items():
         t0 = time.perf_counter()
         trace = None
@@ -84,17 +88,46 @@ def main(argv=None) -> int:
     print(f"mandelbrot_waves events {len(waves):,} file {os.path.getsize(out / 'mandelbrot_waves.gpuviz') / 1e3:.1f} kB", flush=True)
 
     if not opts.skip_timings:
-        from .gpu import gpu_timing_set
-
-        ts = gpu_timing_set(label=f"{dev['name']} timings", date=opts.date, quick=opts.quick_timings)
-        ts.add(blocks_on_sms(waves))
-        ts.save(out / "gpu_timings.json")
-        entries.append(entry("gpu_timings.json", "timings", f"GPU timings on {dev['name']}", series=len(ts.series)))
-        for s in ts.series:
-            print(s.title, flush=True)
-            print(s.to_csv(), flush=True)
+        entries += _timing_sets(opts, dev, out, entry, waves)
     write_index(out, entries)
     return 0
+
+
+def _timing_sets(opts, dev, out, entry, waves) -> list[dict]:
+    """Record the GPU timing set (with ``waves``' blocks on SMs) and the fusion set; their index entries."""
+    from ..lessons.metrics import FUSION_TIMINGS_FILE as FUSION_FILE
+    from ..model.timings import TimingSet, blocks_on_sms
+    from .gpu import _optional_versions, fusion_timings, gpu_timing_set
+
+    ts = gpu_timing_set(label=f"{dev['name']} timings", date=opts.date, quick=opts.quick_timings)
+    ts.add(blocks_on_sms(waves))
+    ts.save(out / "gpu_timings.json")
+    fusion = TimingSet(label=f"{dev['name']}: out = a * x + b * y, library vs fused", processor="gpu", device=dev["name"],
+                       driver=dev["driver"], date=opts.date, host=ts.host, versions=ts.versions | _optional_versions(),
+                       notes=ts.notes)
+    fusion.add(fusion_timings())
+    fusion.save(out / FUSION_FILE)
+    for s in ts.series + fusion.series:
+        print(s.title, flush=True)
+        print(s.to_csv(), flush=True)
+    return [entry("gpu_timings.json", "timings", f"GPU timings on {dev['name']}", series=len(ts.series)),
+            entry(FUSION_FILE, "timings", f"out = a * x + b * y on {dev['name']}: libraries vs one fused kernel",
+                  series=len(fusion.series))]
+
+
+def _record_timings(opts, cuda, dev, out, entry) -> int:
+    """``--timings-only``: the timing sets again, the traces and their index entries as they are."""
+    import json
+
+    from ..model.tracefile import load_traces
+    from .recordings import INDEX_NAME, write_index
+
+    index = json.loads((out / INDEX_NAME).read_text(encoding="utf-8"))
+    kept = [e for e in index["recordings"] if e["kind"] != "timings"]
+    waves = load_traces(out / "mandelbrot_waves.gpuviz")[0]
+    write_index(out, kept + _timing_sets(opts, dev, out, entry, waves))
+    return 0
+
 
 
 if __name__ == "__main__":
