@@ -214,6 +214,14 @@ def test_timings_view_opens_on_the_h200_set_with_gpu_labelled_series(window):
     assert "numpy a + b · CPU: Intel Xeon Processor (NVIDIA H200 host)" in tv.legend_names
     for name in tv.legend_names:  # every series says which processor, and which device
         assert " · GPU: NVIDIA H200" in name or " · CPU: " in name, name
+    # the fusion lesson's set times another operation: not drawn on the a + b plot, shown alone when chosen
+    assert not any("a * x + b * y" in n or "axpby" in n or "unfused" in n for n in tv.legend_names), tv.legend_names
+    fusion = tv.set_box.findText("GPU · NVIDIA H200 · out = a * x + b * y · 2026-11-29 (recorded)")
+    assert fusion > 0
+    tv.set_box.setCurrentIndex(fusion)
+    assert sorted(tv.legend_names) == sorted(f"{impl} · GPU: NVIDIA H200" for impl in (
+        "numba axpby_fused", "numba unfused chain", "cupy a * x + b * y", "torch a * x + b * y")), tv.legend_names
+    tv.set_box.setCurrentIndex(0)
     for kind in ("host_flow", "compile_vs_run", "block_sweep"):
         tv.plot_box.setCurrentIndex(tv.plot_box.findData(kind))
         assert tv.legend_names and all(n.endswith("GPU: NVIDIA H200") for n in tv.legend_names), (kind, tv.legend_names)

@@ -69,6 +69,8 @@ def decade_ticks(values) -> list[list[tuple[float, str]]]:
 
 def recording_set_text(rec) -> str:
     """The set box's entry for a shipped timing recording."""
+    if rec.details.get("standalone"):  # a set of one operation of its own (fusion): say which in the list
+        return f"GPU · {rec.device} · {rec.title.split(' on ')[0]} · {rec.date} (recorded)"
     return f"GPU · {rec.device} · {rec.date} (recorded)"  # the driver: in its tooltip and the line under the bar
 
 
@@ -306,9 +308,9 @@ class TimingsView(TraceView):
         i = self._current_index()
         if self.timing_set is not None:
             out += [(s, self.timing_set, i in self._live_sets) for s in self.timing_set.by_kind(kind)]
-        if kind == "cpu_vs_gpu":  # the other sets' lines beside it: live CPU next to recorded GPU
+        if kind == "cpu_vs_gpu" and not self._standalone(i):  # the other sets' lines beside it: live CPU next to recorded GPU
             for j in range(len(self._sets)):
-                if j == i:
+                if j == i or self._standalone(j):
                     continue
                 try:
                     ts = self._load(j)
@@ -316,6 +318,12 @@ class TimingsView(TraceView):
                     continue
                 out += [(s, ts, j in self._live_sets) for s in ts.by_kind(kind)]
         return out
+
+    def _standalone(self, i: int) -> bool:
+        """A recorded set of another operation (the fusion lesson's a * x + b * y): shown alone, never drawn
+        beside the a + b sets (nor they beside it), which would put two operations on one plot."""
+        src = self._sets[i][1] if 0 <= i < len(self._sets) else None
+        return bool(getattr(src, "details", {}).get("standalone", False))
 
     def redraw(self) -> None:
         kind = self.plot_box.currentData() or "host_flow"
