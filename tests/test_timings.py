@@ -131,3 +131,78 @@ def test_gpu_backend_without_gpu_says_so():
         pytest.skip("this machine has a working NVIDIA GPU")
     assert "UNAVAILABLE: backend='gpu' is unavailable" in out.stdout, out.stdout + out.stderr
     assert "backend='cpu'" in out.stdout
+
+
+class _FakeCuda:
+    """Just enough of numba.cuda for DeviceTimer: a stream of launches and events on a fake device clock
+    (the device runs each launch when it is enqueued; the hold kernel advances the clock by its hold)."""
+
+    def __init__(self):
+        self.log: list[tuple] = []
+        self.clock_ns = 0
+
+    def jit(self, _sig):
+        cuda = self
+
+        def wrap(fn):
+            class Kernel:
+                def __getitem__(self, _config):
+                    def launch(ns):
+                        cuda.log.append(("hold", int(ns)))
+                        cuda.clock_ns += int(ns)
+
+                    return launch
+
+            return Kernel()
+
+        return wrap
+
+    def synchronize(self):
+        pass
+
+    def event(self, timing=True):
+        cuda = self
+
+        class Event:
+            def record(self):
+                self.at = cuda.clock_ns
+                cuda.log.append(("event", self.at))
+
+            def synchronize(self):
+                pass
+
+        return Event()
+
+    def event_elapsed_time(self, start, end):
+        return (end.at - start.at) / 1e6  # ms, as numba's
+
+
+def test_device_timer_holds_the_gpu_before_the_start_event_and_retries_a_hold_too_short(monkeypatch):
+    import time
+
+    from gpuviz.capture import gpu as gpu_mod
+
+    cuda = _FakeCuda()
+    monkeypatch.setattr(gpu_mod, "_hold_kernel", None)
+    timer = gpu_mod.DeviceTimer(cuda, hold_s=5e-4)
+    runs = []
+
+    def work():  # the host takes 20 ms to enqueue the first time (a module load), then nothing; the device 3 us
+        time.sleep(0.02 if not runs else 0)
+        runs.append(1)
+        cuda.clock_ns += 3000
+
+    cuda.log.clear()
+    seconds = timer.time(work)
+    # each attempt: hold kernel, start event, work, end event; the first hold (0.5 ms) was shorter than the
+    # host's 20 ms, so the time was not trusted and the work ran again under a longer hold
+    kinds = [k for k, _ in cuda.log]
+    assert kinds == ["hold", "event", "event", "hold", "event", "event"]
+    assert len(runs) == 2 and timer.hidden
+    assert cuda.log[3][1] >= 2 * 0.02e9  # the second hold covers twice what the host took
+    assert seconds == pytest.approx(3e-6) and timer.seconds == seconds
+    # without retry (work that must run once): one run, flagged when the hold was too short
+    runs.clear()
+    short = gpu_mod.DeviceTimer(cuda, hold_s=1e-4)
+    short.time(work, retry=False)
+    assert len(runs) == 1 and not short.hidden

@@ -4,7 +4,8 @@ How one capture runs (see gpu_rewrite.py for the rewrite itself):
 
 1. the **plain** variant, the user's own ``@cuda.jit`` kernel untouched, runs on fresh copies of the
    inputs: its registers, shared memory and resident blocks per SM, and its kernel time (CUDA events,
-   warm-up excluded, median of repeats) are the ones shown as "real";
+   warm-up excluded, median of repeats, the GPU held while the host enqueues so that numba's dispatch is
+   not counted: :class:`DeviceTimer`) are the ones shown as "real";
 2. the **count** variant runs on other fresh copies and writes how many events (and timed events) each
    recorded thread (or warp) produces; from those counts the buffers are sized exactly, each warp getting
    its largest lane's count. When every warp needs about as many as the largest (within
