@@ -35,7 +35,7 @@ Per-warp mode (``mode="warp"``): one record per instruction that lane 0 of a war
 program order: the event's code, the mask of lanes converged with lane 0 there (``cuda.activemask()``)
 and the element index of *every* lane in that mask. A record is one row of four fields (code, mask,
 base, stride) in the ``idx`` buffer, which lanes 0-3 write together with one store; ``code``, ``stride``
-and ``mask`` are then one-element placeholders of the kernel signature. The indices are stored exactly
+and ``mask`` then stay in the kernel signature with one element each, unused. The indices are stored exactly
 but compactly: when the converged lanes' indices are ``base + lane * stride`` (checked with a warp vote,
 ``all_sync``) the record holds them so; otherwise its stride is :data:`SLAB_MARK` and the lanes write their
 own indices into the next 32-wide row of ``slab`` (one coalesced 128-byte store per warp). A warp whose
@@ -405,6 +405,23 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         return base, step, regular
 
     @jit
+    def record_pattern(mask, index, lane, has_index):
+        """(base, step, regular) of an event: :func:`lane_pattern` for a memory event, (0, 0, True) otherwise."""
+        if has_index:
+            return lane_pattern(mask, index, lane)
+        return IDX(0), IDX(0), True
+
+    @jit
+    def count_record(s, lane, timed, regular):
+        """The counting variant's per-warp record: lane 0 counts it, its timestamp and its slab row."""
+        if lane == 0:
+            s[0] += 1
+            if timed or TIME_ALL:
+                s[2] += 1
+            if not regular:
+                s[8] += 1
+
+    @jit
     def record_field(lane, code, lanes, base, mark):
         """The field of a per-warp record that ``lane`` (0-3) writes: selects, not branches (four lanes
         taking four branches would run them one after the other)."""
@@ -430,18 +447,9 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         """All 32 lanes are here: the constant full mask, and straight-line code that every lane runs (the
         state that only lane 0 keeps is broadcast from it, so lanes that missed records catch up)."""
         lane = s[11]
-        regular = True
-        base = IDX(0)
-        step = IDX(0)
-        if has_index:
-            base, step, regular = lane_pattern(U32(FULL), index, lane)
+        base, step, regular = record_pattern(U32(FULL), index, lane, has_index)
         if COUNT:
-            if lane == 0:
-                s[0] += 1
-                if timed or TIME_ALL:
-                    s[2] += 1
-                if not regular:
-                    s[8] += 1
+            count_record(s, lane, timed, regular)
             return
         if not regular:
             row = cuda.shfl_sync(U32(FULL), s[8], 0)
@@ -465,18 +473,9 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     def put_warp(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts):
         """Some lanes are elsewhere (lane 0 is here): the active mask in every warp intrinsic."""
         lane = s[11]
-        regular = True
-        base = IDX(0)
-        step = IDX(0)
-        if has_index:
-            base, step, regular = lane_pattern(lanes, index, lane)
+        base, step, regular = record_pattern(lanes, index, lane, has_index)
         if COUNT:
-            if lane == 0:
-                s[0] += 1
-                if timed or TIME_ALL:
-                    s[2] += 1
-                if not regular:
-                    s[8] += 1
+            count_record(s, lane, timed, regular)
             return
         if not regular:
             row = cuda.shfl_sync(lanes, s[8], 0)

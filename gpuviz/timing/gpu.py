@@ -64,6 +64,28 @@ def _batch_for(seconds_estimate: float, target: float = 2e-3, limit: int = 2000)
     return int(max(1, min(limit, target / max(seconds_estimate, 1e-7))))
 
 
+def _batched_seconds(cuda, fn, repeats: int, limit: int) -> float:
+    """Median device seconds per call of a short ``fn``: a first estimate picks how many calls make ~2 ms."""
+    est = median_event_seconds(cuda, fn, repeats=3)
+    return median_event_seconds(cuda, fn, repeats=repeats, batch=_batch_for(est, limit=limit))
+
+
+def _gpu_libraries():
+    """(cupy, torch), each None where it is not installed or cannot use the GPU."""
+    try:
+        import cupy
+    except Exception:
+        cupy = None
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            torch = None
+    except Exception:
+        torch = None
+    return cupy, torch
+
+
 def host_flow(n: int = 1 << 24, repeats: int = 5) -> Series:
     """One vector-add launch stage by stage, with pageable and with pinned host memory."""
     cuda = gpu_cuda()
@@ -199,35 +221,21 @@ def cpu_vs_gpu(sizes=(10**3, 10**4, 10**5, 10**6, 10**7, 10**8), repeats: int = 
         rows["processor"].append(proc)
         rows["seconds"].append(float(s))
 
-    try:
-        import cupy
-    except Exception:
-        cupy = None
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            torch = None
-    except Exception:
-        torch = None
+    cupy, torch = _gpu_libraries()
     rng = np.random.default_rng(4)
     for n in sizes:
         a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
         add(n, "numpy a + b", "cpu", numpy_add_seconds(a, b, repeats=repeats))
         da, db, dc = cuda.to_device(a), cuda.to_device(b), cuda.device_array(n, np.float32)
         g = (n + 255) // 256
-        est = median_event_seconds(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats=3, batch=1)
-        add(n, "numba vector_add", "gpu",
-            median_event_seconds(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats=repeats, batch=_batch_for(est, limit=500)))
+        add(n, "numba vector_add", "gpu", _batched_seconds(cuda, lambda: vector_add[g, 256](da, db, dc, n), repeats, 500))
         if cupy is not None:
             ca, cb = cupy.asarray(a), cupy.asarray(b)
-            est = median_event_seconds(cuda, lambda: ca + cb, repeats=3)
-            add(n, "cupy a + b", "gpu", median_event_seconds(cuda, lambda: ca + cb, repeats=repeats, batch=_batch_for(est, limit=500)))
+            add(n, "cupy a + b", "gpu", _batched_seconds(cuda, lambda: ca + cb, repeats, 500))
             del ca, cb
         if torch is not None:
             ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-            est = median_event_seconds(cuda, lambda: ta + tb, repeats=3)
-            add(n, "torch a + b", "gpu", median_event_seconds(cuda, lambda: ta + tb, repeats=repeats, batch=_batch_for(est, limit=500)))
+            add(n, "torch a + b", "gpu", _batched_seconds(cuda, lambda: ta + tb, repeats, 500))
             del ta, tb
         del da, db, dc
     return Series("cpu_vs_gpu", "c = a + b: CPU vs GPU over sizes", "mixed", rows, {"seconds": "s"},
@@ -243,17 +251,7 @@ def fusion_timings(sizes=(10**4, 10**6, 10**7, 10**8), repeats: int = 7) -> Seri
     cuda = gpu_cuda()
     from kernels.fusion import A, B, axpby_fused, unfused_add, unfused_scale
 
-    try:
-        import cupy
-    except Exception:
-        cupy = None
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            torch = None
-    except Exception:
-        torch = None
+    cupy, torch = _gpu_libraries()
     rows = {"size": [], "implementation": [], "launches": [], "seconds": []}
     rng = np.random.default_rng(5)
     for n in sizes:
@@ -280,8 +278,7 @@ def fusion_timings(sizes=(10**4, 10**6, 10**7, 10**8), repeats: int = 7) -> Seri
             tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
             cases.append(("torch a * x + b * y", 3, lambda: A * tx + B * ty, lambda: (A * tx + B * ty).cpu().numpy()))
         for name, launches, fn, result in cases:
-            est = median_event_seconds(cuda, fn, repeats=3)
-            secs = median_event_seconds(cuda, fn, repeats=repeats, batch=_batch_for(est, limit=200))
+            secs = _batched_seconds(cuda, fn, repeats, 200)
             fn()
             if not np.allclose(result(), expect, rtol=1e-5):
                 raise RuntimeError(f"fusion_timings: {name} computed a wrong result at n = {n:,}")
