@@ -11,6 +11,8 @@ Cases: tiled matmul N=1024 (16x16 blocks) and vector add n=2^24 (256 threads per
 * thread, global  the same without shared-memory accesses (record="global")
 * warp         one record per instruction of lane 0 of each warp: active mask and every converged lane's
                exact index (base + lane * stride, or a 32-wide slab row written by the lanes together)
+* warp, vote   the same with every index checked by a warp vote: vector add's a[i], b[i], c[i] (i = cuda.grid(1),
+               a 1-D block) are otherwise recorded as "lane 0's index + lane" without one
 * N blocks     thread mode recording only those blocks, with one kernel that branches once per thread:
                recorded blocks run the instrumented body, the others the user's own code. "1 block (0)"
                is dispatched first, "1 block (last)" in the last wave; "132 blocks" is one per SM's worth
@@ -115,6 +117,7 @@ def configs_for(n_blocks):
         "132 blocks, regs capped": dict(record_blocks=one_wave, max_registers="plain"),
         "132 blocks, global, occupancy regs": dict(record_blocks=one_wave, record="global", max_registers="occupancy"),
         "warp, occupancy regs": dict(mode="warp", max_registers="occupancy"),
+        "warp, vote": dict(mode="warp", lane_linear=False),  # every index checked by a warp vote
     }
 
 
@@ -174,7 +177,7 @@ def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, ban
 
 MATMUL_LABELS = ("thread", "thread, global", "warp", "warp, global", "1 block (0)", "1 block (last)", "first 1% blocks",
                  "132 blocks", "132 spread", "132 blocks, global", "132 blocks, regs capped")
-VECTOR_LABELS = ("thread", "warp", "1 block (0)", "1 block (last)", "first 1% blocks", "132 blocks")
+VECTOR_LABELS = ("thread", "warp", "warp, vote", "1 block (0)", "1 block (last)", "first 1% blocks", "132 blocks")
 
 
 def previous_table(path) -> list[str]:

@@ -62,6 +62,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cc", default="9.0")
     ap.add_argument("--keep", help="keep the PTX, cubin and SASS files here")
+    ap.add_argument("--only", help="only the variants whose label starts with this (e.g. warp)")
+    ap.add_argument("--kernel", help="only this kernel (vector_add or matmul_tiled)")
     opts = ap.parse_args(argv)
     keep = Path(opts.keep) if opts.keep else None
     if keep:
@@ -90,7 +92,7 @@ def main(argv=None):
 
     def buffers(idx):
         return (arr(types.int32), arr(idx), arr(idx), arr(types.uint32), arr(idx), arr(types.int64), arr(types.int16),
-                arr(types.int64), arr(types.int64, 2), arr(types.int32, 2), arr(types.int32, 2), arr(types.int64)) + (types.int64,) * 6
+                arr(types.int64), arr(types.int64, 2), arr(types.int32, 2), arr(types.int32, 2), arr(types.int64)) + (types.int64,) * 7
 
     cases = [  # name, kernel, arrays, argument types, grid, block: the launches of bench/gpu_overhead.py
         ("vector_add", vector_add, {p: ArrayInfo(p, (1 << 24,), "float32", "global") for p in "abc"},
@@ -108,6 +110,8 @@ def main(argv=None):
     import inspect
 
     extra = {"index32"} & set(inspect.signature(build_variant).parameters)  # older recorders: fewer options
+    configs = [c for c in configs if not opts.only or c[0].startswith(opts.only)]
+    cases = [c for c in cases if not opts.kernel or c[0] == opts.kernel]
     for name, kernel, arrays, sig, grid, block in cases:
         ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
         regs0, plain = sass_of(ptx, opts.cc, keep, f"{name}_plain")

@@ -125,7 +125,7 @@ def _is_subsequence(short, long) -> bool:
     return all(any(x == y for y in it) for x in short)
 
 
-@pytest.mark.parametrize("name", ["vector_add", "matmul_tiled", "histogram_global", "mandelbrot"])
+@pytest.mark.parametrize("name", list(SPECS))
 def test_warp_mode_records_every_converged_lane_exactly(name):
     # one record per instruction of lane 0, shown for every lane converged with it: the indices of every
     # lane are exact (regular ones as base + lane * stride, irregular ones, histogram bins, from the slab)
@@ -144,6 +144,90 @@ def test_warp_mode_records_every_converged_lane_exactly(name):
     else:
         for key, seq in got.items():
             assert _is_subsequence(seq, want[key]), f"{name}: thread {key} has events the CPU executor does not"
+
+
+DIVERGE_SRC = textwrap.dedent("""
+    from numba import cuda
+
+
+    @cuda.jit
+    def diverge_then_converge(a, out):
+        i = cuda.grid(1)
+        if i >= out.shape[0]:  # the last warp is partial: its lanes are never all converged after this
+            return
+        lane = cuda.threadIdx.x % 32
+        if lane < 8:  # lanes 8-31 sit this out: lane 0's records here are stored at once, not staged
+            out[i] = a[i] * 2
+        for k in range(40):  # 80 converged records in a row: the register stage fills and is written mid-loop
+            out[i] += a[(i + k) % a.shape[0]]
+        if lane >= 16:  # lanes 16-31 leave early: each writes the record it holds at its own END
+            return
+        out[i] += 1
+""")
+
+
+def test_warp_mode_stage_survives_divergence_early_exit_and_overflow(tmp_path):
+    # the per-warp recorder stages converged records in registers (one record per lane) and stores diverged
+    # ones at once: every record must land in its place whatever the interleaving
+    from gpuviz.capture import capture
+
+    path = tmp_path / "diverge_kernel.py"
+    path.write_text(DIVERGE_SRC)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import importlib
+
+        kernel = importlib.import_module("diverge_kernel").diverge_then_converge
+    finally:
+        sys.path.remove(str(tmp_path))
+    n = 8 * 64 + 20  # a partial last warp
+    a = np.arange(n, dtype=np.float32)
+    out_cpu, out_gpu = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    grid, block = (n + 63) // 64, 64
+    cpu = capture(kernel, grid, block, a, out_cpu, backend="cpu")
+    gpu = capture(kernel, grid, block, a, out_gpu, backend="gpu", mode="warp")
+    assert gpu.launch.dropped == 0
+    missing = gpu.launch.meta["warp_lane_events_not_recorded"]
+    assert missing > 0  # lanes 16-31's END runs while lane 0 is elsewhere
+    want, got = cpu.per_thread_sequences(), gpu.per_thread_sequences()
+    for key, seq in got.items():
+        assert _is_subsequence(seq, want[key]), f"thread {key}"
+    # lane 0 of every full warp: its whole sequence, in order (START, 2 + 1, 40 x (load, load, load, store), ...)
+    full_warps = list(range(0, n - 31, 32))
+    for t in full_warps:
+        key = (t // 64, t % 64)
+        assert got[key] == want[key], f"lane 0 of the warp at thread {t}"
+    # lanes 1-7 ran the first branch with lane 0, lanes 8-15 only the loop and the tail, lanes 16-31 the loop
+    for t in full_warps[:4]:
+        for lane in (1, 7, 8, 15):
+            key = (t // 64, t % 64 + lane)
+            assert got[key] == want[key], f"lane {lane} of the warp at thread {t}"
+    np.testing.assert_allclose(out_gpu, out_cpu)
+
+
+def test_warp_mode_lane_linear_indices_equal_the_voted_ones():
+    # a[i] with i = cuda.grid(1) in a 1-D block is recorded as "lane 0's index + lane" without a warp vote:
+    # the same records as with the vote, partial last warp (diverged, stored at once) included
+    from gpuviz.capture.gpu import GpuRecording
+
+    spec = SPECS["vector_add"]
+    size = 5000
+    args = _args(spec, size)
+    grid, block = spec.launch(size, spec.default_block)
+    fields = ("block", "thread", "seq", "kind", "array", "index", "value")
+    got = {}
+    for lane_linear in (True, False):
+        rec = GpuRecording(spec.kernel, grid, block, _copy(args), mode="warp", lane_linear=lane_linear)
+        bufs = rec.allocate(rec.count(rec.device_args(fresh=True)))
+        rec.record(rec.device_args(fresh=True), bufs)
+        events, drops = rec.decode(rec.fetch(bufs))
+        assert int(drops[0]) == 0
+        source = rec.record_variant.sources["vector_add"]
+        assert ("r_mem1_lane_linear" in source) == lane_linear
+        got[lane_linear] = {f: np.asarray(events[f]) for f in fields}
+    assert len(got[True]["index"]) == 3 * size + 2 * grid[0] * block[0]  # a, b, c per element; START, END per thread
+    for f in fields:
+        np.testing.assert_array_equal(got[True][f], got[False][f], err_msg=f)
 
 
 def test_warp_mode_table_layout_equals_uniform_layout():

@@ -75,6 +75,7 @@ if not hasattr(np, "row_stack"):
 
 from ..model.trace import EVENT_FIELDS, ArrayInfo, EventKind, Launch, Trace  # noqa: E402
 from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge  # noqa: E402
+from .gpu_rewrite import CNT_COLUMNS, OFF_COLUMNS  # noqa: E402
 from .limits import check_launch, normalize_dims  # noqa: E402
 from .source import collect_device_functions, parse_function, python_function, source_span  # noqa: E402
 
@@ -369,7 +370,8 @@ class GpuRecording:
     """
 
     def __init__(self, kernel, grid, block, args, *, mode: str = "thread", timestamps: str = "sync",
-                 record_blocks=None, record: str = "all", max_registers: int | str | None = None, layout: str = "auto"):
+                 record_blocks=None, record: str = "all", max_registers: int | str | None = None, layout: str = "auto",
+                 lane_linear: bool = True):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if timestamps not in TIMESTAMPS:
@@ -379,6 +381,9 @@ class GpuRecording:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
         self.layout = layout
+        # per-warp records of a[i] with i = cuda.grid(1) take their lanes' indices from i without a warp vote
+        # (gpu_rewrite.GpuRewriter.lane_linear_names); False keeps the vote, to measure what it costs
+        self.lane_linear = bool(lane_linear)
         self.cuda = cuda = gpu_cuda()
         self.kernel = kernel
         self.grid, self.block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
@@ -440,7 +445,8 @@ class GpuRecording:
             self.max_registers = occupancy_register_cap(cuda, self.plain, self.args, self.block)
         elif max_registers is not None:
             self.max_registers = int(max_registers)
-        self.launch_caps = (0, 0, 0)  # the uniform layout's per-warp capacities, scalar kernel parameters
+        self.launch_caps = (0,) * CNT_COLUMNS  # the uniform layout's per-warp capacities, scalar kernel parameters
+        self.positions_fit32 = False  # set by allocate(), which knows the buffer sizes
         self.count_variant = self.variant(count=True, uniform=False)
         self.record_variant = None  # chosen by allocate(), which knows the layout
         self.info = self.count_variant.info
@@ -452,16 +458,19 @@ class GpuRecording:
         # the count variant is built before the arrays (shared, module-level) are known: 64-bit index arithmetic
         # there (the same regular/irregular decisions as 32-bit, which is exact for arrays under 2**31 elements)
         index32 = not count and self.index_dtype() == np.int32
+        if self.mode == "warp":  # per-warp mode also keeps buffer positions in 32 bits: allocate() checked they fit
+            index32 = index32 and self.positions_fit32
         key = (self.fn.__code__, tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
                self.timestamps == "all", self.record_what, self.split, self.all_blocks, self.block_range, count, uniform,
-               self.max_registers, index32, self.grid, self.block)
+               self.max_registers, index32, self.grid, self.block, self.lane_linear)
         v = _variant_cache.get(key)
         if v is None:
             t0 = time.perf_counter()
             v = build_variant(self.cuda, self.root, self.array_args, count=count, mode=self.mode,
                               time_all=self.timestamps == "all", split=self.split, uniform=uniform,
                               all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers,
-                              block_range=self.block_range, index32=index32, grid=self.grid, block=self.block)
+                              block_range=self.block_range, index32=index32, grid=self.grid, block=self.block,
+                              lane_linear=self.lane_linear)
             _variant_cache[key] = v
             self.rewrite_s += time.perf_counter() - t0
         return v
@@ -542,13 +551,13 @@ class GpuRecording:
         biggest = max([a.size for a in self.info.arrays] or [0])
         return np.int32 if biggest < 2**31 else np.int64
 
-    def _buffers(self, code_n, timed_n, slab_rows, off, cap, cnt):
+    def _buffers(self, code_n, timed_n, slab_rows, diverged_n, off, cap, cnt):
         """Device buffers in gpu_rewrite.BUFFERS order."""
         cuda, idt, warp = self.cuda, self.index_dtype(), self.mode == "warp"
-        # per-warp mode: each record is a row of WARP_RECORD_FIELDS in ``idx`` (code, mask, base, stride), written
-        # by four lanes with one store; ``code``, ``stride`` and ``mask`` are then unused
+        # per-warp mode: each record is a row of WARP_RECORD_FIELDS in ``idx`` (code, mask, base, stride) and
+        # ``code`` holds the order of the diverged records; ``stride`` and ``mask`` are unused
         return [
-            cuda.device_array(1 if warp else max(code_n, 1), np.int32),  # code
+            cuda.device_array(max(diverged_n if warp else code_n, 1), np.int32),  # code
             cuda.device_array(max(code_n, 1) * (WARP_RECORD_FIELDS if warp else 1), idt),  # idx
             cuda.device_array(1, idt),  # stride
             cuda.device_array(1, np.uint32),  # mask
@@ -563,10 +572,11 @@ class GpuRecording:
         ]
 
     def count(self, dargs, repeats: int = 0) -> np.ndarray:
-        """Run the counting variant; (n_slots, 3) int64 counts of events, timed events and slab rows per slot."""
+        """Run the counting variant; (n_slots, 4) int64 counts per slot of events (per-warp mode: converged
+        records), timed events, slab rows and diverged records (per-warp mode)."""
         cuda = self.cuda
-        cnt = cuda.to_device(np.zeros((max(self.n_slots, 1), 3), np.int32))
-        bufs = self._buffers(1, 1, 1, np.zeros((1, 3), np.int64), np.zeros((1, 3), np.int32), cnt)
+        cnt = cuda.to_device(np.zeros((max(self.n_slots, 1), CNT_COLUMNS), np.int32))
+        bufs = self._buffers(1, 1, 1, 1, np.zeros((1, OFF_COLUMNS), np.int64), np.zeros((1, OFF_COLUMNS), np.int32), cnt)
         launch_args = list(dargs) + bufs + self.scalar_params()
         compiled = self._compile(self.count_variant.dispatcher, launch_args, "counting")
         if compiled is not None:
@@ -579,61 +589,76 @@ class GpuRecording:
         self.count_args = launch_args
         return cnt.copy_to_host()[: self.n_slots].astype(np.int64)
 
-    def allocate(self, counts: np.ndarray, max_events: int | None = None):
-        """Device buffers sized from the counts, each slot's offsets, and the record variant for that layout."""
-        total, total_timed = int(counts[:, 0].sum()), int(counts[:, 1].sum())
+    def allocate(self, counts: np.ndarray, max_events: int | None = None, worst_case: bool = False):
+        """Device buffers sized from the counts, each slot's offsets, and the record variant for that layout.
+
+        Per-warp mode gives each warp's slot room for its converged records, then its diverged ones, as the
+        counting pass found them; ``worst_case`` gives it room for all of its records in either part (for a
+        second run when a kernel converged differently from the counting pass and records were dropped)."""
+        counts = np.asarray(counts, dtype=np.int64)
+        warp = self.mode == "warp"
+        records = counts[:, 0] + (counts[:, 3] if warp else 0)
+        total, total_timed = int(records.sum()), int(counts[:, 1].sum())
         if max_events is not None and total > max_events:
             raise TraceTooLarge(
                 f"{self.root.name}[{self.grid}, {self.block}] would record {total:,} events, over max_events={max_events:,}. "
                 f"Record fewer blocks (record_blocks=[...]), a smaller problem, or mode='warp' (one record per warp instruction)"
             )
+        if warp and worst_case:
+            counts = counts.copy()
+            counts[:, 0] = counts[:, 3] = records
         # thread mode: a warp's lanes interleave (stride 32), each lane given the warp's largest count;
         # warp mode: one slot per warp, contiguous (stride 1). See make_recorders.
         n = self.n_slots
-        if self.mode == "warp":
+        if warp:
             group, lane, stride = np.arange(n, dtype=np.int64), np.zeros(n, np.int64), 1
         else:
             k = np.arange(n, dtype=np.int64) // max(self.per_block, 1)
             group = k * self.wpb + self.slot_thread.astype(np.int64) // 32
             lane, stride = self.slot_thread.astype(np.int64) % 32, 32
         n_groups = int(group.max()) + 1 if n else 0
-        cols = 3 if self.mode == "warp" else 2
-        gmax = np.zeros((cols, n_groups), np.int64)
+        cols = CNT_COLUMNS if warp else 2
+        gmax = np.zeros((CNT_COLUMNS, n_groups), np.int64)
         for col in range(cols):
             np.maximum.at(gmax[col], group, counts[:, col])
-        biggest = gmax.max(axis=1) if n_groups else np.zeros(cols, np.int64)
+        biggest = gmax.max(axis=1) if n_groups else np.zeros(CNT_COLUMNS, np.int64)
         exact = gmax.sum(axis=1)
         # uniform: nothing to look up on the device, at the price of padding every warp to the largest
         if self.layout == "auto":
             uniform = bool(np.all(biggest * n_groups <= exact * (1 + UNIFORM_SLACK) + 1024))
         else:
             uniform = self.layout == "uniform"
-        off = np.zeros((max(n, 1), 3), np.int64)
-        cap = np.zeros((max(n, 1), 3), np.int32)
-        sizes = [0, 0, 0]
-        for col in range(cols):
+        off = np.zeros((max(n, 1), OFF_COLUMNS), np.int64)
+        cap = np.zeros((max(n, 1), OFF_COLUMNS), np.int32)
+        per_group = biggest[:, None] * np.ones((1, n_groups), np.int64) if uniform else gmax
+        # rows of idx: per warp its converged rows, then its diverged rows (thread mode: events, interleaved)
+        rows = per_group[0] * stride + (per_group[3] if warp else 0)
+        row0 = np.cumsum(rows) - rows
+        off[:n, 0] = row0[group] + lane
+        cap[:n, 0] = per_group[0][group]
+        for col in (1, 2):
             width = 1 if col == 2 else stride  # slab rows: one per record, the 32 lanes inside the row
-            if uniform:
-                off[:n, col] = group * biggest[col] * width + (lane if col < 2 else 0)
-                cap[:n, col] = biggest[col]
-                sizes[col] = int(biggest[col] * n_groups * width)
-            else:
-                gsize = gmax[col] * width
-                goff = np.cumsum(gsize) - gsize
-                off[:n, col] = goff[group] + (lane if col < 2 else 0)
-                cap[:n, col] = gmax[col][group]
-                sizes[col] = int(gsize.sum())
+            size = per_group[col] * width
+            off[:n, col] = (np.cumsum(size) - size)[group] + (lane if col < 2 else 0)
+            cap[:n, col] = per_group[col][group]
+        if warp:
+            off[:n, 3] = row0[group] + per_group[0][group]
+            cap[:n, 3] = per_group[3][group]
+            off[:n, 4] = (np.cumsum(per_group[3]) - per_group[3])[group]
+        sizes = [int(rows.sum()), int((per_group[1] * stride).sum()), int(per_group[2].sum()), int(per_group[3].sum())]
         self.uniform = uniform
+        # every buffer position (record rows, timed events, slab words) under 2**31: 32-bit positions
+        self.positions_fit32 = max(sizes[0] * WARP_RECORD_FIELDS, sizes[1], sizes[2] * 32) < 2**31
         self.record_variant = self.variant(count=False, uniform=uniform)
-        self.offsets, self.stride = off[:n], stride
-        cnt = self.cuda.to_device(np.zeros((max(n, 1), 3), np.int32))
+        self.offsets, self.caps, self.stride = off[:n], cap[:n], stride
+        cnt = self.cuda.to_device(np.zeros((max(n, 1), CNT_COLUMNS), np.int32))
         if uniform:  # the device computes the offsets from the largest counts, passed as scalar parameters
-            dev_off, dev_cap = np.zeros((1, 3), np.int64), np.zeros((1, 3), np.int32)
-            self.launch_caps = tuple(int(biggest[c]) if c < cols else 0 for c in range(3))
+            dev_off, dev_cap = np.zeros((1, OFF_COLUMNS), np.int64), np.zeros((1, OFF_COLUMNS), np.int32)
+            self.launch_caps = tuple(int(biggest[c]) if (c < cols) else 0 for c in range(CNT_COLUMNS))
         else:
             dev_off, dev_cap = off, cap
-            self.launch_caps = (0, 0, 0)
-        bufs = self._buffers(sizes[0], sizes[1], sizes[2], dev_off, dev_cap, cnt)
+            self.launch_caps = (0,) * CNT_COLUMNS
+        bufs = self._buffers(sizes[0], sizes[1], sizes[2], sizes[3], dev_off, dev_cap, cnt)
         self.totals = (total, total_timed)
         self.buffer_lengths = tuple(sizes)
         return bufs
@@ -645,10 +670,10 @@ class GpuRecording:
 
     def trace_bytes(self) -> int:
         """Bytes of the device buffers that come back (padding of lanes or warps with fewer events included)."""
-        total, total_timed, slab_rows = self.buffer_lengths
+        rows, total_timed, slab_rows, diverged = self.buffer_lengths
         isz = np.dtype(self.index_dtype()).itemsize
         per_event = WARP_RECORD_FIELDS * isz if self.mode == "warp" else 4 + isz
-        return int(total * per_event + slab_rows * 32 * isz + total_timed * (8 + 2) + self.n_slots * 3 * 4)
+        return int(rows * per_event + diverged * 4 + slab_rows * 32 * isz + total_timed * (8 + 2) + self.n_slots * CNT_COLUMNS * 4)
 
     def record(self, dargs, bufs, repeats: int = 1) -> float:
         """Run the recording variant once (timed with CUDA events); the events land in ``bufs``."""
@@ -672,6 +697,12 @@ class GpuRecording:
         self.record_args = launch_args
         return timer.seconds
 
+    def dropped_records(self, bufs) -> bool:
+        """Did the recording run drop records (slot full)? Reads the four drop counters."""
+        from .gpu_rewrite import BUFFERS
+
+        return int(bufs[BUFFERS.index("drop")].copy_to_host()[0]) > 0
+
     FETCHED = ("code", "idx", "stride", "mask", "slab", "time", "sm", "cnt", "drop")
 
     def fetch(self, bufs) -> dict[str, np.ndarray]:
@@ -690,6 +721,29 @@ class GpuRecording:
         return {n: np.array(pinned[n]) for n in self.FETCHED}
 
     # -- decoding ------------------------------------------------------------------------------------------------
+    def _warp_record_rows(self, wrote: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows of ``idx`` in each warp's program order, records per warp) of a per-warp recording.
+
+        A warp's converged records fill the start of its slot in order; its diverged records follow in their
+        own order, each with (in ``order``, the ``code`` buffer) how many converged records came before it.
+        A diverged record that followed m converged ones goes before converged record m."""
+        conv, div = wrote[:, 0], wrote[:, 3]
+        n = len(conv)
+
+        def runs(lengths):
+            first = np.cumsum(lengths) - lengths
+            return np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(first, lengths)
+
+        k, j = runs(conv), runs(div)
+        slots = np.concatenate([np.repeat(np.arange(n), conv), np.repeat(np.arange(n), div)])
+        rows = np.concatenate([np.repeat(self.offsets[:, 0], conv) + k, np.repeat(self.offsets[:, 3], div) + j])
+        before = order[np.repeat(self.offsets[:, 4], div) + j].astype(np.int64) if len(j) else j
+        position = np.concatenate([k, before])
+        diverged_first = np.concatenate([np.ones(len(k), np.int8), np.zeros(len(j), np.int8)])
+        tie = np.concatenate([np.zeros(len(k), np.int64), j])
+        ordered = np.lexsort((tie, diverged_first, position, slots))
+        return rows[ordered], conv + div
+
     def decode(self, host: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """(event fields, the drop counters: events, timed events, slab rows, diverged lane events) from the
         fetched buffers."""
@@ -697,10 +751,15 @@ class GpuRecording:
 
         n = self.n_slots
         wrote = host["cnt"][:n].astype(np.int64)
-        counts, counts_t = wrote[:, 0], wrote[:, 1]
+        counts_t = wrote[:, 1]
+        if self.mode == "warp":
+            take, counts = self._warp_record_rows(wrote, host["code"])
+        else:
+            counts = wrote[:, 0]
         starts = np.cumsum(counts) - counts
         seq = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
-        take = np.repeat(self.offsets[:, 0], counts) + self.stride * seq
+        if self.mode != "warp":
+            take = np.repeat(self.offsets[:, 0], counts) + self.stride * seq
         starts_t = np.cumsum(counts_t) - counts_t
         seq_t = np.arange(int(counts_t.sum()), dtype=np.int64) - np.repeat(starts_t, counts_t)
         take_t = np.repeat(self.offsets[:, 1], counts_t) + self.stride * seq_t
@@ -838,6 +897,14 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     bufs = rec.allocate(counts, max_events=max_events)
     dargs = rec.device_args(fresh=False)
     rec.record(dargs, bufs)
+    if mode == "warp" and rec.dropped_records(bufs) and all(isinstance(a, np.ndarray) or not hasattr(a, "shape") for a in args):
+        # the warps converged differently from the counting pass, so one part of a slot (converged or diverged
+        # records) overflowed: record again with room for every record in either part (numpy inputs are
+        # uploaded afresh, so the second run starts from the same data)
+        warnings.append("the recording ran twice: its warps converged differently from the counting pass")
+        bufs = rec.allocate(counts, max_events=max_events, worst_case=True)
+        dargs = rec.device_args(fresh=False)
+        rec.record(dargs, bufs)
     meta["instrumented"] = kernel_resources(cuda, rec.record_variant.dispatcher, rec.record_args, rec.block)
     # does the instrumented run compute what one plain run does? (the timed plain copies ran several times;
     # this one starts from the inputs as they were, before the write-back below)

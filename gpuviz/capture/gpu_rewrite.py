@@ -34,14 +34,26 @@ its warp's largest count), and whatever would not fit is counted in ``drop``, ne
 Per-warp mode (``mode="warp"``): one record per instruction that lane 0 of a warp executes, in lane 0's
 program order: the event's code, the mask of lanes converged with lane 0 there (``cuda.activemask()``)
 and the element index of *every* lane in that mask. A record is one row of four fields (code, mask,
-base, stride) in the ``idx`` buffer, which lanes 0-3 write together with one store; ``code``, ``stride``
-and ``mask`` then stay in the kernel signature with one element each, unused. The indices are stored exactly
-but compactly: when the converged lanes' indices are ``base + lane * stride`` (checked with a warp vote,
-``all_sync``) the record holds them so; otherwise its stride is :data:`SLAB_MARK` and the lanes write their
-own indices into the next 32-wide row of ``slab`` (one coalesced 128-byte store per warp). A warp whose
-32 lanes are all converged takes a straight-line path with the constant full mask; other warps the
-general one. Lanes that run code while diverged from lane 0 (lane 0 elsewhere or finished) are not
-recorded; each counts the events it ran so, and the total comes back in ``drop[3]``.
+base, stride) in the ``idx`` buffer. The indices are stored exactly but compactly: when the converged
+lanes' indices are ``base + lane * stride`` (checked with a warp vote, ``all_sync``) the record holds them
+so; otherwise its stride is :data:`SLAB_MARK` and the lanes write their own indices into the next 32-wide
+row of ``slab`` (one coalesced 128-byte store per warp). Lanes that run code while diverged from lane 0
+(lane 0 elsewhere or finished) are not recorded; each counts the events it ran so, and the total comes
+back in ``drop[3]``.
+
+A recording kernel is bound by the instructions it issues, so the common case costs as few as it can:
+
+* *Converged* records (all 32 lanes here) are numbered by a counter that every lane keeps and that is the
+  same in every lane (every lane takes part in every converged record), so no lane asks another where to
+  write, and in straight-line code the compiler knows the number outright. Record k is *staged* in the
+  registers of lane ``k mod 32`` (its code, base and stride; its mask is the full mask); each lane writes
+  the record it holds as one 16-byte row when the 32 lanes' stage is full, at END, or, for a lane that
+  leaves early, at its own END. Converged rows fill the start of the warp's slot.
+* *Diverged* records (some lanes elsewhere, lane 0 here) are stored at once by lane 0, one row each, in a
+  second part of the slot, and ``code`` holds, for each, how many converged records came before it, so
+  the host puts the two streams back in program order.
+
+``stride`` and ``mask`` stay in the kernel signature with one element each, unused in this mode.
 
 Compiled variants come from one rewritten source, chosen by constants the compiler folds away:
 ``count`` (count events per slot), ``record`` (write them), and the user's own kernel untouched as the
@@ -73,7 +85,8 @@ TIMED_SITE_KINDS = (SITE_START, SITE_END, SITE_BAR, SITE_WARP)
 
 #: the trace buffers, extra parameters of the recording kernels, in this order
 BUFFERS = (
-    "code",  # int32[n_events]: site << 8 | (array id + 1) (per-warp mode: 1 element, the code is in idx)
+    "code",  # int32[n_events]: site << 8 | (array id + 1); per-warp mode: [n_diverged_records], the number of
+    #          converged records of the warp before each diverged record (their order)
     "idx",  # int32 or int64 [n_events]: flat element index (memory events); per-warp mode: [n_records * 4]
     #         rows of (code, active mask, base index, stride or SLAB_MARK)
     "stride",  # 1 element: kept in the signature (per-warp strides are in idx)
@@ -82,26 +95,34 @@ BUFFERS = (
     "time",  # int64[n_timed]: %globaltimer of each timed event
     "sm",  # int16[n_timed]: %smid of each timed event
     "slot",  # int64[n_blocks]: ordinal of each recorded block, -1 for a block that is not recorded
-    "off",  # int64[n_slots, 3]: where each slot's first event, timed event and slab row go (table layout)
-    "cap",  # int32[n_slots, 3]: how many each slot may write (its warp's largest count; uniform layout: row 0)
-    "cnt",  # int32[n_slots, 3]: how many each slot produced (count pass) or wrote (record pass)
+    "off",  # int64[n_slots, 5]: where each slot's first event, timed event, slab row, diverged row (per-warp
+    #         mode) and diverged order entry (``code``, per-warp mode) go (table layout)
+    "cap",  # int32[n_slots, 5]: how many each slot may write (its warp's largest count; uniform layout: row 0)
+    "cnt",  # int32[n_slots, 4]: how many each slot produced (count pass) or wrote (record pass): events
+    #         (per-warp mode: converged records), timed events, slab rows, diverged records (per-warp mode)
     "drop",  # int64[4]: events, timed events, slab rows that found their slot full; per-warp mode: lane events
     #          run while diverged from lane 0 (not recorded). Reported, never silent
 )
+#: columns of ``off`` and ``cap`` (the count columns of ``cnt``, then the diverged order entries)
+OFF_COLUMNS = 5
+CNT_COLUMNS = 4
 BUF_NAMES = tuple(PREFIX + "b_" + b for b in BUFFERS)
 #: scalar parameters of the recording kernel itself (not of its device functions), after the buffers: the
 #: recorded blocks as a range (first, end, step of linear block ids; used when ``blocks="range"``) and the
-#: uniform layout's per-warp capacities (events, timed events, slab rows). Scalars live in the kernel's
+#: uniform layout's per-warp capacities (events, timed events, slab rows, diverged records). Scalars live in the kernel's
 #: parameter bank, so the test "is this block recorded" and the first positions need no memory load at
 #: entry: the user's first loads are not queued behind one.
-PARAMS = ("first", "end", "step", "cap0", "cap1", "cap2")
+PARAMS = ("first", "end", "step", "cap0", "cap1", "cap2", "cap3")
 PARAM_NAMES = tuple(PREFIX + "p_" + p for p in PARAMS)
 #: how the device tells recorded blocks: every block, a range in scalar parameters, or the ``slot`` table
 BLOCK_SETS = ("all", "range", "table")
 STATE = PREFIX + "s"
 # pos, end, timed pos, timed end, on, slot, start, timed start, slab pos, slab end, slab start, lane,
-# events this lane ran while diverged from lane 0 (per-warp mode: not recorded, reported in drop[3])
-STATE_LEN = 13
+# events this lane ran while diverged from lane 0 (per-warp mode: not recorded, reported in drop[3]),
+# and in per-warp mode: the staged record (code, -1: none; base; first record of the stage; stride), the
+# diverged records so far, their capacity, their first row and their first ``code`` entry. Per-warp mode
+# counts converged records (pos) from 0 in every lane; end is their capacity, start their first row.
+STATE_LEN = 21
 MAX_INDEX_DIMS = 4
 #: ``stride`` of a per-warp record whose lanes' indices are in ``slab`` (no arithmetic progression)
 SLAB_MARK = -(2**31)
@@ -171,12 +192,43 @@ class GpuRewriter(PerThreadRewriter):
     """The simulator's per-thread rewrite, lowered to GPU recorder calls (see the module docstring)."""
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo],
-                 record: str = "all"):
+                 record: str = "all", block_1d: bool = False):
         super().__init__(fs, is_kernel=is_kernel)
         self.info = info
         self.array_args = array_args  # kernel: parameters bound to arrays at this launch
         self.shared_decls = static_shared_decls(fs)
         self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
+        self.lane_linear = self.lane_linear_names() if (is_kernel and block_1d) else set()
+
+    def lane_linear_names(self) -> set[str]:
+        """Kernel variables bound once, to the thread's global index in a 1-D block: ``cuda.grid(1)`` or
+        ``blockIdx.x * blockDim.x + threadIdx.x``. In such a block, lane l of a warp holds lane 0's value
+        plus l, so a per-warp record of an access ``a[i]`` needs no warp vote to find its lanes' indices
+        (and the value is never negative: no wraparound)."""
+        stores: dict[str, int] = {}
+        for node in ast.walk(self.fs.tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        out = set()
+        for st in self.fs.tree.body:
+            if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                    and stores.get(st.targets[0].id) == 1 and st.targets[0].id not in self.fs.params
+                    and self.is_global_index(st.value)):
+                out.add(st.targets[0].id)
+        return out
+
+    def is_global_index(self, node) -> bool:
+        if isinstance(node, ast.Call):
+            return (self.dotted(node.func) == ["cuda", "grid"] and len(node.args) == 1 and not node.keywords
+                    and isinstance(node.args[0], ast.Constant) and node.args[0].value == 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            for prod, tx in ((node.left, node.right), (node.right, node.left)):
+                if (self.dotted(tx) == ["cuda", "threadIdx", "x"] and isinstance(prod, ast.BinOp)
+                        and isinstance(prod.op, ast.Mult)
+                        and sorted([self.dotted(prod.left) or [], self.dotted(prod.right) or []])
+                        == [["cuda", "blockDim", "x"], ["cuda", "blockIdx", "x"]]):
+                    return True
+        return False
 
     def rewrite(self) -> ast.FunctionDef:
         tree = super().rewrite()
@@ -266,7 +318,7 @@ class _Lowering:
                 state = ast.Assign(
                     [_name(STATE, ast.Store())],
                     ast.Call(func=ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), "local", ast.Load()), "array", ast.Load()),
-                             args=[ast.Constant(STATE_LEN), _name(PREFIX + "i64")], keywords=[]),
+                             args=[ast.Constant(STATE_LEN), _name(PREFIX + "state_t")], keywords=[]),
                 )
                 begin = ast.Expr(_call("r_begin", [_name(STATE), *_bufs(), self.code(SITE_START, line, None),
                                                    *[_name(p) for p in PARAM_NAMES]]))
@@ -320,7 +372,11 @@ class _Lowering:
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         if len(elts) > MAX_INDEX_DIMS:
             raise self.error(call, f"gpuviz records arrays of up to {MAX_INDEX_DIMS} dimensions")
-        return _call(f"r_mem{len(elts)}", [_name(STATE), *_bufs(), self.code(kind, line, aid), copy.deepcopy(base), *elts])
+        fn = f"r_mem{len(elts)}"
+        if (len(elts) == 1 and isinstance(elts[0], ast.Name) and elts[0].id in self.rw.lane_linear
+                and isinstance(aid, ast.Constant) and len(self.info.arrays[aid.value].shape) == 1):
+            fn = "r_mem1_lane_linear"  # a[i] with i the global thread index: lane l's index is lane 0's + l
+        return _call(fn, [_name(STATE), *_bufs(), self.code(kind, line, aid), copy.deepcopy(base), *elts])
 
 
 class _ExprLowering(ast.NodeTransformer):
@@ -363,12 +419,15 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     not by the bytes it writes (Nsight Compute on an H200, per-warp vector add: 13.8x the plain kernel's
     instructions, 0.9% of its DRAM time in trace bytes). So every buffer index is cast to unsigned (numba
     adds negative-index wraparound, four instructions, to every signed index), divisions by 32 are shifts,
-    a per-warp record is one store by four lanes instead of four stores by lane 0, and a warp whose 32 lanes
-    are all converged uses warp intrinsics with the constant full mask (no convergence check around them).
+    positions are 32-bit where they fit (:func:`mad`, :func:`at_index`: numba would widen each step to 64
+    bits), a warp whose 32 lanes are all converged uses warp intrinsics with the constant full mask (no
+    convergence check around them) and stages its records in registers, numbered by a count every lane
+    keeps (no lane asks lane 0 where to write), and an index proven to be lane 0's plus the lane needs no
+    vote. Per-warp vector add went from 396 warp instructions per warp to 165 (plain: 42).
     """
     import numba
 
-    from .intrinsics import globaltimer, smid
+    from .intrinsics import globaltimer, imad32, mad32_index, smid, store_row4
 
     if blocks not in BLOCK_SETS:
         raise ValueError(f"blocks must be one of {', '.join(BLOCK_SETS)}, not {blocks!r}")
@@ -376,6 +435,10 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     ALL, RANGE = blocks == "all", blocks == "range"
     U64, I32, I64, U32 = numba.uint64, numba.int32, numba.int64, numba.uint32
     IDX = numba.int32 if index32 else numba.int64
+    # per-warp records with 32-bit indices: the recording state (positions, the staged field) in 32 bits too
+    # (the host builds such a variant only when every buffer has fewer than 2**31 elements)
+    NARROW = bool(warp and index32)
+    SI = numba.int32 if NARROW else numba.int64
     GRID_1D = grid is not None and tuple(grid)[1:] in ((), (1,), (1, 1))
     BLOCK_DIMS = None if block is None else tuple(block) + (1,) * (3 - len(block))
     BX, BY, BZ = BLOCK_DIMS or (0, 0, 0)
@@ -385,10 +448,11 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     # Layout: in thread mode the 32 lanes of a warp interleave their events (event k of lane l at
     # warp_base + 32 k + l), so a warp's 32 stores of one event land in one 128-byte line (coalesced);
     # thread-contiguous rows made every store a separate memory transaction. In warp mode each record is a
-    # row of REC fields (code, mask, base index, stride) in the ``idx`` buffer, written by lanes 0-3 together
-    # (one 16- or 32-byte store); the lanes together write whole 32-wide slab rows.
+    # row of four fields (code, mask, base index, stride) in the ``idx`` buffer, written with one vector store
+    # (store_row4): 32 lanes writing their staged records write 512 contiguous bytes; the lanes together write
+    # whole 32-wide slab rows.
     STRIDE = 1 if WARP else 32
-    REC = 4
+    EMPTY = -1  # a staged code that means "no record here" (codes are >= 0)
     MARK = SLAB_MARK
     jit = cuda.jit(device=True, forceinline=True)
 
@@ -405,121 +469,137 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         return base, step, regular
 
     @jit
-    def record_pattern(mask, index, lane, has_index):
-        """(base, step, regular) of an event: :func:`lane_pattern` for a memory event, (0, 0, True) otherwise."""
+    def record_pattern(mask, index, lane, has_index, linear):
+        """(base, step, regular) of an event: :func:`lane_pattern` for a memory event, (0, 0, True) otherwise;
+        for an index known to be lane 0's plus the lane (``linear``), that without a vote."""
         if has_index:
+            if linear:
+                return IDX(index - lane), IDX(1), True
             return lane_pattern(mask, index, lane)
         return IDX(0), IDX(0), True
 
     @jit
-    def count_record(s, lane, timed, regular):
-        """The counting variant's per-warp record: lane 0 counts it, its timestamp and its slab row."""
-        if lane == 0:
-            s[0] += 1
-            if timed or TIME_ALL:
-                s[2] += 1
-            if not regular:
-                s[8] += 1
+    def mad(a, b, c):
+        """``a * b + c`` in the state's width: 32-bit instructions in the narrow state (numba would widen
+        each int32 step to 64 bits, two instructions apiece on the GPU)."""
+        if NARROW:
+            return imad32(a, b, c)
+        return SI(a * b + c)
 
     @jit
-    def record_field(lane, code, lanes, base, mark):
-        """The field of a per-warp record that ``lane`` (0-3) writes: selects, not branches (four lanes
-        taking four branches would run them one after the other)."""
-        v = IDX(code)
-        v = IDX(I32(lanes)) if lane == 1 else v
-        v = base if lane == 2 else v
-        return mark if lane == 3 else v
+    def at_index(a, b, c):
+        """The buffer position ``a * b + c`` as an index: 32-bit arithmetic when every buffer has fewer than
+        2**31 elements (the narrow state), else 64-bit."""
+        if NARROW:
+            return mad32_index(a, b, c)
+        return U64(a * b + c)
 
     @jit
     def put_timed(s, time_a, sm_a, drop_a, starts):
         """Lane 0 stamps a timed event: %globaltimer, and %smid at START."""
         q = s[2]
         if q < s[3]:
-            time_a[U64(q)] = globaltimer()
+            time_a[at_index(q, 1, 0)] = globaltimer()
             if starts:  # a block never moves between SMs: its START carries the SM for every event
-                sm_a[U64(q)] = smid()
+                sm_a[at_index(q, 1, 0)] = smid()
         else:
             cuda.atomic.add(drop_a, 1, 1)
-        s[2] = q + 1
+        s[2] = mad(q, 1, 1)
 
     @jit
-    def put_warp_converged(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts):
-        """All 32 lanes are here: the constant full mask, and straight-line code that every lane runs (the
-        state that only lane 0 keeps is broadcast from it, so lanes that missed records catch up)."""
+    def put_slab(s, lanes, slab_a, drop_a, index, lane):
+        """An irregular record's lanes write their own indices into the warp's next slab row (lane 0 keeps
+        the row count: the lanes here take it from lane 0)."""
+        row = cuda.shfl_sync(lanes, s[8], 0)
+        if row < s[9]:
+            slab_a[at_index(row, 32, lane)] = IDX(index)  # the lanes' neighbouring words: one coalesced store
+        elif lane == 0:
+            cuda.atomic.add(drop_a, 2, 1)
+        s[8] = mad(row, 1, 1)
+
+    @jit
+    def flush_staged(s, idx_a):
+        """This lane writes the converged record it holds, if any, as one 16-byte row (each lane for
+        itself: no lane needs another to be here). 32 lanes write 32 neighbouring rows: 512 bytes."""
+        if s[13] != EMPTY:
+            k = mad(s[15], 1, s[11])  # the record this lane holds: the stage's first, plus the lane
+            if k < s[1]:  # records past the slot's capacity are counted at END (drop[0]), not written
+                store_row4(idx_a, at_index(k, 1, s[6]), IDX(s[13]), IDX(I32(FULL)), IDX(s[14]), IDX(s[16]))
+            s[13] = EMPTY
+
+    @jit
+    def put_warp_converged(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts, linear):
+        """All 32 lanes are here: the constant full mask, straight-line code that every lane runs, and the
+        record staged in a lane's registers instead of stored (see the module docstring). Its number k is
+        every lane's own converged count: nothing to fetch from lane 0, and known to the compiler in
+        straight-line code, where the staging below folds to a few selects."""
         lane = s[11]
-        base, step, regular = record_pattern(U32(FULL), index, lane, has_index)
+        base, step, regular = record_pattern(U32(FULL), index, lane, has_index, linear)
         if COUNT:
-            count_record(s, lane, timed, regular)
+            s[0] += 1
+            if lane == 0:
+                if timed or TIME_ALL:
+                    s[2] += 1
+                if not regular:
+                    s[8] += 1
             return
         if not regular:
-            row = cuda.shfl_sync(U32(FULL), s[8], 0)
-            if row < s[9]:
-                slab_a[U64(row * 32 + lane)] = IDX(index)  # 32 lanes, 32 neighbouring words: one coalesced store
-            elif lane == 0:
-                cuda.atomic.add(drop_a, 2, 1)
-            s[8] = row + 1
-        p = s[6] + cuda.shfl_sync(U32(FULL), I32(s[0] - s[6]), 0)
-        v = record_field(lane, code, lanes, base, step if regular else IDX(MARK))
-        fits = p < s[1]
-        if fits and lane < REC:  # lanes 0-3: the record's four fields in one store
-            idx_a[U64(p * REC + lane)] = v
-        if not fits and lane == 0:
-            cuda.atomic.add(drop_a, 0, 1)
-        s[0] = p + 1
+            put_slab(s, U32(FULL), slab_a, drop_a, index, lane)
+        k = s[0]
+        g = mad(s[15], -1, k)
+        if g >= 32:  # every lane holds a record: write them all, start a new stage
+            flush_staged(s, idx_a)
+            s[15] = k
+            g = SI(0)
+        mine = g == lane  # selects, not a branch: the compiler keeps this straight-line
+        s[13] = SI(code) if mine else s[13]
+        s[14] = base if mine else s[14]
+        s[16] = (step if regular else IDX(MARK)) if mine else s[16]
+        s[0] = mad(k, 1, 1)
         if (timed or TIME_ALL) and lane == 0:
             put_timed(s, time_a, sm_a, drop_a, starts)
 
     @jit
-    def put_warp(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts):
-        """Some lanes are elsewhere (lane 0 is here): the active mask in every warp intrinsic."""
+    def put_warp(s, lanes, code_a, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts, linear):
+        """Some lanes are elsewhere (lane 0 is here): the active mask in every warp intrinsic, and lane 0
+        stores the record at once in the slot's diverged part, with the number of converged records before
+        it (in ``code``), from which the host restores the program order."""
         lane = s[11]
-        base, step, regular = record_pattern(lanes, index, lane, has_index)
+        base, step, regular = record_pattern(lanes, index, lane, has_index, linear)
         if COUNT:
-            count_record(s, lane, timed, regular)
+            if lane == 0:
+                s[17] += 1
+                if timed or TIME_ALL:
+                    s[2] += 1
+                if not regular:
+                    s[8] += 1
             return
         if not regular:
-            row = cuda.shfl_sync(lanes, s[8], 0)
-            if row < s[9]:
-                slab_a[U64(row * 32 + lane)] = IDX(index)
-        mark = step if regular else IDX(MARK)
-        if (lanes & 15) == 15:  # lanes 0-3 write the record's four fields with one store
-            p = s[6] + cuda.shfl_sync(lanes, I32(s[0] - s[6]), 0)
-            if p < s[1] and lane < REC:
-                idx_a[U64(p * REC + lane)] = record_field(lane, code, lanes, base, mark)
-        elif lane == 0:  # some of lanes 1-3 are elsewhere: lane 0 writes all four
-            p = s[0]
-            if p < s[1]:
-                at = U64(p * REC)
-                idx_a[at] = IDX(code)
-                idx_a[at + U64(1)] = IDX(I32(lanes))
-                idx_a[at + U64(2)] = base
-                idx_a[at + U64(3)] = mark
+            put_slab(s, lanes, slab_a, drop_a, index, lane)
         if lane == 0:
-            p = s[0]
-            if p >= s[1]:
-                cuda.atomic.add(drop_a, 0, 1)
-            s[0] = p + 1
-            if not regular:
-                if s[8] >= s[9]:
-                    cuda.atomic.add(drop_a, 2, 1)
-                s[8] += 1
+            j = s[17]
+            if j < s[18]:  # past the capacity: counted at END (drop[0])
+                store_row4(idx_a, at_index(j, 1, s[19]), IDX(code), IDX(I32(lanes)), base,
+                           step if regular else IDX(MARK))
+                code_a[at_index(j, 1, s[20])] = I32(s[0])
+            s[17] = mad(j, 1, 1)
             if timed or TIME_ALL:
                 put_timed(s, time_a, sm_a, drop_a, starts)
 
     @jit
     def put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a,
-            code, index, has_index, timed, starts):
+            code, index, has_index, timed, starts, linear):
         if WARP:
             lanes = cuda.activemask()  # read before any branch of ours: the lanes converged here
             if s[4] == 0:
                 return
-            if (lanes & 1) == 0:  # lanes diverged from lane 0: not recorded, but counted (reported, not silent)
-                s[12] += 1
-                return
             if lanes == FULL:  # the common case: the constant mask lets the compiler drop its convergence checks
-                put_warp_converged(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts)
+                put_warp_converged(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts,
+                                   linear)
+            elif (lanes & 1) == 0:  # lanes diverged from lane 0: not recorded, but counted (reported, not silent)
+                s[12] += 1
             else:
-                put_warp(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts)
+                put_warp(s, lanes, code_a, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts, linear)
             return
         if s[4] == 0:
             return
@@ -570,7 +650,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
 
     @jit
     def r_begin(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code,
-                first, end, step, cap0, cap1, cap2):
+                first, end, step, cap0, cap1, cap2, cap3):
         if BLOCK_DIMS is None:
             bdx = cuda.blockDim.x
             bdy = cuda.blockDim.y
@@ -583,9 +663,9 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             tpb = I32(TPB)
             tid = I32(cuda.threadIdx.x + cuda.threadIdx.y * BX + cuda.threadIdx.z * (BX * BY))
         k = block_ordinal(slot_a, first, end, step)
-        on = k >= 0
+        on = True if ALL else k >= 0  # every block recorded: a constant, and the checks on it fold away
         lane = I32(tid & 31)  # tid >= 0: a mask and a shift, not numba's signed floor division
-        group = k * I32((tpb + 31) >> 5) + I32(tid >> 5)  # this warp's number among the recorded warps
+        group = mad(k, (tpb + 31) >> 5, tid >> 5)  # this warp's number among the recorded warps
         slot = group if WARP else k * tpb + tid
         s[4] = 1 if on else 0
         s[5] = slot
@@ -593,18 +673,43 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         s[12] = 0
         s[8] = 0
         s[9] = 0
-        if COUNT or not on:
+        if WARP:  # converged records counted from 0 in every lane; the stage starts empty
+            s[0] = 0
+            s[13] = EMPTY
+            s[14] = 0
+            s[15] = 0
+            s[16] = 0
+            s[17] = 0
+            if COUNT or not on:
+                for j in (1, 2, 3, 6, 18, 19, 20):
+                    s[j] = 0
+            elif UNIFORM:  # every warp gets the largest counts (scalar parameters): positions are arithmetic
+                s[6] = mad(group, cap0 + cap3, 0)  # the slot: cap0 converged rows, then cap3 diverged rows
+                s[1] = SI(cap0)
+                s[19] = mad(group, cap0 + cap3, cap0)
+                s[18] = SI(cap3)
+                s[20] = mad(group, cap3, 0)
+                s[2] = mad(group, cap1, 0)
+                s[3] = mad(group, cap1, cap1)
+                s[8] = mad(group, cap2, 0)
+                s[9] = mad(group, cap2, cap2)
+            else:
+                at = U64(slot)
+                s[6] = off_a[at, 0]
+                s[1] = cap_a[at, 0]
+                s[2] = off_a[at, 1]
+                s[3] = off_a[at, 1] + cap_a[at, 1]
+                s[8] = off_a[at, 2]
+                s[9] = off_a[at, 2] + cap_a[at, 2]
+                s[19] = off_a[at, 3]
+                s[18] = cap_a[at, 3]
+                s[20] = off_a[at, 4]
+        elif COUNT or not on:
             for j in range(4):
                 s[j] = 0
-        elif UNIFORM:  # every warp gets the largest count (scalar parameters): positions are arithmetic, no load
-            if WARP:
-                s[0] = group * cap0
-                s[2] = group * cap1
-                s[8] = group * cap2
-                s[9] = s[8] + cap2
-            else:
-                s[0] = group * cap0 * 32 + lane
-                s[2] = group * cap1 * 32 + lane
+        elif UNIFORM:  # every thread of a warp gets the warp's largest count: positions are arithmetic, no load
+            s[0] = group * cap0 * 32 + lane
+            s[2] = group * cap1 * 32 + lane
             s[1] = s[0] + cap0 * STRIDE
             s[3] = s[2] + cap1 * STRIDE
         else:
@@ -613,35 +718,45 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             s[1] = off_a[at, 0] + cap_a[at, 0] * STRIDE
             s[2] = off_a[at, 1]
             s[3] = off_a[at, 1] + cap_a[at, 1] * STRIDE
-            if WARP:
-                s[8] = off_a[at, 2]
-                s[9] = off_a[at, 2] + cap_a[at, 2]
-        s[6] = s[0]
+        if not WARP:
+            s[6] = s[0]
         s[7] = s[2]
         s[10] = s[8]
         put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True,
-            True)
+            True, False)
 
     @jit
     def r_end(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
-        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False)
-        if s[4] != 0 and (s[11] == 0 or not WARP):
-            slot = U64(s[5])
-            cnt_a[slot, 0] = (min(s[0], s[1]) - s[6]) // STRIDE if not COUNT else s[0]
-            cnt_a[slot, 1] = (min(s[2], s[3]) - s[7]) // STRIDE if not COUNT else s[2]
-            if WARP:
-                cnt_a[slot, 2] = min(s[8], s[9]) - s[10] if not COUNT else s[8]
-        if WARP and not COUNT and s[12] > 0:
-            cuda.atomic.add(drop_a, 3, s[12])
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False, False)
+        if not WARP:
+            if s[4] != 0:
+                slot = U64(s[5])
+                cnt_a[slot, 0] = (min(s[0], s[1]) - s[6]) // STRIDE if not COUNT else s[0]
+                cnt_a[slot, 1] = (min(s[2], s[3]) - s[7]) // STRIDE if not COUNT else s[2]
+            return
+        if COUNT:
+            if s[4] != 0 and s[11] == 0:  # converged records, timed events, slab rows, diverged records
+                store_row4(cnt_a, at_index(s[5], 1, 0), s[0], s[2], s[8], s[17])
+            return
+        flush_staged(s, idx_a)  # every lane, for itself: this thread is done, what it holds goes out now
+        if s[4] != 0 and s[11] == 0:  # lane 0 keeps the warp's counts
+            store_row4(cnt_a, at_index(s[5], 1, 0), min(s[0], s[1]), mad(s[7], -1, min(s[2], s[3])),
+                       mad(s[10], -1, min(s[8], s[9])), min(s[17], s[18]))
+            if s[0] > s[1]:  # records past the slot's capacity were not written: say how many
+                cuda.atomic.add(drop_a, 0, I64(mad(s[1], -1, s[0])))
+            if s[17] > s[18]:
+                cuda.atomic.add(drop_a, 0, I64(mad(s[18], -1, s[17])))
+        if s[12] > 0:
+            cuda.atomic.add(drop_a, 3, I64(s[12]))
 
     @jit
     def r_event(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
-        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False)
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False, False)
         return 0
 
     @jit
     def r_value(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, value):
-        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False)
+        put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False, False)
         return value
 
     @jit
@@ -652,21 +767,30 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     def r_mem1(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0):
         if code & 255:
             flat = wrap(i0, A.shape[0])
-            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
+        return i0
+
+    @jit
+    def r_mem1_lane_linear(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code,
+                           A, i0):
+        """``A[i0]`` with i0 the thread's global index in a 1-D block (GpuRewriter.lane_linear_names)."""
+        if code & 255:
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, i0, True, False,
+                False, True)
         return i0
 
     @jit
     def r_mem2(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1):
         if code & 255:
             flat = wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])
-            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
         return (i0, i1)
 
     @jit
     def r_mem3(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, A, i0, i1, i2):
         if code & 255:
             flat = (wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])) * A.shape[2] + wrap(i2, A.shape[2])
-            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
         return (i0, i1, i2)
 
     @jit
@@ -674,11 +798,11 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         if code & 255:
             flat = ((wrap(i0, A.shape[0]) * A.shape[1] + wrap(i1, A.shape[1])) * A.shape[2]
                     + wrap(i2, A.shape[2])) * A.shape[3] + wrap(i3, A.shape[3])
-            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False)
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
         return (i0, i1, i2, i3)
 
     fns = {"r_block_ordinal": block_ordinal, "r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,
-           "r_mem1": r_mem1, "r_mem2": r_mem2, "r_mem3": r_mem3, "r_mem4": r_mem4}
+           "r_mem1": r_mem1, "r_mem1_lane_linear": r_mem1_lane_linear, "r_mem2": r_mem2, "r_mem3": r_mem3, "r_mem4": r_mem4}
     return {PREFIX + k: v for k, v in fns.items()}
 
 
@@ -748,7 +872,8 @@ def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: di
 def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], *, count: bool, mode: str = "thread",
                   time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
                   record: str = "all", max_registers: int | None = None, block_range: bool = False,
-                  index32: bool = False, grid: tuple | None = None, block: tuple | None = None) -> Variant:
+                  index32: bool = False, grid: tuple | None = None, block: tuple | None = None,
+                  lane_linear: bool = True) -> Variant:
     """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``.
 
     ``split``: the kernel branches once per thread between the instrumented body (recorded blocks) and
@@ -759,7 +884,8 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     ``record``: ``"all"`` or ``"global"`` (shared-memory accesses left out). ``max_registers`` caps the
     kernel's registers (numba's ``max_registers``), e.g. to keep the plain kernel's occupancy. ``index32``,
     ``grid`` and ``block``: see :func:`make_recorders` (a variant built with a grid and block shape must be
-    launched with that shape).
+    launched with that shape). ``lane_linear``: with a 1-D ``block``, record ``a[i]`` for ``i = cuda.grid(1)``
+    without a warp vote (:meth:`GpuRewriter.lane_linear_names`).
     """
     import numba
 
@@ -783,14 +909,15 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         ns = dict(fs.names())
         ns.update(recorders)
         ns[PREFIX + "cuda"] = cuda
-        ns[PREFIX + "i64"] = numba.int64
+        ns[PREFIX + "state_t"] = numba.int32 if (mode == "warp" and index32 and not count) else numba.int64
         plain_names = {}
         for call_name, sub in fs.device_functions.items():
             if is_kernel and split:  # the plain branch calls the user's own device function
                 plain_names[call_name] = PREFIX + "plain_" + call_name
                 ns[plain_names[call_name]] = ns[call_name]
             ns[call_name] = build(sub, False)
-        rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record)
+        rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record,
+                         block_1d=lane_linear and block is not None and tuple(block)[1:] in ((), (1,), (1, 1)))
         tree = rw.rewrite()
         if is_kernel and split:
             tree = split_kernel(rw, tree, plain_names)
