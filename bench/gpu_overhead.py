@@ -18,7 +18,8 @@ Cases: tiled matmul N=1024 (16x16 blocks) and vector add n=2^24 (256 threads per
                is dispatched first, "1 block (last)" in the last wave; "132 blocks" is one per SM's worth
                (blocks 0..131), "132 spread" evenly over the grid; "regs capped" compiles that kernel with
                max_registers = the plain kernel's registers (the plain kernel's occupancy); "occupancy regs"
-               with max_registers="occupancy": the most registers that keep the plain kernel's blocks/SM
+               with max_registers="occupancy": the most registers that keep the plain kernel's blocks/SM;
+               ", warp": those blocks recorded per warp instead of per thread
 
 ``--matmul`` / ``--vector`` pick rows (labels separated by ";"). For a before/after comparison on one
 device in one run, check out the older recorder in a second worktree and run both there.
@@ -118,6 +119,8 @@ def configs_for(n_blocks):
         "132 blocks, global, occupancy regs": dict(record_blocks=one_wave, record="global", max_registers="occupancy"),
         "warp, occupancy regs": dict(mode="warp", max_registers="occupancy"),
         "warp, vote": dict(mode="warp", lane_linear=False),  # every index checked by a warp vote
+        "132 blocks, warp": dict(record_blocks=one_wave, mode="warp"),
+        "first 1% blocks, warp": dict(record_blocks=range(max(1, n_blocks // 100)), mode="warp"),
     }
 
 
@@ -176,7 +179,7 @@ def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, ban
 
 
 MATMUL_LABELS = ("thread", "thread, global", "warp", "warp, global", "1 block (0)", "1 block (last)", "first 1% blocks",
-                 "132 blocks", "132 spread", "132 blocks, global", "132 blocks, regs capped")
+                 "132 blocks", "132 spread", "132 blocks, global", "132 blocks, regs capped", "132 blocks, warp")
 VECTOR_LABELS = ("thread", "warp", "warp, vote", "1 block (0)", "1 block (last)", "first 1% blocks", "132 blocks")
 
 

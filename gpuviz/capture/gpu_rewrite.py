@@ -411,8 +411,9 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
                    index32: bool = False, grid: tuple | None = None, block: tuple | None = None) -> dict:
     """The ``__gv_r_*`` device functions for one variant. ``count``, ``warp``, ``time_all``, ``uniform`` (the
     layout), ``blocks`` (:data:`BLOCK_SETS`: every block, a range in scalar parameters, or the block
-    table), ``index32`` (every recorded array has fewer than 2**31 elements: per-warp index arithmetic in
-    32 bits) and the launch's ``grid`` and ``block`` shapes (None: read at run time) are compile-time
+    table), ``index32`` (every recorded array has fewer than 2**31 elements: index arithmetic in 32 bits; in
+    per-warp mode the host also checked that every buffer position fits, and the recording state is 32-bit)
+    and the launch's ``grid`` and ``block`` shapes (None: read at run time) are compile-time
     constants: the compiler removes the branches they switch off.
 
     Why the code below looks the way it does: a recording kernel is bound by the instructions it issues,
@@ -435,7 +436,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     ALL, RANGE = blocks == "all", blocks == "range"
     U64, I32, I64, U32 = numba.uint64, numba.int32, numba.int64, numba.uint32
     IDX = numba.int32 if index32 else numba.int64
-    # per-warp records with 32-bit indices: the recording state (positions, the staged field) in 32 bits too
+    # per-warp records with 32-bit indices: the recording state (positions, the staged record) in 32 bits too
     # (the host builds such a variant only when every buffer has fewer than 2**31 elements)
     NARROW = bool(warp and index32)
     SI = numba.int32 if NARROW else numba.int64
