@@ -230,6 +230,39 @@ def test_warp_mode_lane_linear_indices_equal_the_voted_ones():
         np.testing.assert_array_equal(got[True][f], got[False][f], err_msg=f)
 
 
+def test_warp_mode_overflow_is_counted_and_the_worst_case_layout_holds_every_record():
+    # the counting pass found each warp's converged and diverged records; a recording run whose warps converge
+    # differently overflows one part of a slot: it must count what it could not write, and the layout capture()
+    # then records with (room for every record in either part) must hold them all
+    from gpuviz.capture.gpu import GpuRecording
+
+    spec = SPECS["reduce_sum"]
+    args = _args(spec, spec.small_size)
+    grid, block = spec.launch(spec.small_size, spec.default_block)
+
+    def record(counts, worst_case=False):
+        rec = GpuRecording(spec.kernel, grid, block, _copy(args), mode="warp")
+        bufs = rec.allocate(counts, worst_case=worst_case)
+        rec.record(rec.device_args(fresh=True), bufs)
+        events, drops = rec.decode(rec.fetch(bufs))
+        return events, drops
+
+    rec = GpuRecording(spec.kernel, grid, block, _copy(args), mode="warp")
+    counts = rec.count(rec.device_args(fresh=True))
+    diverged = int(counts[:, 3].sum())
+    assert diverged > 0, "reduce_sum's tree has warps with lanes idle: diverged records"
+    skewed = counts.copy()
+    skewed[:, 0] += skewed[:, 3]  # the same records per warp, all taken for converged ones
+    skewed[:, 3] = 0
+    _events, drops = record(skewed)
+    assert int(drops[0]) == diverged
+    exact, exact_drops = record(counts)
+    roomy, roomy_drops = record(skewed, worst_case=True)
+    assert int(exact_drops[0]) == 0 and int(roomy_drops[0]) == 0
+    for f in ("block", "thread", "seq", "kind", "array", "index", "value"):
+        np.testing.assert_array_equal(np.asarray(roomy[f]), np.asarray(exact[f]), err_msg=f)
+
+
 def test_warp_mode_table_layout_equals_uniform_layout():
     *_rest, uniform = _capture_both("histogram_global", mode="warp", layout="uniform")
     *_rest, table = _capture_both("histogram_global", mode="warp", layout="table")
