@@ -457,9 +457,8 @@ class GpuRecording:
 
         # the count variant is built before the arrays (shared, module-level) are known: 64-bit index arithmetic
         # there (the same regular/irregular decisions as 32-bit, which is exact for arrays under 2**31 elements)
-        index32 = not count and self.index_dtype() == np.int32
-        if self.mode == "warp":  # per-warp mode also keeps buffer positions in 32 bits: allocate() checked they fit
-            index32 = index32 and self.positions_fit32
+        # the record variant also keeps buffer positions in 32 bits: allocate() checked that they fit
+        index32 = not count and self.index_dtype() == np.int32 and self.positions_fit32
         key = (self.fn.__code__, tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
                self.timestamps == "all", self.record_what, self.split, self.all_blocks, self.block_range, count, uniform,
                self.max_registers, index32, self.grid, self.block, self.lane_linear)
@@ -648,7 +647,7 @@ class GpuRecording:
         sizes = [int(rows.sum()), int((per_group[1] * stride).sum()), int(per_group[2].sum()), int(per_group[3].sum())]
         self.uniform = uniform
         # every buffer position (record rows, timed events, slab words) under 2**31: 32-bit positions
-        self.positions_fit32 = max(sizes[0] * WARP_RECORD_FIELDS, sizes[1], sizes[2] * 32) < 2**31
+        self.positions_fit32 = max(sizes[0] * (WARP_RECORD_FIELDS if warp else 1), sizes[1], sizes[2] * 32) < 2**31
         self.record_variant = self.variant(count=False, uniform=uniform)
         self.offsets, self.caps, self.stride = off[:n], cap[:n], stride
         cnt = self.cuda.to_device(np.zeros((max(n, 1), CNT_COLUMNS), np.int32))

@@ -411,8 +411,8 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
                    index32: bool = False, grid: tuple | None = None, block: tuple | None = None) -> dict:
     """The ``__gv_r_*`` device functions for one variant. ``count``, ``warp``, ``time_all``, ``uniform`` (the
     layout), ``blocks`` (:data:`BLOCK_SETS`: every block, a range in scalar parameters, or the block
-    table), ``index32`` (every recorded array has fewer than 2**31 elements: index arithmetic in 32 bits; in
-    per-warp mode the host also checked that every buffer position fits, and the recording state is 32-bit)
+    table), ``index32`` (every recorded array and every buffer has fewer than 2**31 elements: index and
+    position arithmetic in 32 bits, and a 32-bit recording state)
     and the launch's ``grid`` and ``block`` shapes (None: read at run time) are compile-time
     constants: the compiler removes the branches they switch off.
 
@@ -436,9 +436,9 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     ALL, RANGE = blocks == "all", blocks == "range"
     U64, I32, I64, U32 = numba.uint64, numba.int32, numba.int64, numba.uint32
     IDX = numba.int32 if index32 else numba.int64
-    # per-warp records with 32-bit indices: the recording state (positions, the staged record) in 32 bits too
-    # (the host builds such a variant only when every buffer has fewer than 2**31 elements)
-    NARROW = bool(warp and index32)
+    # 32-bit indices: the recording state (positions, per-warp mode's staged record) in 32 bits too (the host
+    # builds such a variant only when every buffer has fewer than 2**31 elements)
+    NARROW = bool(index32)
     SI = numba.int32 if NARROW else numba.int64
     GRID_1D = grid is not None and tuple(grid)[1:] in ((), (1,), (1, 1))
     BLOCK_DIMS = None if block is None else tuple(block) + (1,) * (3 - len(block))
@@ -611,21 +611,22 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             return
         p = s[0]
         if p < s[1]:
-            code_a[U64(p)] = code
+            at = at_index(p, 1, 0)
+            code_a[at] = code
             if has_index:
-                idx_a[U64(p)] = index
+                idx_a[at] = index
         else:
             cuda.atomic.add(drop_a, 0, 1)
-        s[0] = p + STRIDE
+        s[0] = mad(p, 1, STRIDE)
         if timed or TIME_ALL:
             q = s[2]
             if q < s[3]:
-                time_a[U64(q)] = globaltimer()
+                time_a[at_index(q, 1, 0)] = globaltimer()
                 if starts:
-                    sm_a[U64(q)] = smid()
+                    sm_a[at_index(q, 1, 0)] = smid()
             else:
                 cuda.atomic.add(drop_a, 1, 1)
-            s[2] = q + STRIDE
+            s[2] = mad(q, 1, STRIDE)
 
     @jit
     def block_ordinal(slot_a, first, end, step):
@@ -709,10 +710,10 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             for j in range(4):
                 s[j] = 0
         elif UNIFORM:  # every thread of a warp gets the warp's largest count: positions are arithmetic, no load
-            s[0] = group * cap0 * 32 + lane
-            s[2] = group * cap1 * 32 + lane
-            s[1] = s[0] + cap0 * STRIDE
-            s[3] = s[2] + cap1 * STRIDE
+            s[0] = mad(group, cap0 * 32, lane)
+            s[2] = mad(group, cap1 * 32, lane)
+            s[1] = mad(cap0, STRIDE, s[0])
+            s[3] = mad(cap1, STRIDE, s[2])
         else:
             at = U64(slot)
             s[0] = off_a[at, 0]
@@ -910,7 +911,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         ns = dict(fs.names())
         ns.update(recorders)
         ns[PREFIX + "cuda"] = cuda
-        ns[PREFIX + "state_t"] = numba.int32 if (mode == "warp" and index32 and not count) else numba.int64
+        ns[PREFIX + "state_t"] = numba.int32 if (index32 and not count) else numba.int64
         plain_names = {}
         for call_name, sub in fs.device_functions.items():
             if is_kernel and split:  # the plain branch calls the user's own device function
