@@ -106,7 +106,7 @@ def main(argv=None):
         ("thread, 1 block range", dict(mode="thread", split=True, block_range=True, uniform=True)),
         ("thread, global, 1 block range", dict(mode="thread", split=True, block_range=True, uniform=True, record="global")),
     ]
-    print(f"| kernel | variant | registers | SASS instructions | x plain |\n|---|---|---:|---:|---:|")
+    print("| kernel | variant | registers | SASS instructions | x plain |\n|---|---|---:|---:|---:|")
     import inspect
 
     extra = {"index32"} & set(inspect.signature(build_variant).parameters)  # older recorders: fewer options
