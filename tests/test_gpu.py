@@ -205,29 +205,39 @@ def test_warp_mode_stage_survives_divergence_early_exit_and_overflow(tmp_path):
     np.testing.assert_allclose(out_gpu, out_cpu)
 
 
+WARP_FIELDS = ("block", "thread", "seq", "kind", "array", "index", "value")
+
+
+def _warp_recording(spec, args, grid, block, counts=None, worst_case=False, **options):
+    """(events, drop counters, GpuRecording) of one per-warp recording run by its stages, with the buffers
+    sized from ``counts`` (default: the counting pass's)."""
+    from gpuviz.capture.gpu import GpuRecording
+
+    rec = GpuRecording(spec.kernel, grid, block, _copy(args), mode="warp", **options)
+    if counts is None:
+        counts = rec.count(rec.device_args(fresh=True))
+    bufs = rec.allocate(counts, worst_case=worst_case)
+    rec.record(rec.device_args(fresh=True), bufs)
+    events, drops = rec.decode(rec.fetch(bufs))
+    return events, drops, rec
+
+
 def test_warp_mode_lane_linear_indices_equal_the_voted_ones():
     # a[i] with i = cuda.grid(1) in a 1-D block is recorded as "lane 0's index + lane" without a warp vote:
     # the same records as with the vote, partial last warp (diverged, stored at once) included
-    from gpuviz.capture.gpu import GpuRecording
-
     spec = SPECS["vector_add"]
     size = 5000
     args = _args(spec, size)
     grid, block = spec.launch(size, spec.default_block)
-    fields = ("block", "thread", "seq", "kind", "array", "index", "value")
     got = {}
     for lane_linear in (True, False):
-        rec = GpuRecording(spec.kernel, grid, block, _copy(args), mode="warp", lane_linear=lane_linear)
-        bufs = rec.allocate(rec.count(rec.device_args(fresh=True)))
-        rec.record(rec.device_args(fresh=True), bufs)
-        events, drops = rec.decode(rec.fetch(bufs))
+        events, drops, rec = _warp_recording(spec, args, grid, block, lane_linear=lane_linear)
         assert int(drops[0]) == 0
-        source = rec.record_variant.sources["vector_add"]
-        assert ("r_mem1_lane_linear" in source) == lane_linear
-        got[lane_linear] = {f: np.asarray(events[f]) for f in fields}
+        assert ("r_mem1_lane_linear" in rec.record_variant.sources["vector_add"]) == lane_linear
+        got[lane_linear] = events
     assert len(got[True]["index"]) == 3 * size + 2 * grid[0] * block[0]  # a, b, c per element; START, END per thread
-    for f in fields:
-        np.testing.assert_array_equal(got[True][f], got[False][f], err_msg=f)
+    for f in WARP_FIELDS:
+        np.testing.assert_array_equal(np.asarray(got[True][f]), np.asarray(got[False][f]), err_msg=f)
 
 
 def test_warp_mode_overflow_is_counted_and_the_worst_case_layout_holds_every_record():
@@ -240,13 +250,6 @@ def test_warp_mode_overflow_is_counted_and_the_worst_case_layout_holds_every_rec
     args = _args(spec, spec.small_size)
     grid, block = spec.launch(spec.small_size, spec.default_block)
 
-    def record(counts, worst_case=False):
-        rec = GpuRecording(spec.kernel, grid, block, _copy(args), mode="warp")
-        bufs = rec.allocate(counts, worst_case=worst_case)
-        rec.record(rec.device_args(fresh=True), bufs)
-        events, drops = rec.decode(rec.fetch(bufs))
-        return events, drops
-
     rec = GpuRecording(spec.kernel, grid, block, _copy(args), mode="warp")
     counts = rec.count(rec.device_args(fresh=True))
     diverged = int(counts[:, 3].sum())
@@ -254,12 +257,12 @@ def test_warp_mode_overflow_is_counted_and_the_worst_case_layout_holds_every_rec
     skewed = counts.copy()
     skewed[:, 0] += skewed[:, 3]  # the same records per warp, all taken for converged ones
     skewed[:, 3] = 0
-    _events, drops = record(skewed)
+    _events, drops, _rec = _warp_recording(spec, args, grid, block, counts=skewed)
     assert int(drops[0]) == diverged
-    exact, exact_drops = record(counts)
-    roomy, roomy_drops = record(skewed, worst_case=True)
+    exact, exact_drops, _rec = _warp_recording(spec, args, grid, block, counts=counts)
+    roomy, roomy_drops, _rec = _warp_recording(spec, args, grid, block, counts=skewed, worst_case=True)
     assert int(exact_drops[0]) == 0 and int(roomy_drops[0]) == 0
-    for f in ("block", "thread", "seq", "kind", "array", "index", "value"):
+    for f in WARP_FIELDS:
         np.testing.assert_array_equal(np.asarray(roomy[f]), np.asarray(exact[f]), err_msg=f)
 
 

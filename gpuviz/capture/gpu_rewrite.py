@@ -508,6 +508,17 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         s[2] = mad(q, 1, 1)
 
     @jit
+    def count_record(s, lane, which, timed, regular):
+        """The counting variant's per-warp record: lane 0 counts it (converged ones in s[0], diverged ones in
+        s[17]: what r_end reports), its timestamp and its slab row."""
+        if lane == 0:
+            s[which] += 1
+            if timed or TIME_ALL:
+                s[2] += 1
+            if not regular:
+                s[8] += 1
+
+    @jit
     def put_slab(s, lanes, slab_a, drop_a, index, lane):
         """An irregular record's lanes write their own indices into the warp's next slab row (lane 0 keeps
         the row count: the lanes here take it from lane 0)."""
@@ -537,12 +548,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         lane = s[11]
         base, step, regular = record_pattern(U32(FULL), index, lane, has_index, linear)
         if COUNT:
-            s[0] += 1
-            if lane == 0:
-                if timed or TIME_ALL:
-                    s[2] += 1
-                if not regular:
-                    s[8] += 1
+            count_record(s, lane, 0, timed, regular)
             return
         if not regular:
             put_slab(s, U32(FULL), slab_a, drop_a, index, lane)
@@ -568,12 +574,7 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         lane = s[11]
         base, step, regular = record_pattern(lanes, index, lane, has_index, linear)
         if COUNT:
-            if lane == 0:
-                s[17] += 1
-                if timed or TIME_ALL:
-                    s[2] += 1
-                if not regular:
-                    s[8] += 1
+            count_record(s, lane, 17, timed, regular)
             return
         if not regular:
             put_slab(s, lanes, slab_a, drop_a, index, lane)
