@@ -26,6 +26,16 @@ class KernelFault(CaptureError):
     """The kernel did something a GPU would fault on or silently corrupt: an out-of-range index, a bad type."""
 
 
+class KernelRaised(KernelFault):
+    """The kernel raised a Python exception that numba-cuda passes to the launching program: a ``raise`` in
+    the kernel, or a division by zero under ``debug=True``. ``exception`` is that exception; a program whose
+    launches gpuviz intercepts sees it raised from its launch, as it would from numba's."""
+
+    def __init__(self, message: str, *, exception: BaseException, **kw):
+        super().__init__(message, **kw)
+        self.exception = exception
+
+
 class DivergentBarrierError(CaptureError):
     """A ``cuda.syncthreads()`` that not every live thread of a block reached (a deadlock or UB on a GPU)."""
 

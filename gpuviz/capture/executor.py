@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,9 +26,23 @@ class CompiledKernel:
     shared_bytes: int  # static shared memory per block
     shared_decls: list = field(default_factory=list)  # [(line, shape, dtype)]
     compile_seconds: float = 0.0
+    kernel: object = None  # the dispatcher it was compiled from (its extensions apply at each launch)
 
 
-_cache: dict = {}
+#: compiled kernels, one per kernel object (a dispatcher, or a plain function), least recently used last out.
+#: numba compiles a dispatcher once and freezes what the compile read: closure values, globals (host arrays
+#: too), device functions, shared-array shapes. Keyed by the object itself (a kernel factory's closures are
+#: distinct objects over one code object), and by its file's mtime so that an edited, reloaded file recompiles.
+_cache: "OrderedDict[tuple, tuple]" = OrderedDict()
+_CACHE_SIZE = 256
+
+
+def kernel_debug(kernel) -> bool:
+    """Whether ``kernel`` was jitted with ``debug=True`` (numba-cuda's dispatcher or the simulator's)."""
+    if getattr(kernel, "_debug", None):
+        return True
+    opts = getattr(kernel, "targetoptions", None)
+    return bool(opts.get("debug")) if isinstance(opts, dict) else False
 
 
 def _static_shared(root: FunctionSource) -> tuple[int, list]:
@@ -66,14 +81,16 @@ def compile_for_cpu(kernel) -> CompiledKernel:
         mtime = os.path.getmtime(fn.__code__.co_filename)
     except OSError:
         mtime = 0.0
-    key = (fn.__code__, mtime)
+    debug = kernel_debug(kernel)
+    key = (id(kernel), fn.__code__, mtime, debug)
     hit = _cache.get(key)
-    if hit is not None:
-        return hit
+    if hit is not None and hit[0] is kernel:
+        _cache.move_to_end(key)
+        return hit[1]
     t0 = time.perf_counter()
     root = parse_function(fn)
     collect_device_functions(root)
-    src, entry_name, namespaces = compile_kernel(root)
+    src, entry_name, namespaces = compile_kernel(root, debug=debug)
     ns = {"np": np, **namespaces}
     try:
         code = compile(src, f"<gpuviz simt: {root.name}>", "exec")
@@ -81,13 +98,45 @@ def compile_for_cpu(kernel) -> CompiledKernel:
         raise UnsupportedConstruct(f"internal error compiling {root.name} for the CPU executor: {exc}\n{src}") from exc
     exec(code, ns)  # noqa: S102 - code generated from the user's own kernel
     shared_bytes, decls = _static_shared(root)
-    ck = CompiledKernel(root, src, ns[entry_name], shared_bytes, decls, time.perf_counter() - t0)
-    _cache[key] = ck
+    ck = CompiledKernel(root, src, ns[entry_name], shared_bytes, decls, time.perf_counter() - t0, kernel)
+    _cache[key] = (kernel, ck)  # the entry holds the kernel: its id cannot be reused while it is cached
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
     return ck
 
 
+def _hint(arg):
+    """('In' | 'Out' | 'InOut', value) for numba's argument hints (cuda.In(a), ...), else (None, arg)."""
+    name = type(arg).__name__
+    if name in ("In", "Out", "InOut") and hasattr(arg, "value") and hasattr(arg, "to_device"):
+        return name, arg.value
+    return None, arg
+
+
+def prepare_args(kernel, args) -> list:
+    """The arguments as a launch of ``kernel`` passes them on: each through the dispatcher's ``extensions``
+    (``prepare_args(ty, val, stream=, retr=)``, as numba's simulator calls them)."""
+    exts = list(getattr(kernel, "extensions", None) or ())
+    if not exts:
+        return list(args)
+    out = []
+    for a in args:
+        ty, val = None, a
+        for ext in exts:
+            ty, val = ext.prepare_args(ty, val, stream=0, retr=[])
+        out.append(val)
+    return out
+
+
 def host_array(arg):
-    """(numpy array, write_back) for an array argument: numpy arrays as they are, device arrays copied."""
+    """(numpy array, write_back) for an array argument: numpy arrays as they are, device arrays copied.
+
+    ``cuda.In(a)`` runs on a copy of ``a`` (numba never copies an input-only argument back); ``cuda.Out`` and
+    ``cuda.InOut`` on ``a`` itself."""
+    hint, arg = _hint(arg)
+    if hint == "In":
+        host, _ = host_array(arg)
+        return (None, None) if host is None else (np.array(host, copy=True), None)
     if isinstance(arg, np.ndarray):
         return arg, None
     if isinstance(arg, np.generic):  # numpy scalars have __array_interface__ too, but they are numbers
@@ -115,6 +164,7 @@ def make_runtime(ck: CompiledKernel, grid, block, *, record=True, record_blocks=
 def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
     """Run the compiled kernel on the launch ``rt`` describes; ``rt`` collects the events and arrays."""
     root = ck.root
+    args = prepare_args(ck.kernel, args)
     if len(args) != len(root.params):
         raise LaunchConfigError(
             f"{root.file}:{root.first_line}: {root.name} takes {len(root.params)} argument(s) "
@@ -130,6 +180,8 @@ def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
             call_args.append(rt.add_array(name, host, "global"))
             if wb:
                 write_backs.append(wb)
+        elif isinstance(_hint(a)[1], (bool, int, float, complex, np.generic)):
+            call_args.append(_hint(a)[1])
         elif isinstance(a, (bool, int, float, complex, np.generic)):
             call_args.append(a)
         else:
@@ -142,6 +194,6 @@ def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
     rt.kernel_start(root.first_line)
     with np.errstate(all="ignore"):  # lanes that are masked off may divide by zero; the GPU never computes them
         ck.entry(rt, rt.alive.copy(), *call_args)
-    for wb in write_backs:
+    for wb in write_backs + rt.write_backs:
         wb()
     return rt

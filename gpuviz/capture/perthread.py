@@ -409,7 +409,11 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         module = ast.Module(body=[tree], type_ignores=[])
         exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
         fn = ns[fs.name]
-        jitted = cuda.jit(device=not is_kernel)(fn)
+        from .executor import kernel_debug
+
+        jitted = cuda.jit(device=not is_kernel, debug=kernel_debug(kernel))(fn)
+        if is_kernel:  # the dispatcher's extensions (input-only arguments, ...) apply to the copy's launches too
+            jitted.extensions = list(getattr(kernel, "extensions", None) or ())
         built[key] = jitted
         return jitted
 

@@ -79,8 +79,13 @@ class _Ctx:
 class SimtCompiler:
     """Turns one kernel (or device function) AST into the source of a lockstep numpy function."""
 
-    def __init__(self, fs: FunctionSource, *, is_kernel: bool, device_names: dict[str, str], globals_var: str = "G"):
+    def __init__(self, fs: FunctionSource, *, is_kernel: bool, device_names: dict[str, str], globals_var: str = "G",
+                 debug: bool = False):
         self.fs = fs
+        self.debug = debug  # numba-cuda's debug=True: Python's error model (division by zero raises)
+        # module-level host arrays the kernel reads, copied when it is compiled: numba freezes a kernel's
+        # globals (host arrays included) at its first compile, so later changes to them are not seen
+        self.frozen: dict[str, np.ndarray] = {}
         self.globals_var = globals_var  # name under which the generated code finds this function's globals
         self.is_kernel = is_kernel
         self.device_names = device_names  # name used in source -> generated function name
@@ -259,16 +264,15 @@ class SimtCompiler:
         line = s.lineno
         if isinstance(s.target, ast.Name):
             name = s.target.id
-            self.emit(ind, f"V[{name!r}] = rt.merge({m}, V[{name!r}] {op} ({self.expr(s.value, m)}), V[{name!r}])")
+            new = self.binop(op, f"V[{name!r}]", f"({self.expr(s.value, m)})", m, line)
+            self.emit(ind, f"V[{name!r}] = rt.merge({m}, {new}, V[{name!r}])")
         elif isinstance(s.target, ast.Subscript):
             base, idx = self.fresh("b"), self.fresh("i")
             self.emit(ind, f"{base} = {self.expr(s.target.value, m)}")
             self.emit(ind, f"{idx} = {self.index(s.target.slice, m)}")
             # a[i] += v is a load, then v, then a store: the same order a GPU (and numba's simulator) follows
-            self.emit(
-                ind,
-                f"rt.store({m}, {base}, {idx}, rt.load({m}, {base}, {idx}, {line}) {op} ({self.expr(s.value, m)}), {line})",
-            )
+            new = self.binop(op, f"rt.load({m}, {base}, {idx}, {line})", f"({self.expr(s.value, m)})", m, line)
+            self.emit(ind, f"rt.store({m}, {base}, {idx}, {new}, {line})")
         else:
             raise self.error(s, "augmented assignment to this target is not supported")
 
@@ -343,7 +347,7 @@ class SimtCompiler:
             op = _BINOPS.get(type(n.op))
             if op is None:
                 raise self.error(n, f"operator {type(n.op).__name__} is not supported")
-            return f"({self.expr(n.left, m)} {op} {self.expr(n.right, m)})"
+            return self.binop(op, self.expr(n.left, m), self.expr(n.right, m), m, n.lineno)
         if isinstance(n, ast.UnaryOp):
             v = self.expr(n.operand, m)
             if isinstance(n.op, ast.Not):
@@ -391,6 +395,13 @@ class SimtCompiler:
             raise self.error(n, f"a {type(n).__name__} cannot be used inside a CUDA kernel")
         raise self.error(n, f"'{type(n).__name__}' expressions are not supported in kernels")
 
+    def binop(self, op: str, left: str, right: str, m: str, line: int) -> str:
+        if op in ("/", "//", "%"):
+            if self.debug:
+                return f"rt.div_checked({m}, {left}, {right}, {op!r}, {line})"
+            return f"rt.div({left}, {right}, {op!r})"
+        return f"({left} {op} {right})"
+
     def name(self, n: ast.Name) -> str:
         if n.id in self.locals:
             return f"V[{n.id!r}]"
@@ -408,8 +419,13 @@ class SimtCompiler:
         if isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj):
             return "(" + "".join(_literal(x) + ", " for x in obj) + ")"
         if isinstance(obj, np.ndarray):
-            # a module-level array is a constant array on a GPU (read-only global memory)
+            # a module-level host array is a constant array on a GPU, its values frozen at compile time
+            if n.id not in self.frozen:
+                self.frozen[n.id] = np.array(obj, copy=True)
             return f"rt.const_array({n.id!r}, {self.globals_var}[{n.id!r}], {n.lineno})"
+        if hasattr(obj, "copy_to_host") and hasattr(obj, "shape") and hasattr(obj, "dtype"):
+            # a module-level device array is captured by pointer: each launch sees its current contents
+            return f"rt.device_global({n.id!r}, {self.globals_var}[{n.id!r}], {n.lineno})"
         raise self.error(n, f"{n.id!r} ({type(obj).__name__}) cannot be used as a value in a kernel")
 
     def attribute(self, n: ast.Attribute, m: str) -> str:
@@ -424,6 +440,8 @@ class SimtCompiler:
                     return "rt.warp_size"
             if parts[0] == "math" and len(parts) == 2 and isinstance(getattr(math, parts[1], None), float):
                 return _literal(getattr(math, parts[1]))
+            if parts[0] == "numpy" and len(parts) == 2 and isinstance(getattr(np, parts[1], None), float):
+                return _literal(getattr(np, parts[1]))  # np.nan, np.inf, np.pi, np.e
             if parts[0] in ("numba", "numpy") and len(parts) >= 2:
                 return f"rt.dtype_of({parts[-1]!r})"
             raise self.error(n, f"'{'.'.join(parts)}' is not supported in kernels")
@@ -566,7 +584,7 @@ def _is_dtype_name(name: str) -> bool:
         return False
 
 
-def compile_kernel(root: FunctionSource) -> tuple[str, str, dict[str, dict]]:
+def compile_kernel(root: FunctionSource, *, debug: bool = False) -> tuple[str, str, dict[str, dict]]:
     """(source of the generated functions, the kernel's generated name, namespaces they need)."""
     gen_names: dict[int, str] = {}
     all_funcs = [root]
@@ -585,7 +603,7 @@ def compile_kernel(root: FunctionSource) -> tuple[str, str, dict[str, dict]]:
     namespaces = {}
     for i, fs in enumerate(all_funcs):
         names = {call_name: gen_names[id(sub.fn)] for call_name, sub in fs.device_functions.items()}
-        comp = SimtCompiler(fs, is_kernel=fs is root, device_names=names, globals_var=f"G{i}")
+        comp = SimtCompiler(fs, is_kernel=fs is root, device_names=names, globals_var=f"G{i}", debug=debug)
         chunks.append(comp.compile(gen_names[id(fs.fn)]))
-        namespaces[f"G{i}"] = fs.names()
+        namespaces[f"G{i}"] = {**fs.names(), **comp.frozen}
     return "\n".join(chunks), gen_names[id(root.fn)], namespaces

@@ -18,11 +18,36 @@ import math
 import numpy as np
 
 from ..model.trace import EventKind
-from .errors import DivergentBarrierError, KernelFault, TraceTooLarge
+from .errors import DivergentBarrierError, KernelFault, KernelRaised, TraceTooLarge
 from .limits import normalize_dims
 
 _POISON_INT = -0x21524111  # 0xDEADBEEF as a signed 32-bit integer
 MAX_CPU_THREADS = 2**25  # ~33M threads: each per-thread int64 variable is then 256 MB
+
+
+def _round_ndigits(x, nd: int):
+    """``round(x, nd)`` as numba-cuda compiles it (CPython's fallback double_round, in float64, the result in
+    x's own type): numpy's ``np.round`` scales in float32 for a float32 and rounds some halfway values the
+    other way."""
+    xa = np.asarray(x)
+    kind = xa.dtype.kind
+    out_dtype = xa.dtype if kind == "f" else np.dtype(np.float64)
+    xd = xa.astype(np.float64)
+    if nd >= 0:
+        pow1, pow2 = (10.0 ** (nd - 22), 1e22) if nd > 22 else (10.0**nd, 1.0)
+        y = (xd * pow1) * pow2
+    else:
+        pow1, pow2 = 10.0 ** (-nd), 1.0
+        y = xd / pow1
+    z = np.rint(y)
+    half = np.abs(y - z) == 0.5
+    z = np.where(half, 2.0 * np.rint(y / 2.0), z)
+    z = (z / pow2) / pow1 if nd >= 0 else z * pow1
+    keep = ~np.isfinite(xd) | (np.isinf(y) if nd >= 0 else False)
+    z = np.where(keep, xd, z).astype(out_dtype)
+    if isinstance(x, np.ndarray):
+        return z
+    return z[()] if kind == "f" and isinstance(x, np.generic) else float(z)
 
 
 class ArrayHandle:
@@ -135,6 +160,7 @@ class SimtRuntime:
         self._chunks: list[tuple] = []  # one per recording call: (lanes, seq, flat index, values, kind, array, line, step)
         self.arrays: list[ArrayHandle] = []
         self._by_site: dict = {}
+        self.write_backs: list = []  # device arrays the kernel reached through globals, copied back at the end
         self.warnings: list[str] = []
         self._warned: set = set()
         self.printed: list[str] = []
@@ -149,6 +175,15 @@ class SimtRuntime:
         key = ("const", name)
         if key not in self._by_site:
             self._by_site[key] = self.add_array(name, np.asarray(arr), "const", line)
+        return self._by_site[key]
+
+    def device_global(self, name, dev, line):
+        """A module-level device array: read (and written) through its current contents, written back at the end."""
+        key = ("device", name)
+        if key not in self._by_site:
+            host = np.asarray(dev.copy_to_host())
+            self._by_site[key] = self.add_array(name, host, "global", line)
+            self.write_backs.append(lambda h=host, d=dev: d.copy_to_device(h))
         return self._by_site[key]
 
     def shared_array(self, shape, dtype, line):
@@ -393,6 +428,37 @@ class SimtRuntime:
         c = (i < stop) if step > 0 else (i > stop)
         return c if isinstance(c, np.ndarray) else bool(c)
 
+    @staticmethod
+    def div(a, b, op):
+        """``a / b``, ``a // b``, ``a % b`` with numba-cuda's default (numpy) error model: dividing by zero gives
+        inf/nan for floats and 0 for integers, never an exception (Python scalars would raise)."""
+        try:
+            if op == "/":
+                return a / b
+            if op == "//":
+                return a // b
+            return a % b
+        except ZeroDivisionError:
+            f = {"/": np.true_divide, "//": np.floor_divide, "%": np.remainder}[op]
+            with np.errstate(all="ignore"):
+                return f(np.asarray(a), np.asarray(b))[()]
+
+    def div_checked(self, m, a, b, op, line):
+        """``a / b`` (or ``//``, ``%``) of a kernel compiled with ``debug=True``: numba-cuda then uses Python's
+        error model, and a division by zero in any running thread raises ZeroDivisionError at the launch."""
+        zero = (b == 0) & (m & self.alive) if isinstance(b, np.ndarray) and b.ndim else (b == 0 and bool((m & self.alive).any()))
+        if np.any(zero):
+            lane = int(np.flatnonzero(np.broadcast_to(zero, (self.N,)))[0])
+            raise KernelRaised(
+                f"{self.where(line)}: {self.lane_name(lane)} divides by zero (the kernel is compiled with "
+                f"debug=True, so numba raises ZeroDivisionError)\n    {self.line_text(line)}",
+                file=self.file, line=line, exception=ZeroDivisionError("division by zero"))
+        if op == "/":
+            return a / b
+        if op == "//":
+            return a // b
+        return a % b
+
     def loop_tick(self, line):
         self.loop_iterations += 1
         if self.loop_iterations > self.max_loop_iterations:
@@ -429,7 +495,7 @@ class SimtRuntime:
     @staticmethod
     def b_round(x, nd=None):
         if nd is not None:
-            return np.round(x, nd)
+            return _round_ndigits(x, int(nd))
         if isinstance(x, np.ndarray):
             return np.round(x).astype(np.int64)
         return round(x)
@@ -572,6 +638,11 @@ class SimtRuntime:
             return (act,) + ixs
         return ixs
 
+    @staticmethod
+    def _columns(where, k):
+        """Index columns of one entry per active lane (a uniform index repeated)."""
+        return tuple(w if isinstance(w, np.ndarray) and w.ndim else np.full(k, int(w), dtype=np.int64) for w in where)
+
     def _full(self, act, vals, dtype):
         if isinstance(vals, np.ndarray) and vals.ndim and len(act) == self.N:
             return vals
@@ -624,6 +695,10 @@ class SimtRuntime:
         act, ixs, flat = self._indices(m, base, idx, line, "writes")
         vals = value[act] if isinstance(value, np.ndarray) and value.ndim else value
         where = self._where_in_data(base, act, ixs)
+        if isinstance(vals, np.ndarray) and vals.ndim:
+            # several lanes may store to one element (`if tid == 0: out[0] = v`, a uniform index): per-lane
+            # index columns, so that the last lane in lane order wins, as the simulator's thread order gives
+            where = self._columns(where, len(act))
         base.data[where] = vals
         if base.space == "shared":
             base.written[where] = True
@@ -634,11 +709,14 @@ class SimtRuntime:
     def atomic(self, op, m, line, base, idx, *vals):
         if not isinstance(base, ArrayHandle):
             raise KernelFault(f"{self.where(line)}: cuda.atomic.{op} needs an array", file=self.file, line=line)
+        if op == "compare_and_swap":  # cuda.atomic.compare_and_swap(array, old, val) works on element 0
+            vals = (idx,) + vals
+            idx = (0,) * base.ndim
         if not isinstance(idx, tuple):
             idx = (idx,)
         act, ixs, flat = self._indices(m, base, idx, line, "updates")
-        where = self._where_in_data(base, act, ixs)
         k = len(act)
+        where = self._columns(self._where_in_data(base, act, ixs), k)
         vs = [v[act] if isinstance(v, np.ndarray) and v.ndim else np.broadcast_to(np.asarray(v), (k,)) for v in vals]
         data = base.data
         if op in ("add", "sub"):

@@ -28,6 +28,7 @@ from ..capture.errors import (
     BackendUnavailable,
     CaptureError,
     DivergentBarrierError,
+    KernelRaised,
     TraceTooLarge,
     UnsupportedConstruct,
 )
@@ -239,6 +240,14 @@ class LaunchPolicy:
                                    f"its trace outgrew the event limit ({left} events left): {exc}. To trace it: {SUGGESTION}")
                 return None
             return self._fail(rec, kernel, exc, exc.trace)
+        except KernelRaised as exc:
+            # numba passes the kernel's exception to the launching program: it sees it, and may catch it
+            rec.status, rec.reason, rec.backend = "failed", str(exc), backend
+            trace = exc.trace if exc.trace is not None else empty_trace(kernel, rec)
+            rec.events = len(trace)
+            trace.launch.warnings.insert(0, f"the launch raised {type(exc.exception).__name__}")
+            self._emit(rec, trace)
+            raise exc.exception from exc
         except CaptureError as exc:
             return self._fail(rec, kernel, exc, exc.trace)
         except Exception as exc:  # noqa: BLE001 - a gpuviz bug must not break the user's program
@@ -339,6 +348,8 @@ def _run_on_executor(kernel, rec, args, max_loop_iterations) -> bool:
     except UnsupportedConstruct:
         _restore(args, saved)
         return False
+    except KernelRaised as exc:  # the program sees the exception numba would raise from the launch
+        raise exc.exception from exc
     _echo_kernel_prints(rt.printed)
     return True
 
