@@ -27,6 +27,8 @@ base (as ``cudaMalloc`` guarantees), shared arrays at byte 0 of their own unless
 
 from __future__ import annotations
 
+import functools
+import threading
 import weakref
 from dataclasses import dataclass, field
 
@@ -170,18 +172,65 @@ _CACHE: "weakref.WeakKeyDictionary[Trace, dict]" = weakref.WeakKeyDictionary()
 
 
 def _cache(trace: Trace) -> dict:
-    c = _CACHE.get(trace)
-    if c is None:
-        c = _CACHE[trace] = {}
-    return c
+    with _LOCKS_GUARD:
+        c = _CACHE.get(trace)
+        if c is None:
+            c = _CACHE[trace] = {}
+        return c
 
 
 def clear_cache(trace: Trace | None = None) -> None:
     """Forget cached intermediate results (of one trace, or of all). Benchmarks call this between runs."""
-    if trace is None:
-        _CACHE.clear()
-    else:
-        _CACHE.pop(trace, None)
+    with _LOCKS_GUARD:
+        if trace is None:
+            _CACHE.clear()
+        else:
+            _CACHE.pop(trace, None)
+
+
+# One lock per trace, held while an analysis of that trace runs: the narrator's thread, the open job and
+# the views on the GUI thread may all ask for the same report at once; the first computes it, the others
+# wait for it and read it from the cache (single flight). Re-entrant: an analysis calls the others.
+_LOCKS: "weakref.WeakKeyDictionary[Trace, threading.RLock]" = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock(trace: Trace) -> threading.RLock:
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(trace)
+        if lock is None:
+            lock = _LOCKS[trace] = threading.RLock()
+        return lock
+
+
+def _single_flight(fn):
+    """Run ``fn(trace, ...)`` under the trace's lock, so each cached report is computed once."""
+
+    @functools.wraps(fn)
+    def wrapper(trace, *args, **kwargs):
+        with _lock(trace):
+            return fn(trace, *args, **kwargs)
+
+    return wrapper
+
+
+#: the reports a trace file may carry precomputed (see gpuviz.model.index), by cache key
+REPORT_NAMES = ("global_memory", "shared_banks", "divergence", "races")
+
+
+def cached_report(trace: Trace, name: str):
+    """The report ``name`` if it was computed (or loaded from the trace file) already, else None."""
+    with _LOCKS_GUARD:
+        c = _CACHE.get(trace)
+        return None if c is None else c.get(name)
+
+
+def seed_report(trace: Trace, name: str, report) -> None:
+    """Put a report read from a trace file into the cache, so the analysis is not run again."""
+    if name not in REPORT_NAMES:
+        raise KeyError(f"no analysis report named {name!r}; known: {', '.join(REPORT_NAMES)}")
+    with _lock(trace):
+        _cache(trace)[name] = report
 
 
 @dataclass
@@ -567,6 +616,7 @@ class GlobalMemoryReport:
 _GLOBAL_KIND_LABELS = {K.GLOBAL_LOAD: "load", K.GLOBAL_STORE: "store", K.ATOMIC: "atomic"}
 
 
+@_single_flight
 def global_memory(trace: Trace) -> GlobalMemoryReport:
     c = _cache(trace)
     if "global_memory" in c:
@@ -737,6 +787,7 @@ def _shared_requests_fast(trace: Trace) -> dict | None:
     return requests
 
 
+@_single_flight
 def shared_banks(trace: Trace) -> SharedBanksReport:
     c = _cache(trace)
     if "shared_banks" in c:
@@ -922,6 +973,7 @@ def _element_key(trace: Trace, sub: dict, extra: list, space: str) -> tuple[np.n
     return _space(_combine(extra + [(elem, int(sizes.sum()) or 1)]))
 
 
+@_single_flight
 def races(trace: Trace) -> RaceReport:
     c = _cache(trace)
     if "races" in c:
@@ -996,6 +1048,7 @@ class DivergenceReport:
     step_recorded: bool
 
 
+@_single_flight
 def divergence(trace: Trace) -> DivergenceReport:
     c = _cache(trace)
     if "divergence" in c:
@@ -1100,6 +1153,7 @@ def trace_occupancy(trace: Trace, device="H200") -> dict:
 
 
 # ---- summary ---------------------------------------------------------------------------------------
+@_single_flight
 def summary(trace: Trace, device="H200") -> dict:
     """The headline numbers ``gpuviz info --json`` merges into its output."""
     gm = global_memory(trace)

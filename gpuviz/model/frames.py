@@ -24,6 +24,7 @@ numpy only: no Qt, no numba.
 from __future__ import annotations
 
 import enum
+import weakref
 from collections import OrderedDict
 from functools import cached_property
 
@@ -150,7 +151,20 @@ def format_indices(info, flat: np.ndarray) -> str:
 class Frames:
     """The frames of one trace, with O(1) frame -> events and per-frame summaries."""
 
-    def __init__(self, trace: Trace, order: str = "block", blocks_per_wave: int = 4):
+    #: what a saved index holds (see :mod:`gpuviz.model.index`): every array ``_build`` computes
+    STORED = (
+        "perm", "offsets", "block", "warp", "step", "phase", "line", "array", "kind_mask", "kind", "n_lanes",
+        "frame_of_event", "block_first", "block_last", "block_phases", "barrier_frames",
+        "barrier_complete_frames", "release_frame", "waiting_warps", "_by_block_key", "step_starts",
+        "unit_starts", "block_starts",
+    )
+
+    def __init__(self, trace: Trace, order: str = "block", blocks_per_wave: int = 4, arrays: dict | None = None,
+                 checkpoint=None):
+        """``arrays``: the :attr:`STORED` arrays of these frames, read from a trace file's index, so nothing
+        is sorted again (a trace whose file carried an index brings them: ``trace.saved_frames``).
+        ``checkpoint(fraction)``: called between the stages of the build (a background job reports
+        progress and cancels by raising from it)."""
         if order not in ("block", "wave"):
             raise ValueError(f"frame order must be 'block' or 'wave', got {order!r}")
         if order == "wave" and blocks_per_wave < 1:
@@ -160,16 +174,38 @@ class Frames:
         self.order = order
         self.blocks_per_wave = int(blocks_per_wave) if order == "wave" else 1
         self._lane_cache: OrderedDict[int, tuple] = OrderedDict()
-        self._build()
+        if arrays is None and order == "block":
+            arrays = getattr(trace, "saved_frames", None)
+        if arrays is not None:
+            self._adopt(arrays)
+        else:
+            self._build(checkpoint or (lambda _fraction: None))
+        trace._frames_ref = weakref.ref(self)
+
+    def _adopt(self, arrays: dict) -> None:
+        missing = [k for k in self.STORED if k not in arrays]
+        if missing:
+            raise ValueError(f"saved frames lack {', '.join(missing)}")
+        for k in self.STORED:
+            setattr(self, k, arrays[k])
+        self.n_frames = len(self.offsets) - 1
+        if len(self.perm) != len(self.trace) or (self.n_frames and int(self.offsets[-1]) != len(self.trace)):
+            raise ValueError(f"saved frames cover {len(self.perm):,} events, the trace has {len(self.trace):,}")
+
+    def stored_arrays(self) -> dict:
+        """The arrays a trace file's index keeps of these frames (see :attr:`STORED`)."""
+        return {k: getattr(self, k) for k in self.STORED}
 
     # ---- construction --------------------------------------------------------------------------
-    def _build(self) -> None:
+    def _build(self, checkpoint) -> None:
         tr, L = self.trace, self.launch
         n = len(tr)
         block = tr.block.astype(np.int64)
         warp = tr.warp.astype(np.int64)
         step = np.maximum(tr.issue_step, 0).astype(np.int64)
+        checkpoint(0.05)
         phase = tr.phase.astype(np.int64)
+        checkpoint(0.35)
         thread = tr.thread.astype(np.int64)
         seq = tr.seq.astype(np.int64)
         if self.order == "block":
@@ -183,6 +219,7 @@ class Frames:
             perm = np.lexsort(tuple(reversed(major + [thread, seq])))
         else:
             perm = np.zeros(0, dtype=np.int64)
+        checkpoint(0.7)
         # frame boundaries: where (block, warp, phase, step) changes along the sorted order
         if n:
             b, w, p, s = block[perm], warp[perm], phase[perm], step[perm]
@@ -190,7 +227,10 @@ class Frames:
             starts = np.r_[0, np.flatnonzero(change) + 1]
         else:
             starts = np.zeros(0, dtype=np.int64)
-        self.perm = perm.astype(np.int64)
+        del key, major, thread, seq
+        # event positions fit 32 bits below 2**31 events: half the memory of the largest per-event array
+        self.perm = perm.astype(np.int32 if n < 2**31 else np.int64)
+        del perm
         self.offsets = np.r_[starts, n].astype(np.int64)
         self.n_frames = len(starts)
         first_ev = self.perm[starts] if n else np.zeros(0, dtype=np.int64)
@@ -214,6 +254,7 @@ class Frames:
             new_lane[1:] = th_sorted[1:] != th_sorted[:-1]
             new_lane[starts] = 1
         self.n_lanes = (np.add.reduceat(new_lane, starts) if n else np.zeros(0, dtype=np.int64)).astype(np.int32)
+        checkpoint(0.85)
         counts = np.diff(self.offsets)
         self.frame_of_event = np.empty(n, dtype=np.int32)
         self.frame_of_event[self.perm] = np.repeat(np.arange(self.n_frames, dtype=np.int32), counts)
@@ -378,8 +419,7 @@ class Frames:
 
     def frames_of_thread(self, block: int, thread: int) -> np.ndarray:
         """Frames in which one thread executes, in order."""
-        ev = self.trace.events_of_thread(block, thread)
-        return np.unique(self.frame_of_event[ev])
+        return np.unique(self.frame_of_event[self.thread_event_indices(block, thread)])
 
     # ---- state at a frame --------------------------------------------------------------------------
     def latest_frame_of_blocks(self, blocks: np.ndarray, f: int) -> np.ndarray:
@@ -419,10 +459,8 @@ class Frames:
             self._lane_cache.move_to_end(block)
             return hit
         tr = self.trace
-        ev = np.flatnonzero(tr.block == block) if self.n_frames else np.zeros(0, dtype=np.int64)
-        fr = self.frame_of_event[ev]
-        o = np.argsort(fr, kind="stable")
-        ev, fr = ev[o], fr[o].astype(np.int64)
+        ev = self.block_event_indices(block)
+        fr = self.frame_of_event[ev].astype(np.int64)
         th = tr.thread[ev].astype(np.int64)
         kd = tr.kind[ev]
         T = self.launch.threads_per_block
@@ -436,6 +474,24 @@ class Frames:
         if len(self._lane_cache) > 8:
             self._lane_cache.popitem(last=False)
         return hit
+
+    def block_event_indices(self, block: int) -> np.ndarray:
+        """Indices of one block's events in frame order, read from the frames' span of that block (or of its
+        wave), never by scanning every event of the trace."""
+        block = int(block)
+        if not self.n_frames or not 0 <= block < len(self.block_first) or self.block_first[block] < 0:
+            return np.zeros(0, dtype=np.int64)
+        f0, f1 = int(self.block_first[block]), int(self.block_last[block])
+        ev = self.perm[int(self.offsets[f0]) : int(self.offsets[f1 + 1])]
+        if self.order == "wave":  # the blocks of a wave interleave: keep this block's events
+            ev = ev[self.trace.block[ev] == block]
+        return ev.astype(np.int64)
+
+    def thread_event_indices(self, block: int, thread: int) -> np.ndarray:
+        """Indices of one thread's events in program order (from its block's events: no whole-trace sort)."""
+        ev = self.block_event_indices(block)
+        ev = ev[self.trace.thread[ev] == int(thread)]
+        return ev[np.argsort(self.trace.seq[ev], kind="stable")]
 
     def lane_states(self, block: int, f: int) -> np.ndarray:
         """A :class:`LaneState` (uint8) per thread of ``block`` (linear thread order) at frame ``f``."""

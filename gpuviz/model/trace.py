@@ -33,7 +33,9 @@ from typing import Any
 
 import numpy as np
 
-SCHEMA_VERSION = 1
+#: 1: deflated .npy members. 2: stored (uncompressed) .npy members at 64-byte aligned offsets, which are
+#: memory-mapped on load, and an optional precomputed index (frames, phases, analysis reports).
+SCHEMA_VERSION = 2
 
 
 class EventKind(enum.IntEnum):
@@ -327,8 +329,20 @@ class Trace:
         per = np.bincount(self.global_thread[bar], minlength=n_threads)
         return (int(per.min()), int(per.max()))
 
+    #: the frames index read from this trace's file (``{name: array}``, see :mod:`gpuviz.model.index`), or
+    #: None: ``Frames(trace)`` then adopts it instead of sorting the events again
+    saved_frames: dict | None = None
+    #: the :class:`~gpuviz.model.index.TraceIndex` in use (read from the file, the cache, or built), or None
+    trace_index = None
+    #: CRC-32 of each stored event field's member in the file this trace was read from ({} when not read)
+    file_crcs: dict = {}
+    _frames_ref = None  # a weak reference to Frames of this trace, which find a thread's events cheaply
+
     def events_of_thread(self, block: int, thread: int) -> np.ndarray:
         """Indices of one thread's events in program order."""
+        frames = self._frames_ref() if self._frames_ref is not None else None
+        if frames is not None and "thread_order" not in self.__dict__:
+            return frames.thread_event_indices(block, thread)  # one block's events, not a whole-trace sort
         order = self.thread_order
         keys = self.field("block")[order].astype(np.int64) << 32 | self.field("thread")[order]
         key = (int(block) << 32) | int(thread)

@@ -1,13 +1,24 @@
 """Trace files (``.gpuviz``): one zip archive, no pickle, a schema version, damaged files rejected clearly.
 
-Layout (the archive is what ``np.savez_compressed`` would write, plus a manifest)::
+Layout (schema 2: the archive is what ``np.savez`` would write, plus a manifest and an index)::
 
-    meta.json                 {"format": "gpuviz-trace", "schema_version": 1, "gpuviz_version": "...",
-                               "traces": [{"launch": Launch.to_json(), "n_events": N,
-                                           "fields": ["block", "thread", ...]}, ...]}
     trace0/block.npy          one .npy per trace per recorded field (fields a backend did not record are
     trace0/thread.npy         not stored: they come back filled with "unknown", as ``Trace`` does)
     ...
+    trace0/index/<name>.npy   the trace's index (gpuviz.model.index): frame order and offsets, phases, per-block
+    ...                       frame ranges, the analysis reports' tables
+    meta.json                 {"format": "gpuviz-trace", "schema_version": 2, "gpuviz_version": "...",
+                               "traces": [{"launch": Launch.to_json(), "n_events": N,
+                                           "fields": ["block", "thread", ...],
+                                           "index": {"version": 1, "arrays": [...], "events_crc": {...},
+                                                     "reports": {...}}}, ...]}
+
+Members are stored uncompressed, each ``.npy``'s data at a 64-byte aligned offset of the file (a padding
+extra field in the zip's local header, as Android's zipalign does), so loading maps the arrays into memory
+(``np.memmap``) instead of inflating and copying them: the window touches only the pages it draws. The CRC-32
+of every member is still checked. Schema 1 files (deflated members, no index) are read as before, by
+streaming; a file without an index gets one from :mod:`gpuviz.model.index` (built in the background by the
+window, kept in the user's cache folder).
 
 Loading never unpickles or executes anything from the file (``.npy`` headers are parsed by numpy's
 literal-only reader, arrays are read as raw bytes of the dtype the schema fixes). Every problem, a
@@ -19,7 +30,9 @@ from __future__ import annotations
 
 import io
 import json
+import mmap
 import os
+import struct
 import tempfile
 import zipfile
 import zlib
@@ -33,9 +46,9 @@ FORMAT_MAGIC = "gpuviz-trace"
 META_NAME = "meta.json"
 SUFFIX = ".gpuviz"
 
-# Deflate level 1: a 10M-event trace saves several times faster than at the default level 6 and the file
-# is only slightly larger (event fields are small integers that compress well at any level).
-_COMPRESS_LEVEL = 1
+_ALIGN = 64  # data offset alignment of stored members (numpy pads .npy headers to 64 bytes as well)
+_PAD_EXTRA_ID = 0xD935  # the zip extra-field id zipalign uses for padding
+INDEX_FORMAT_MAGIC = "gpuviz-index"
 _READ_CHUNK = 1 << 24  # bytes read from a member at a time, so a huge field never needs two full copies
 _MAX_META_BYTES = 64 << 20  # a manifest larger than this is not one gpuviz wrote
 
@@ -50,6 +63,10 @@ def _member(trace_no: int, field_name: str) -> str:
     return f"trace{trace_no}/{field_name}.npy"
 
 
+def _index_member(trace_no: int, name: str) -> str:
+    return f"trace{trace_no}/index/{name}.npy"
+
+
 def _gpuviz_version() -> str:
     try:
         from .. import __version__
@@ -60,8 +77,11 @@ def _gpuviz_version() -> str:
 
 
 # ---- writing ---------------------------------------------------------------------------------------
-def save_traces(path, traces) -> None:
+def save_traces(path, traces, index: bool = True) -> None:
     """Write ``traces`` (a list of :class:`Trace`) to one file at ``path``, atomically.
+
+    ``index``: also store each trace's index (:mod:`gpuviz.model.index`; the one the trace already uses, else
+    it is built now), so opening the file reads it instead of computing it.
 
     The file is written under a temporary name in the same folder and moved over ``path`` only once
     complete, so a crash or a full disk never leaves half a file where a good one was.
@@ -83,13 +103,40 @@ def save_traces(path, traces) -> None:
         "traces": entries,
     }
     try:
-        meta_text = json.dumps(meta, indent=1, allow_nan=True)
+        json.dumps(meta, allow_nan=True)
     except (TypeError, ValueError) as exc:
         raise TraceFileError(
             f"cannot save {path}: the launch metadata is not JSON-serialisable ({exc}); "
             "Launch.meta, versions and timings may hold only numbers, strings, lists and dicts"
         ) from exc
 
+    def write(zf: zipfile.ZipFile) -> None:
+        for i, (tr, entry) in enumerate(zip(traces, entries)):
+            crcs = {}
+            for name in entry["fields"]:
+                member = _member(i, name)
+                _write_npy(zf, member, np.ascontiguousarray(tr.field(name), dtype=EVENT_FIELDS[name][0]))
+                crcs[name] = zf.getinfo(member).CRC
+            idx = _index_to_save(tr) if index else None
+            if idx is not None:
+                for name, arr in idx.arrays.items():
+                    _write_npy(zf, _index_member(i, name), arr)
+                entry["index"] = {**idx.info, "arrays": list(idx.arrays), "events_crc": crcs}
+
+    _write_archive(path, write, lambda: meta)
+
+
+def _index_to_save(tr: Trace):
+    from . import index as index_mod
+
+    if tr.trace_index is not None:
+        return tr.trace_index
+    return index_mod.build_index(tr)
+
+
+def _write_archive(path: Path, write, meta_of) -> None:
+    """A zip of stored, aligned members written by ``write(zf)``, then ``meta.json`` from ``meta_of()``,
+    atomically at ``path``."""
     folder = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
@@ -97,13 +144,9 @@ def save_traces(path, traces) -> None:
         raise TraceFileError(f"cannot save {path}: cannot create a file in {folder} ({exc.strerror or exc})") from exc
     try:
         with os.fdopen(fd, "wb") as fh:
-            with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=_COMPRESS_LEVEL) as zf:
-                zf.writestr(META_NAME, meta_text)
-                for i, (tr, entry) in enumerate(zip(traces, entries)):
-                    for name in entry["fields"]:
-                        arr = np.ascontiguousarray(tr.field(name), dtype=EVENT_FIELDS[name][0])
-                        with zf.open(_member(i, name), "w", force_zip64=True) as out:
-                            np.lib.format.write_array(out, arr, allow_pickle=False)
+            with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
+                write(zf)
+                zf.writestr(META_NAME, json.dumps(meta_of(), indent=1, allow_nan=True))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp_name, path)
@@ -115,17 +158,37 @@ def save_traces(path, traces) -> None:
         raise
 
 
+def _write_npy(zf: zipfile.ZipFile, member: str, arr: np.ndarray) -> None:
+    """One .npy member, stored uncompressed with its array data at an ``_ALIGN``-byte offset of the file."""
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.hasobject:
+        raise TraceFileError(f"cannot save {member}: object arrays are never written")
+    info = zipfile.ZipInfo(member, date_time=(2026, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    name_len = len(member.encode("utf-8"))
+    # local header: 30 bytes + name + extra (our padding field, then the 20-byte zip64 field force_zip64 adds)
+    start = zf.fp.tell() + 30 + name_len + 4 + 20
+    pad = (-start) % _ALIGN
+    info.extra = struct.pack("<HH", _PAD_EXTRA_ID, pad) + bytes(pad)
+    with zf.open(info, "w", force_zip64=True) as out:
+        np.lib.format.write_array(out, arr, allow_pickle=False)
+
+
 # ---- reading ---------------------------------------------------------------------------------------
-def load_trace(path) -> Trace:
+def load_trace(path, with_index: bool = True) -> Trace:
     """The first trace stored in ``path``."""
-    traces = load_traces(path)
+    traces = load_traces(path, with_index=with_index)
     if not traces:
         raise TraceFileError(f"{path}: the file is a valid gpuviz trace file but holds no traces")
     return traces[0]
 
 
-def load_traces(path) -> list[Trace]:
-    """Every trace stored in ``path``, in the order they were saved."""
+def load_traces(path, with_index: bool = True) -> list[Trace]:
+    """Every trace stored in ``path``, in the order they were saved.
+
+    Stored (schema 2) fields are memory-mapped, read-only; deflated (schema 1) ones are read into memory.
+    ``with_index``: use the index the file carries (when it fits the events; ``gpuviz.model.index.has_index``
+    says whether a trace got one)."""
     path = Path(path)
     where = str(path)
     if not path.exists():
@@ -153,7 +216,22 @@ def load_traces(path) -> list[Trace]:
         raise TraceFileError(f"{where}: damaged or truncated, cannot open it as a zip archive ({exc})") from exc
     with zf:
         meta = _read_meta(zf, where)
-        return [_read_trace(zf, where, i, entry) for i, entry in enumerate(meta["traces"])]
+        with open(path, "rb") as raw:
+            src = _Source(zf, raw, where, size)
+            return [_read_trace(src, i, entry, with_index) for i, entry in enumerate(meta["traces"])]
+
+
+class _Source:
+    """An open archive, its raw file (for memory maps) and its name for messages."""
+
+    def __init__(self, zf: zipfile.ZipFile, raw, where: str, size: int):
+        self.zf, self.raw, self.where, self.size = zf, raw, where, size
+        self._map = None
+
+    def map(self):
+        if self._map is None:
+            self._map = mmap.mmap(self.raw.fileno(), 0, access=mmap.ACCESS_READ)
+        return self._map
 
 
 def _describe_foreign(head: bytes) -> str:
@@ -221,7 +299,8 @@ def _read_meta(zf: zipfile.ZipFile, where: str) -> dict:
     return meta
 
 
-def _read_trace(zf: zipfile.ZipFile, where: str, i: int, entry: dict) -> Trace:
+def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool) -> Trace:
+    zf, where = src.zf, src.where
     label = f"trace {i}"
     try:
         launch = Launch.from_json(entry["launch"])
@@ -245,9 +324,32 @@ def _read_trace(zf: zipfile.ZipFile, where: str, i: int, entry: dict) -> Trace:
     if not isinstance(n_events, int) or isinstance(n_events, bool) or n_events < 0:
         raise TraceFileError(f"{where}: {label}: invalid n_events {n_events!r}")
 
-    columns = {name: _read_field(zf, where, label, _member(i, name), name, n_events) for name in fields}
+    columns = {name: _read_field(src, label, _member(i, name), name, n_events) for name in fields}
     _check_events(where, label, launch, columns)
-    return Trace(launch, columns)
+    trace = Trace(launch, columns)
+    trace.file_crcs = {name: zf.getinfo(_member(i, name)).CRC for name in fields}
+    if with_index and isinstance(entry.get("index"), dict):
+        _read_index(src, label, i, entry["index"], trace)
+    return trace
+
+
+def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace) -> None:
+    """Use the index stored with trace ``i`` when it fits its events; a stale or foreign one is ignored (the
+    window builds a fresh one), a damaged one is a damaged file."""
+    from . import index as index_mod
+
+    names = spec.get("arrays")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return
+    arrays = {}
+    for name in names:
+        member = _index_member(i, name)
+        if member not in src.zf.NameToInfo:
+            return
+        arrays[name] = _read_npy(src, f"{label}: index array {name!r}", member)
+    idx = index_mod.TraceIndex(arrays, {k: v for k, v in spec.items() if k != "arrays"})
+    if index_mod.check_index(idx, trace, trace.file_crcs) is None:
+        index_mod.apply_index(trace, idx)
 
 
 def _check_launch(launch: Launch) -> None:
@@ -266,7 +368,68 @@ def _check_launch(launch: Launch) -> None:
             raise ValueError(f"array {a.name!r} has an object dtype")
 
 
-def _read_field(zf: zipfile.ZipFile, where: str, label: str, member: str, name: str, n_events: int) -> np.ndarray:
+def _npy_header(fh):
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(fh)
+    if version in ((2, 0), (3, 0)):
+        return np.lib.format.read_array_header_2_0(fh)
+    raise ValueError(f"unsupported .npy format version {version}")
+
+
+def _mapped(src: "_Source", info: zipfile.ZipInfo, dtype: np.dtype, n: int, what: str):
+    """The array data of a stored member as a read-only memory map, its CRC checked; None when the member
+    is compressed or its data is not aligned for its dtype (then it is read the streaming way)."""
+    where = src.where
+    if info.compress_type != zipfile.ZIP_STORED or n == 0:
+        return None
+    src.raw.seek(info.header_offset)
+    local = src.raw.read(30)
+    if len(local) != 30 or local[:4] != b"PK\x03\x04":
+        raise TraceFileError(f"{where}: {what} is damaged (no local header at offset {info.header_offset})")
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    start = info.header_offset + 30 + name_len + extra_len
+    src.raw.seek(start)
+    _npy_header(src.raw)
+    data = src.raw.tell()
+    nbytes = n * dtype.itemsize
+    if data % max(dtype.alignment, 1) or (data - start) + nbytes != info.file_size or data + nbytes > src.size:
+        return None  # unaligned, or sizes the streaming read reports precisely
+    buf = src.map()
+    crc = zlib.crc32(buf[start:data])
+    view = memoryview(buf)[data : data + nbytes]
+    try:
+        for pos in range(0, nbytes, _READ_CHUNK):
+            crc = zlib.crc32(view[pos : pos + _READ_CHUNK], crc)
+    finally:
+        view.release()
+    if crc != info.CRC:
+        raise TraceFileError(f"{where}: {what} is damaged (its CRC-32 does not match: the bytes were changed)")
+    arr = np.frombuffer(buf, dtype=dtype, count=n, offset=data)
+    return arr
+
+
+def _read_npy(src: "_Source", what: str, member: str) -> np.ndarray:
+    """Any (non-object) array member of an index, memory-mapped when stored."""
+    where = src.where
+    info = src.zf.getinfo(member)
+    try:
+        with src.zf.open(info) as fh:
+            shape, fortran, dtype = _npy_header(fh)
+        if dtype.hasobject or fortran or len(shape) != 1:
+            raise TraceFileError(f"{where}: {what} has dtype {dtype}, shape {shape}: not an index array")
+        out = _mapped(src, info, dtype, int(shape[0]), what)
+        if out is None:
+            out = np.load(io.BytesIO(_read_member_bytes(src.zf, where, member, 1 << 40)), allow_pickle=False)
+        return out
+    except TraceFileError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError) as exc:
+        raise TraceFileError(f"{where}: {what} ({member}) is damaged ({exc})") from exc
+
+
+def _read_field(src: "_Source", label: str, member: str, name: str, n_events: int) -> np.ndarray:
+    zf, where = src.zf, src.where
     expected = EVENT_FIELDS[name][0]
     try:
         info = zf.getinfo(member)
@@ -274,13 +437,7 @@ def _read_field(zf: zipfile.ZipFile, where: str, label: str, member: str, name: 
         raise TraceFileError(f"{where}: {label}: field {name!r} is listed but {member!r} is not in the archive") from None
     try:
         with zf.open(info) as fh:
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, _fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-            elif version in ((2, 0), (3, 0)):
-                shape, _fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-            else:
-                raise ValueError(f"unsupported .npy format version {version}")
+            shape, _fortran, dtype = _npy_header(fh)
             if dtype.hasobject or dtype.kind != expected.kind or dtype.itemsize != expected.itemsize:
                 raise TraceFileError(
                     f"{where}: {label}: field {name!r} has dtype {dtype}, the schema says {expected}"
@@ -297,6 +454,12 @@ def _read_field(zf: zipfile.ZipFile, where: str, label: str, member: str, name: 
                     f"{where}: {label}: field {name!r} would need {n_events * dtype.itemsize:,} bytes but "
                     f"{member!r} holds only {info.file_size:,}"
                 )
+            if dtype.byteorder not in ("=", "|") and dtype.newbyteorder("=") != dtype:
+                mapped = None  # another byte order: converted on a streaming read below
+            else:
+                mapped = _mapped(src, info, dtype, n_events, f"{label}: field {name!r} ({member})")
+            if mapped is not None:
+                return mapped
             out = np.empty(n_events, dtype=dtype)
             view = out.view(np.uint8)
             pos = 0

@@ -1,0 +1,202 @@
+"""The trace index (gpuviz.model.index): computed where the trace is saved, read back instead of recomputed,
+memory-mapped from an aligned, uncompressed file, ignored when it does not fit the events; older files open."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import mmap
+import shutil
+import struct
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuviz.model import analysis
+from gpuviz.model import index as index_mod
+from gpuviz.model.frames import Frames
+from gpuviz.model.trace import SCHEMA_VERSION, Trace
+from gpuviz.model.tracefile import load_trace, save_traces
+from tests.test_tracefile import forged, npy_bytes
+from tests.ui_traces import matmul_tiled_trace
+
+DATA = Path(__file__).parent / "data"
+#: written by gpuviz before schema 2 (deflated members, no index): `gpuviz capture reduce_sum --size 2048`
+SCHEMA1_FILE = DATA / "reduce_sum_schema1.gpuviz"
+
+
+def same_report(a, b) -> None:
+    assert type(a) is type(b)
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        elif isinstance(x, dict) and x and all(isinstance(v, np.ndarray) for v in x.values()):
+            assert list(x) == list(y), f.name
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k], err_msg=f"{f.name}.{k}")
+        else:
+            assert json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True), f.name
+
+
+def same_frames(a: Frames, b: Frames) -> None:
+    assert a.n_frames == b.n_frames
+    for name in Frames.STORED:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def mapped(arr: np.ndarray) -> bool:
+    base = arr
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = base.obj if isinstance(base, memoryview) else getattr(base, "base", None)
+    return isinstance(base, mmap.mmap)
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return matmul_tiled_trace(32, 16)
+
+
+def test_saved_file_carries_the_index_and_opening_reads_it(trace, tmp_path, monkeypatch):
+    path = tmp_path / "mm.gpuviz"
+    trace.save(path)
+    fresh = Frames(trace)
+
+    def no_sorting(*a, **k):
+        raise AssertionError("opening a file with an index must not build frames again")
+
+    back = load_trace(path)
+    assert index_mod.has_index(back)
+    monkeypatch.setattr(Frames, "_build", no_sorting)
+    monkeypatch.setattr(analysis, "_build_prep", no_sorting)
+    frames = Frames(back)
+    same_frames(fresh, frames)
+    np.testing.assert_array_equal(back.phase, trace.phase)
+    for name in analysis.REPORT_NAMES:
+        same_report(getattr(analysis, name)(trace), getattr(analysis, name)(back))
+    # what the window asks per block and per thread agrees with the whole-trace answers
+    for b in (0, 3):
+        for f in (0, fresh.block_first[b] + 5):
+            np.testing.assert_array_equal(frames.lane_states(b, f), fresh.lane_states(b, f))
+    np.testing.assert_array_equal(back.events_of_thread(2, 17), trace.events_of_thread(2, 17))
+
+
+def test_fields_and_index_are_memory_mapped_at_aligned_offsets(trace, tmp_path):
+    path = tmp_path / "mm.gpuviz"
+    trace.save(path)
+    with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
+        meta = json.loads(zf.read("meta.json"))
+        assert meta["schema_version"] == SCHEMA_VERSION == 2
+        assert any(i.filename.startswith("trace0/index/") for i in zf.infolist())
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            assert info.compress_type == zipfile.ZIP_STORED, info.filename
+            fh.seek(info.header_offset + 26)
+            n, e = struct.unpack("<HH", fh.read(4))
+            assert (info.header_offset + 30 + n + e) % 64 == 0, info.filename
+    back = load_trace(path)
+    assert mapped(back.field("block")) and mapped(back.field("index"))
+    assert mapped(back.saved_frames["perm"])
+    assert not back.field("block").flags.writeable
+
+
+def test_a_file_without_the_index_still_opens_and_gets_the_same_frames(trace, tmp_path):
+    path = tmp_path / "bare.gpuviz"
+    save_traces(path, [trace], index=False)
+    back = load_trace(path)
+    assert not index_mod.has_index(back)
+    same_frames(Frames(trace), Frames(back))
+
+
+def test_an_index_that_does_not_fit_the_events_is_ignored(trace, tmp_path):
+    path = tmp_path / "mm.gpuviz"
+    trace.save(path)
+    good = load_trace(path)
+    line = good.field("line").copy()
+    line[line > 0] += 1  # events edited by another tool: the stored index is from other events
+    edited = forged(path, tmp_path, replace={"trace0/line.npy": npy_bytes(line)})
+    back = load_trace(edited)
+    assert not index_mod.has_index(back)
+    np.testing.assert_array_equal(Frames(back).line[Frames(back).line > 0], Frames(good).line[Frames(good).line > 0] + 1)
+
+
+def test_a_damaged_index_member_is_a_damaged_file(trace, tmp_path):
+    from gpuviz.model.tracefile import TraceFileError
+
+    path = tmp_path / "mm.gpuviz"
+    trace.save(path)
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("trace0/index/frames.perm.npy")
+    fh_start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[fh_start + info.compress_size - 3] ^= 0x55
+    bad = tmp_path / "bad.gpuviz"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(TraceFileError, match="bad.gpuviz.*frames.perm.*damaged"):
+        load_trace(bad)
+
+
+def test_an_older_schema_1_file_still_opens(tmp_path):
+    with zipfile.ZipFile(SCHEMA1_FILE) as zf:
+        assert json.loads(zf.read("meta.json"))["schema_version"] == 1
+        assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in zf.infolist() if i.filename.endswith(".npy"))
+    old = load_trace(SCHEMA1_FILE)
+    assert old.launch.kernel_name == "reduce_sum" and len(old) == 32_760
+    assert not index_mod.has_index(old)
+    frames = Frames(old)
+    assert frames.n_frames > 0
+    # saved again, it becomes a schema-2 file with an index, and the same frames come back from it
+    again = tmp_path / "again.gpuviz"
+    old.save(again)
+    back = load_trace(again)
+    assert index_mod.has_index(back)
+    same_frames(frames, Frames(back))
+    for name in analysis.REPORT_NAMES:
+        same_report(getattr(analysis, name)(old), getattr(analysis, name)(back))
+
+
+def test_build_index_reports_progress_and_cancels(trace):
+    seen = []
+    tr = Trace(trace.launch, {k: trace.field(k) for k in trace.recorded_fields})
+    idx = index_mod.build_index(tr, progress=lambda f, stage: seen.append((f, stage)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(set(s for _, s in seen)) >= 5
+    assert idx.nbytes > 0
+    tr2 = Trace(trace.launch, {k: trace.field(k) for k in trace.recorded_fields})
+    calls = []
+
+    def cancelled():
+        calls.append(1)
+        return len(calls) > 2  # cancel inside the frame build
+
+    with pytest.raises(index_mod.Cancelled):
+        index_mod.build_index(tr2, cancelled=cancelled)
+    assert analysis.cached_report(tr2, "races") is None  # it stopped before the analyses
+
+
+def test_analyses_are_computed_once_across_threads(trace):
+    import threading
+
+    tr = Trace(trace.launch, {k: trace.field(k) for k in trace.recorded_fields})
+    calls = []
+    real = analysis._build_prep
+
+    def counting(t):
+        calls.append(threading.get_ident())
+        return real(t)
+
+    results = []
+    analysis._build_prep = counting
+    try:
+        threads = [threading.Thread(target=lambda: results.append(analysis.shared_banks(tr))) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        analysis._build_prep = real
+    assert len(calls) == 1
+    assert all(r is results[0] for r in results)
