@@ -72,15 +72,26 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int
     from .ui.theme import get_theme
     from .ui.window import MainWindow
 
-    try:
-        trace, label = _load(trace_path)
-    except Exception as e:
-        print(f"gpuviz: {e}", file=sys.stderr)
-        return 2
-    # the embedded default is captured now, on this machine: the window may say so
-    window = MainWindow(trace, theme=get_theme(theme), source_label=label, live=trace_path is None)
-    fit_to_screen(window)
-    window.show()
+    if isinstance(trace_path, (str, os.PathLike)):
+        # a file opens in the background (gpuviz/ui/open_job.py): the window is up at once, with the progress
+        path = Path(trace_path)
+        if not path.is_file():
+            print(f"gpuviz: no trace file at {path}", file=sys.stderr)
+            return 2
+        window = MainWindow(theme=get_theme(theme))
+        fit_to_screen(window)
+        window.show()
+        window.open_in_background(str(path))
+    else:
+        try:
+            trace, label = _load(trace_path)
+        except Exception as e:
+            print(f"gpuviz: {e}", file=sys.stderr)
+            return 2
+        # the embedded default is captured now, on this machine: the window may say so
+        window = MainWindow(trace, theme=get_theme(theme), source_label=label, live=trace_path is None)
+        fit_to_screen(window)
+        window.show()
     if present:
         from .ui.presenter import enter_presenter
 

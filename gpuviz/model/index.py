@@ -201,3 +201,56 @@ def cache_key(crcs: dict[str, int], n_events: int, launch_json: dict) -> str:
 
 def cache_path(key: str) -> Path:
     return cache_dir() / f"{key}.gpuviz-index"
+
+
+def key_of(trace: Trace) -> str | None:
+    """The cache key of a trace read from a file (None for a trace that was never saved)."""
+    if not trace.file_crcs:
+        return None
+    return cache_key(trace.file_crcs, len(trace), trace.launch.to_json())
+
+
+def load_cached(trace: Trace) -> bool:
+    """Use the index kept in the user's cache folder for this trace's events, if there is a fitting one."""
+    from .tracefile import load_index_file
+
+    key = key_of(trace)
+    if key is None:
+        return False
+    idx = load_index_file(cache_path(key), key)
+    if idx is None or check_index(idx, trace, trace.file_crcs) is not None:
+        return False
+    apply_index(trace, idx)
+    return True
+
+
+def save_cached(trace: Trace, idx: TraceIndex) -> Path | None:
+    """Keep ``idx`` in the user's cache folder for the next open of this trace's file (None when it cannot:
+    a trace not read from a file, or a cache folder that cannot be written; opening goes on regardless)."""
+    from .tracefile import TraceFileError, save_index_file
+
+    key = key_of(trace)
+    if key is None:
+        return None
+    idx.info["events_crc"] = dict(trace.file_crcs)
+    path = cache_path(key)
+    try:
+        save_index_file(path, idx, key)
+    except (OSError, TraceFileError):
+        return None
+    return path
+
+
+def ensure_index(trace: Trace, progress=None, cancelled=None) -> str:
+    """Give ``trace`` its index: the file's own (already applied by ``load_trace``), the cached one, or one
+    built now (then cached). Returns where it came from: "file", "cache" or "built"."""
+    if has_index(trace):
+        return "file"
+    if load_cached(trace):
+        return "cache"
+    idx = build_index(trace, progress=progress, cancelled=cancelled)
+    save_cached(trace, idx)
+    if trace.file_crcs:
+        idx.info["events_crc"] = dict(trace.file_crcs)
+    apply_index(trace, idx)
+    return "built"

@@ -517,3 +517,37 @@ def _check_events(where: str, label: str, launch: Launch, cols: dict[str, np.nda
             f"{where}: {label}: {int(bad.sum()):,} memory event(s) index outside their array; the first is "
             f"event {pos}: index {int(index[pos])} into {a.name!r} of shape {a.shape} ({a.size} elements)"
         )
+
+
+# ---- index files (the user's cache of indexes for trace files that lack one) -------------------------
+def save_index_file(path, idx, key: str) -> None:
+    """Write a :class:`~gpuviz.model.index.TraceIndex` alone (stored, aligned members: memory-mapped when
+    read back), atomically; ``key`` is the cache key it answers to."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(zf: zipfile.ZipFile) -> None:
+        for name, arr in idx.arrays.items():
+            _write_npy(zf, f"index/{name}.npy", arr)
+
+    meta = {"format": INDEX_FORMAT_MAGIC, "key": key, "info": idx.info, "arrays": list(idx.arrays)}
+    _write_archive(path, write, lambda: meta)
+
+
+def load_index_file(path, key: str):
+    """The index saved at ``path`` for ``key``, or None when there is none, it is for another key, or it is
+    unreadable (a cache entry is never worth an error: the index is rebuilt)."""
+    from .index import TraceIndex
+
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        with zipfile.ZipFile(path) as zf, open(path, "rb") as raw:
+            meta = json.loads(_read_member_bytes(zf, str(path), META_NAME, _MAX_META_BYTES))
+            if meta.get("format") != INDEX_FORMAT_MAGIC or meta.get("key") != key:
+                return None
+            src = _Source(zf, raw, str(path), size)
+            arrays = {name: _read_npy(src, f"index array {name!r}", f"index/{name}.npy") for name in meta["arrays"]}
+            return TraceIndex(arrays, dict(meta["info"]))
+    except (OSError, KeyError, TypeError, ValueError, zipfile.BadZipFile):
+        return None

@@ -14,8 +14,8 @@ bar under the top bar until dismissed or until another trace is opened.
 from __future__ import annotations
 
 import logging
-
 import time
+from pathlib import Path
 
 from PySide6.QtCore import QThread, Qt, QTimer
 from PySide6.QtGui import QFontMetrics
@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QLabel,
     QMainWindow,
+    QProgressBar,
+    QPushButton,
     QScrollArea,
     QSizePolicy,
     QSlider,
@@ -216,6 +218,8 @@ class MainWindow(QMainWindow):
         self._live_trace: Trace | None = None  # the trace captured on this machine in this session, if on screen
         self._recordings: list | None = None
         self._narrator_jobs: list[_NarratorJob] = []  # narration being built for a large trace
+        self._open_job = None  # the trace file being opened in the background (gpuviz/ui/open_job.py)
+        self._open_jobs: list = []  # it, and cancelled ones still winding down
         self.session = session or Session(theme=theme, parent=self)
         self.views: dict[str, TraceView] = {}
         self.docks: dict[str, QDockWidget] = {}
@@ -236,7 +240,7 @@ class MainWindow(QMainWindow):
         self._build_transport()
         self._build_menus()
         self.overlay = ShortcutOverlay(self)
-        self.statusBar()
+        self._build_open_progress()
         s = self.session
         s.frame_changed.connect(self._on_frame)
         s.trace_changed.connect(self._on_trace)
@@ -602,6 +606,24 @@ class MainWindow(QMainWindow):
             if any(d.intersected(g).height() > 4 and d.intersected(g).width() > 4 for d in docks):
                 bar.hide()
 
+    def _build_open_progress(self) -> None:
+        """Opening a file: its name and stage, a percent bar and Cancel, at the right of the status line."""
+        bar = self.statusBar()
+        self.open_label = QLabel("", bar)
+        self.open_label.setObjectName("openLabel")
+        self.open_bar = QProgressBar(bar)
+        self.open_bar.setObjectName("openProgress")
+        self.open_bar.setRange(0, 100)
+        self.open_bar.setTextVisible(True)
+        self.open_bar.setFixedWidth(200)
+        self.open_cancel = QPushButton("Cancel", bar)
+        self.open_cancel.setObjectName("openCancel")
+        self.open_cancel.setToolTip("stop opening this file; the trace on screen stays")
+        self.open_cancel.clicked.connect(lambda: self.cancel_open())
+        for w in (self.open_label, self.open_bar, self.open_cancel):
+            bar.addPermanentWidget(w)
+            w.hide()
+
     def _build_launch_dock(self) -> None:
         self.launch_panel = LaunchPanel(self)
         dock = QDockWidget("Launch", self)
@@ -801,13 +823,71 @@ class MainWindow(QMainWindow):
                 run_program(self, path)  # in a worker process: the window never runs user code itself
                 return True
             return load_recording(self, path)
-        try:
-            trace = Trace.load(path)
-        except Exception as e:
-            self.launch_panel.show_error(f"Could not open {path}: {e}")
-            return False
-        self.set_trace(trace, path)
+        self.open_in_background(path)
         return True
+
+    # ---- opening a trace file off the GUI thread ------------------------------------------------------
+    def open_in_background(self, path: str):
+        """Read ``path`` on a thread (gpuviz/ui/open_job.py) while the window goes on with the trace on screen;
+        the new trace replaces it when ready. A second open cancels the first; Cancel keeps the old trace."""
+        from .open_job import OpenJob
+
+        self.cancel_open(quiet=True)
+        job = OpenJob(path, self)
+        job.progress.connect(lambda pct, words, job=job: self._open_progress(job, pct, words))
+        job.finished.connect(lambda job=job: self._open_finished(job))
+        self._open_job = job
+        self._open_jobs.append(job)
+        self.open_label.setText(f"opening {Path(path).name}")
+        self.open_bar.setValue(0)
+        self.open_bar.setFormat("%p%")
+        for w in (self.open_label, self.open_bar, self.open_cancel):
+            w.show()
+        job.start()
+        return job
+
+    @property
+    def opening(self) -> bool:
+        """Is a trace file being opened in the background now?"""
+        return self._open_job is not None
+
+    def cancel_open(self, quiet: bool = False) -> None:
+        """Stop the open in progress (the trace on screen stays)."""
+        job = self._open_job
+        if job is None:
+            return
+        job.cancel()
+        self._open_job = None
+        self._hide_open_progress()
+        if not quiet:
+            self.statusBar().showMessage(f"opening {Path(job.path).name} cancelled", 8000)
+
+    def _hide_open_progress(self) -> None:
+        for w in (self.open_label, self.open_bar, self.open_cancel):
+            w.hide()
+
+    def _open_progress(self, job, pct: int, words: str) -> None:
+        if job is self._open_job:
+            self.open_bar.setValue(pct)
+            self.open_bar.setToolTip(words)
+            self.open_label.setText(f"opening {Path(job.path).name}: {words}")
+
+    def _open_finished(self, job) -> None:
+        if job in self._open_jobs:
+            self._open_jobs.remove(job)
+        job.deleteLater()
+        if job is not self._open_job:
+            return  # cancelled or replaced by another open: its result is dropped
+        self._open_job = None
+        self._hide_open_progress()
+        if job.error is not None:
+            self.launch_panel.show_error(f"Could not open {job.path}: {job.error}")
+        elif job.result is not None:
+            trace, frames = job.result
+            self._live_trace = None
+            self.session.set_trace(trace, job.path, frames=frames)
+            if job.index_source == "built":
+                self.statusBar().showMessage(f"{Path(job.path).name} indexed; the index is kept for the next open", 8000)
 
     def save_dialog(self) -> None:
         if self.session.trace is None:
@@ -835,6 +915,9 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self.launch_panel.load_kernels)
 
     def closeEvent(self, ev) -> None:
+        self.cancel_open(quiet=True)
+        for job in list(self._open_jobs):
+            job.wait()  # stops at its next checkpoint: the thread must not outlive its window
         self.launch_panel.runner.shutdown()
         dock = getattr(self, "launch_list_dock", None)
         if dock is not None:

@@ -29,7 +29,8 @@ tests should assert that list is empty.
 
 Use :func:`make_image_plot` for a pixel view (an aspect-locked, y-down ``PlotWidget`` with an
 ``ImageItem``) so all views look and zoom alike. Hidden views (a closed or background-tabbed dock) are
-not redrawn per frame; they catch up when shown.
+not redrawn per frame, and in a window on screen they do not even rebuild for a new trace
+(``on_trace_changed``): they catch up when shown.
 """
 
 from __future__ import annotations
@@ -166,14 +167,28 @@ class TraceView(QWidget):
     def _live(self) -> bool:
         return self.session.trace is not None and self.session.frames is not None and self.session.frames.n_frames > 0
 
+    _trace_stale = False  # a new trace arrived while hidden: on_trace_changed runs when shown
+
     def _trace_slot(self) -> None:
         if self.session.trace is None:
             return
         if not self._started:
             self.start()
             return
+        if not self.on_screen() and self.window().isVisible():
+            # hidden in a window on screen (a background tab, a closed dock): compute nothing for this trace
+            # until shown; a window not shown yet (built for a snapshot or a test) rebuilds at once
+            self._trace_stale = True
+            self._stale = True
+            return
+        self._trace_stale = False
         self._call(self.on_trace_changed)
         self._stale = True
+
+    def _catch_up_trace(self) -> None:
+        if self._trace_stale and self.session.trace is not None:
+            self._trace_stale = False
+            self._call(self.on_trace_changed)
 
     def _frame_slot(self, _f: int = 0) -> None:
         if not self._live():
@@ -184,12 +199,15 @@ class TraceView(QWidget):
         if not self.on_screen():
             self._stale = True  # drawn when it comes to the front (catch_up), not on every frame behind a tab
             return
+        self._catch_up_trace()
         self._stale = False
         self._call(self.on_frame_changed)
 
     def _selection_slot(self) -> None:
         if not self._started:
             self.start()
+        elif self._trace_stale:
+            self._stale = True  # its layout is still the previous trace's: drawn when shown
         elif self._live():
             self._call(self.on_selection_changed)
 
@@ -198,7 +216,7 @@ class TraceView(QWidget):
             self.start()
             return
         self._call(self.on_theme_changed)
-        if self._live():
+        if self._live() and not self._trace_stale:
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)
 
@@ -207,6 +225,7 @@ class TraceView(QWidget):
         if not self._started:
             self.start()
         elif self._stale and self._live():
+            self._catch_up_trace()
             self._stale = False
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)
@@ -218,6 +237,7 @@ class TraceView(QWidget):
     def catch_up(self) -> None:
         """Brought to the front (a dock tab raised): draw the frames missed while behind."""
         if self._started and self._stale and self._live() and self.on_screen():
+            self._catch_up_trace()
             self._stale = False
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)
@@ -227,6 +247,7 @@ class TraceView(QWidget):
         if not self._started:
             self.start()
         elif self._live():
+            self._catch_up_trace()
             self._stale = False
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)

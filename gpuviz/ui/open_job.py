@@ -1,0 +1,82 @@
+"""Opening a trace file off the GUI thread, with progress in percent and Cancel.
+
+:class:`OpenJob` (a QThread) reads the file (memory-mapped, see :mod:`gpuviz.model.tracefile`), gives the trace
+its index (the file's own, the one in the user's cache folder, or one built now and cached, see
+:mod:`gpuviz.model.index`) and builds its frames. The window stays responsive meanwhile: menus, scrubbing the
+trace on screen, closing, another open (which cancels this one). Only numpy work runs on the thread; it touches
+no Qt object but its own signals.
+
+Signals (delivered on the GUI thread):
+
+    progress(int, str)   percent done (0..100) and what it is doing, in words
+    finished()           QThread's own: then ``result`` is (trace, frames), or ``error`` a message, or
+                         ``cancelled`` is True
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QThread, Signal
+
+log = logging.getLogger(__name__)
+
+#: share of the progress bar the file read takes when the index must be built too (the rest is the build)
+_READ_SHARE = 0.15
+
+_STAGE_WORDS = {
+    "frames": "ordering frames",
+    "global_memory": "analysing global memory",
+    "shared_banks": "analysing shared-memory banks",
+    "divergence": "analysing divergence",
+    "races": "looking for races",
+    "done": "done",
+}
+
+
+class OpenJob(QThread):
+    progress = Signal(int, str)
+
+    def __init__(self, path, parent=None):
+        super().__init__(parent)
+        self.path = str(path)
+        self.result = None  # (trace, frames)
+        self.error: str | None = None
+        self.cancelled = False
+        self.index_source = ""  # "file" | "cache" | "built"
+        self._cancel = False
+
+    def cancel(self) -> None:
+        """Ask the job to stop at its next checkpoint (a fraction of a second); ``finished`` still comes."""
+        self._cancel = True
+
+    def _percent(self, fraction: float, words: str) -> None:
+        self.progress.emit(int(round(100 * min(max(fraction, 0.0), 1.0))), words)
+
+    def run(self) -> None:
+        from ..model import index as index_mod
+        from ..model.frames import Frames
+        from ..model.tracefile import load_trace
+
+        try:
+            self._percent(0.0, "reading the file")
+            trace = load_trace(self.path)
+            if self._cancel:
+                raise index_mod.Cancelled("read")
+
+            def built(fraction: float, stage: str) -> None:
+                self._percent(_READ_SHARE + (1 - _READ_SHARE) * fraction,
+                              f"indexing for the first time: {_STAGE_WORDS.get(stage, stage)}")
+
+            self._percent(_READ_SHARE, "looking for the index")
+            self.index_source = index_mod.ensure_index(trace, progress=built, cancelled=lambda: self._cancel)
+            frames = Frames(trace)
+            if self._cancel:
+                raise index_mod.Cancelled("frames")
+            self._percent(1.0, "done")
+            self.result = (trace, frames)
+        except index_mod.Cancelled:
+            self.cancelled = True
+        except Exception as e:  # noqa: BLE001 - every failure becomes a message for the window
+            log.debug("opening %s failed", self.path, exc_info=True)
+            self.error = str(e).strip() or type(e).__name__

@@ -1,0 +1,138 @@
+"""Opening trace files off the GUI thread: the window goes on meanwhile, Cancel and a second open leave the
+right trace on screen, files without an index (or of an older schema) open, hidden views compute nothing."""
+
+import os
+import threading
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from gpuviz.model import index as index_mod
+from gpuviz.model.tracefile import save_traces
+from gpuviz.ui.window import MainWindow
+from tests.test_index import SCHEMA1_FILE
+from tests.ui_traces import matmul_tiled_trace, reduction_trace
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def window(qtbot):
+    w = MainWindow(matmul_tiled_trace(16, 8))
+    qtbot.addWidget(w)
+    w.resize(1600, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+    assert not w.opening and w._open_jobs == []  # no open left running with its window gone
+    QApplication.processEvents()
+
+
+@pytest.fixture
+def gate(monkeypatch):
+    """Holds every open at its index step until released; records which thread it ran on."""
+    release = threading.Event()
+    seen = {}
+    real = index_mod.ensure_index
+
+    def held(trace, progress=None, cancelled=None):
+        seen["thread"] = threading.current_thread()
+        release.wait(20)
+        return real(trace, progress=progress, cancelled=cancelled)
+
+    monkeypatch.setattr(index_mod, "ensure_index", held)
+    return release, seen
+
+
+def saved(tmp_path, trace, name, index=True):
+    path = tmp_path / name
+    save_traces(path, [trace], index=index)
+    return str(path)
+
+
+def test_opening_runs_off_the_gui_thread_and_the_window_goes_on(window, qtbot, tmp_path, gate):
+    release, seen = gate
+    path = saved(tmp_path, reduction_trace(), "reduce.gpuviz")
+    before = window.session.trace
+    window.open_in_background(path)
+    qtbot.waitUntil(lambda: "thread" in seen)
+    assert seen["thread"] is not threading.main_thread()
+    # a second action while the open is still running: the window handles it now
+    assert window.opening and window.open_bar.isVisible()
+    window.actions.trigger("playback.step_forward")
+    assert window.session.frame == 1 and window.session.trace is before
+    release.set()
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    assert window.session.trace is not before and window.session.trace.launch.kernel_name == "block_sum"
+    assert window.session.frame == 0 and not window.open_bar.isVisible()
+
+
+def test_a_cancelled_open_leaves_the_previous_trace_on_screen(window, qtbot, tmp_path, gate):
+    release, _ = gate
+    before = window.session.trace
+    job = window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    window.open_cancel.click()
+    assert not window.opening and not window.open_bar.isVisible()
+    release.set()
+    qtbot.waitUntil(lambda: job not in window._open_jobs, timeout=20000)
+    QApplication.processEvents()
+    assert window.session.trace is before
+    assert "cancelled" in window.statusBar().currentMessage()
+
+
+def test_a_second_open_cancels_the_first(window, qtbot, tmp_path, gate):
+    release, _ = gate
+    first = window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    window.open_in_background(saved(tmp_path, matmul_tiled_trace(32, 16), "mm32.gpuviz"))
+    release.set()
+    qtbot.waitUntil(lambda: not window.opening and first not in window._open_jobs, timeout=20000)
+    QApplication.processEvents()
+    assert window.session.trace.launch.grid == (2, 2, 1)  # the second file's trace, not the first's
+    assert first.cancelled
+
+
+def test_a_file_without_the_index_opens_and_its_index_is_cached(window, qtbot, tmp_path):
+    path = saved(tmp_path, reduction_trace(), "bare.gpuviz", index=False)
+    job = window.open_in_background(path)
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    assert job.index_source == "built" and window.session.trace.launch.kernel_name == "block_sum"
+    assert list(index_mod.cache_dir().glob("*.gpuviz-index"))
+    job = window.open_in_background(path)
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    assert job.index_source == "cache"
+    assert window.session.frames.n_frames > 0
+
+
+def test_an_older_trace_file_opens_in_the_window(window, qtbot):
+    window.open_in_background(str(SCHEMA1_FILE))
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    assert window.session.trace.launch.kernel_name == "reduce_sum" and len(window.session.trace) == 32_760
+
+
+def test_a_damaged_file_is_reported_and_the_trace_stays(window, qtbot, tmp_path):
+    bad = tmp_path / "bad.gpuviz"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    before = window.session.trace
+    window.open_in_background(str(bad))
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    assert window.session.trace is before
+    assert "bad.gpuviz" in window.launch_panel.error.text()
+
+
+def test_hidden_views_compute_nothing_for_a_new_trace_until_shown(window, qtbot):
+    hidden = [v for v in window.views.values() if not v.on_screen()]
+    assert hidden, "the default layout keeps some views behind tabs"
+    view = hidden[0]
+    calls = []
+    real = view.on_trace_changed
+    view.on_trace_changed = lambda: (calls.append(1), real())[1]
+    window.set_trace(reduction_trace())
+    assert calls == []
+    window.docks[view.view_id].raise_()
+    qtbot.waitUntil(lambda: calls == [1])
