@@ -55,34 +55,124 @@ def cmd_kernels(args) -> int:
     return 0
 
 
-def capture_bundled(name: str, size: int | None, block, backend: str, record_blocks=None, seed: int = 0):
-    """Capture a bundled kernel; returns (trace, spec, args after the launch)."""
+def input_bytes(spec, size: int) -> int:
+    """The bytes a bundled kernel's inputs take at ``size``, from two small sizes (never allocating them)."""
+    import numpy as np
+
+    def nbytes(s):
+        return sum(int(getattr(a, "nbytes", 0)) for a in spec.make_args(s, np.random.default_rng(0)))
+
+    s1 = max(2, min(int(spec.small_size), 64))
+    b1, b2 = nbytes(s1), nbytes(2 * s1)
+    if size <= 2 * s1 or b1 <= 0 or b2 <= b1:
+        return max(b1, b2)
+    k = np.log2(b2 / b1)  # 1 for vectors, 2 for square matrices
+    return int(b1 * (size / s1) ** k)
+
+
+def capture_bundled(name: str, size: int | None, block, backend: str, record_blocks=None, seed: int = 0,
+                    watchdog=None, progress=None, max_events: int = 50_000_000):
+    """Capture a bundled kernel; returns (trace, spec, args after the launch). What the launch shape and the
+    inputs' size can refuse is refused before the inputs are allocated."""
     import numpy as np
 
     import gpuviz
+    from gpuviz.capture.errors import TraceTooLarge
+    from gpuviz.capture.limits import available_memory, check_before_inputs
+    from gpuviz.capture.watchdog import DEFAULT_STALL_S
     from kernels import get_kernel
 
     spec = get_kernel(name)
     size = spec.default_size if size is None else size
-    args = spec.make_args(size, np.random.default_rng(seed))
     grid, block = spec.launch(size, tuple(block) if block else spec.default_block)
-    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=backend, record_blocks=record_blocks)
+    check_before_inputs(grid, block, backend=backend, max_events=max_events, record_blocks=record_blocks,
+                        kernel=spec.name)
+    need, have = input_bytes(spec, size), available_memory()
+    if have is not None and need > have // 2:
+        raise TraceTooLarge(f"{spec.name} at size {size:,}: its inputs would take {need / 2**30:.1f} GiB, more than half "
+                            f"of the memory available here ({have / 2**30:.1f} GiB). Capture a smaller problem (--size).")
+    args = spec.make_args(size, np.random.default_rng(seed))
+    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=backend, record_blocks=record_blocks,
+                           max_events=max_events, **({"watchdog": DEFAULT_STALL_S if watchdog is None else watchdog,
+                                                      "progress": progress} if backend == "cpu" else {}))
     trace.launch.meta.setdefault("bundled_kernel", {"name": name, "size": size, "size_label": spec.size_label})
     return trace, spec, args
+
+
+def output_problem(path) -> str:
+    """Why ``path`` cannot take an output file ('' when it can): asked before the work, not after."""
+    from pathlib import Path
+
+    if path is None or not str(path).strip():
+        return "the output path is empty"
+    p = Path(path)
+    if p.is_dir():
+        return f"{path} is a folder, not a file"
+    if p.exists() and not p.is_file():
+        return f"{path} exists and is not a regular file (a device, FIFO or socket): gpuviz does not write there"
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        return f"the folder {parent} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {parent} is not writable"
+    return ""
+
+
+def _progress_printer(prefix: str):
+    """Prints a running launch's progress on stderr: in place on a terminal, else every few seconds."""
+    import time
+
+    tty = sys.stderr.isatty()
+    state = {"last": 0.0, "shown": False}
+
+    def show(info: dict) -> None:
+        from gpuviz.runner.script import progress_text
+
+        if float(info.get("seconds", 0)) < 2:
+            return
+        now = time.monotonic()
+        if not tty and now - state["last"] < 5:
+            return
+        state["last"] = now
+        info = {"number": info.get("number", 1), "kernel": info.get("kernel", info.get("label", "")), **info}
+        text = f"{prefix}: {progress_text(info)}"
+        if tty:
+            sys.stderr.write("\r\033[K" + text)
+            state["shown"] = True
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+    def done() -> None:
+        if state["shown"]:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            state["shown"] = False
+
+    show.done = done
+    return show
 
 
 def cmd_capture(args) -> int:
     select_backend_before_numba(args.backend)
     from gpuviz.capture.errors import CaptureError
 
+    problem = output_problem(args.output)
+    if problem:
+        print(f"gpuviz capture: -o: {problem}", file=sys.stderr)
+        return 2
+    progress = _progress_printer("gpuviz capture")
     try:
-        trace, _spec, _ = capture_bundled(args.kernel, args.size, args.block, args.backend, args.blocks)
+        trace, _spec, _ = capture_bundled(args.kernel, args.size, args.block, args.backend, args.blocks,
+                                          watchdog=args.watchdog, progress=progress)
     except KeyError as exc:
         print(f"gpuviz capture: {exc.args[0]}", file=sys.stderr)
         return 2
     except (CaptureError, ValueError) as exc:
+        progress.done()
         print(f"gpuviz capture: {exc}", file=sys.stderr)
         return 1
+    progress.done()
     trace.save(args.output)
     counts = trace.counts_by_kind()
     print(
@@ -143,7 +233,8 @@ def cmd_open(args) -> int:
 
 
 #: the options of `gpuviz run` that take a value; every other token after the script is the script's
-RUN_VALUE_OPTIONS = ("--backend", "--kernel", "--launch", "-o", "--output", "--timeout", "--max-events", "--blocks")
+RUN_VALUE_OPTIONS = ("--backend", "--kernel", "--launch", "-o", "--output", "--timeout", "--max-events", "--blocks",
+                     "--watchdog")
 RUN_FLAG_OPTIONS = ("-h", "--help")
 
 
@@ -207,23 +298,48 @@ def _seconds(text: str) -> float:
     return v
 
 
+def _watchdog_seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (0: no watchdog), not {text!r}") from None
+    if not 0 <= v <= 86400:
+        raise argparse.ArgumentTypeError(f"the watchdog takes 0 (off) to 86400 seconds, not {text}")
+    return v
+
+
 def cmd_run(args) -> int:
     from pathlib import Path
 
-    from gpuviz.runner.script import run_script
+    from gpuviz.runner import procs
+    from gpuviz.runner.script import RunInterrupted, run_script
 
     script = Path(args.script)
     if not script.is_file():
         print(f"gpuviz run: no such program: {script}" + (" (a folder)" if script.is_dir() else ""), file=sys.stderr)
         return 2
-    output = Path(args.output) if args.output else Path(script.stem + ".gpuviz")
+    output = Path(args.output) if args.output is not None else Path(script.stem + ".gpuviz")
+    problem = output_problem(args.output if args.output is not None else output)
+    if problem:
+        print(f"gpuviz run: -o: {problem}", file=sys.stderr)
+        return 2
+    procs.become_subreaper()  # what the program orphans, even past a killed worker, comes back to us to end
+    progress = _progress_printer("gpuviz run")
     try:
         result = run_script(script, args.script_args, backend=args.backend, kernel=args.kernel, launches=args.launch,
                             record_blocks=args.blocks, max_events=args.max_events, timeout=args.timeout,
-                            capture_output=False)
-    except KeyboardInterrupt:
-        print("\ngpuviz run: cancelled; the program was stopped", file=sys.stderr)
-        return 130
+                            watchdog=args.watchdog, capture_output=False, output=output, on_progress=progress)
+    except (KeyboardInterrupt, RunInterrupted) as exc:
+        progress.done()
+        how = "cancelled" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        saved = getattr(exc, "saved", 0)
+        kept = f"; {saved} finished launch(es) are in {output}" if saved else ""
+        print(f"\ngpuviz run: {how}; the program and every process it started were stopped{kept}", file=sys.stderr)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 128 + exc.signum
+    finally:
+        procs.end_tree(os.getpid(), include_self=False)
+        procs.reap_children()
+    progress.done()
     sys.stdout.flush()
     n = len(result.launches)
     traced = sum(1 for r in result.launches if r.traced)
@@ -232,12 +348,11 @@ def cmd_run(args) -> int:
         print(f"  {line}")
     if result.error:
         print(f"gpuviz run: {result.message}", file=sys.stderr)
-    if result.traces:
-        try:
-            result.save(output)
-        except (OSError, ValueError) as exc:
-            print(f"gpuviz run: could not save the recording to {output}: {exc}", file=sys.stderr)
+    for note in result.notices:
+        if note.startswith("could not save the recording"):
+            print(f"gpuviz run: {note}", file=sys.stderr)
             return 1
+    if result.traces:
         print(f"recording -> {output}   (open it with: gpuviz open {output})")
     else:
         print("gpuviz: the program launched no kernel: nothing to save")
@@ -389,6 +504,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeout", type=_seconds, default=300.0, help="stop the program after this many seconds (300)")
     s.add_argument("--max-events", type=_positive_int, default=50_000_000,
                    help="most events the whole recording may hold (50,000,000)")
+    s.add_argument("--watchdog", type=_watchdog_seconds, default=10.0, metavar="SECONDS",
+                   help="stop a launch that makes no progress toward its end for this long (10; 0: never)")
     s.set_defaults(func=cmd_run, script_args=[])
 
     s = sub.add_parser("kernels", help="list the bundled kernels")
@@ -402,6 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--blocks", type=lambda t: [int(x) for x in t.split(",")], default=None,
                    help="record only these linear block ids (comma-separated); the others still run")
     s.add_argument("-o", "--output", required=True, help="trace file to write (.gpuviz)")
+    s.add_argument("--watchdog", type=_watchdog_seconds, default=10.0, metavar="SECONDS",
+                   help="stop a launch that makes no progress toward its end for this long (10; 0: never)")
     s.set_defaults(func=cmd_capture)
 
     s = sub.add_parser("info", help="summarise a trace file")

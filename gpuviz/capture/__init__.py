@@ -19,17 +19,20 @@ from .errors import (
     CaptureError,
     DivergentBarrierError,
     KernelFault,
+    KernelStalled,
     LaunchConfigError,
     TraceTooLarge,
     UnsupportedConstruct,
 )
 from .limits import check_launch, normalize_dims
+from .watchdog import DEFAULT_STALL_S
 
 __all__ = [
     "BackendUnavailable",
     "CaptureError",
     "DivergentBarrierError",
     "KernelFault",
+    "KernelStalled",
     "LaunchConfigError",
     "TraceTooLarge",
     "UnsupportedConstruct",
@@ -37,6 +40,7 @@ __all__ = [
 ]
 
 BACKENDS = ("cpu", "sim", "gpu")
+STALLED_TRACE_EVENTS = 1_000_000  # events a launch stopped by the watchdog keeps in its partial trace
 
 
 def versions() -> dict[str, str]:
@@ -60,15 +64,22 @@ def _arrays_of(rt) -> list[ArrayInfo]:
 
 
 def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None, max_events: int = 50_000_000,
-            time_plain: bool = False, lockstep: bool = True, **options) -> Trace:
+            time_plain: bool = False, lockstep: bool = True, watchdog: float | None = DEFAULT_STALL_S,
+            progress=None, estimate: bool = True, **options) -> Trace:
     """Run ``kernel[grid, block](*args)`` instrumented and return its trace (see :func:`gpuviz.capture`).
 
     ``lockstep``: for the per-thread backends ("sim", "gpu"), also replay the launch on the CPU executor
     and, where the per-thread events agree, take its lockstep steps (see :mod:`gpuviz.capture.lockstep`).
+    ``watchdog``: seconds a CPU-executor launch may go without progress before it is stopped with
+    :class:`KernelStalled` (None or 0: never). ``progress``: called with a dict about once a second while
+    the CPU executor runs. ``estimate``: on the cpu and sim backends, first run a few blocks to estimate
+    the trace and refuse one that would pass ``max_events`` (TraceTooLarge) before the real run.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     grid, block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
+    if backend == "sim" and estimate:
+        _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events)
     if backend in ("sim", "gpu"):
         from .lockstep import copy_inputs
 
@@ -83,7 +94,20 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
             trace = capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
         return _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events) if lockstep else trace
     return _capture_cpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
-                        time_plain=time_plain, **options)
+                        time_plain=time_plain, watchdog=watchdog, progress=progress, estimate=estimate, **options)
+
+
+def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events) -> None:
+    """The size estimate for a kernel the CPU executor can run (the simulator backend: minutes saved)."""
+    from .executor import compile_for_cpu
+    from .limits import refuse_if_too_large
+
+    try:
+        ck = compile_for_cpu(kernel)
+    except UnsupportedConstruct:
+        return
+    refuse_if_too_large(ck, grid, block, args, record_blocks=record_blocks, max_events=max_events,
+                        file=ck.root.file, line=ck.root.first_line, kernel=ck.root.name)
 
 
 def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events) -> Trace:
@@ -100,28 +124,44 @@ def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_e
     return with_lockstep_steps(trace, reference)
 
 
-def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_plain=False, max_loop_iterations=5_000_000):
+def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_plain=False, max_loop_iterations=5_000_000,
+                 watchdog=DEFAULT_STALL_S, progress=None, estimate=True):
     from .executor import compile_for_cpu, make_runtime, run_cpu
+    from .limits import refuse_if_too_large
     from .source import source_span
+    from .watchdog import Watchdog
 
     ck = compile_for_cpu(kernel)
     root = ck.root
     check_launch(grid, block, shared_bytes=ck.shared_bytes, where=f"{root.file}:{root.first_line}", kernel=root.name)
     timings = {"compile_s": ck.compile_seconds}
+    if estimate:
+        est = refuse_if_too_large(ck, grid, block, args, record_blocks=record_blocks, max_events=max_events,
+                                  file=root.file, line=root.first_line, kernel=root.name)
+        if est is not None:
+            timings["estimate_s"] = round(est.seconds, 4)
     if time_plain:
         # the same lockstep code with recording off: what the executor costs without the trace
         copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         t0 = time.perf_counter()
-        run_cpu(ck, make_runtime(ck, grid, block, record=False, max_loop_iterations=max_loop_iterations), copies)
+        run_cpu(ck, make_runtime(ck, grid, block, record=False, max_loop_iterations=max_loop_iterations,
+                                 watchdog=Watchdog(watchdog, progress) if watchdog or progress else None), copies)
         timings["plain_s"] = time.perf_counter() - t0
     text, first, _last = source_span(root)
     t0 = time.perf_counter()
     rt = make_runtime(ck, grid, block, record_blocks=record_blocks, max_events=max_events,
-                      max_loop_iterations=max_loop_iterations)
+                      max_loop_iterations=max_loop_iterations,
+                      watchdog=Watchdog(watchdog, progress) if watchdog or progress else None)
     try:
         run_cpu(ck, rt, args)
     except CaptureError as exc:
         # keep what was recorded up to the failure: the app can still show the partial launch
+        if isinstance(exc, KernelStalled) and rt.record and rt.n_events > STALLED_TRACE_EVENTS:
+            # an endless loop recorded for seconds: its first steps show the spin as well as all of them
+            total = rt.n_events
+            rt.keep_first(STALLED_TRACE_EVENTS)
+            rt.warnings.insert(0, f"the partial trace keeps the first {rt.n_events:,} of the {total:,} events "
+                                  "recorded before the watchdog stopped the launch")
         exc.trace = _build_trace(rt, root, grid, block, text, first, timings, partial=True)
         raise
     timings["instrumented_s"] = time.perf_counter() - t0

@@ -36,6 +36,18 @@ class KernelRaised(KernelFault):
         self.exception = exception
 
 
+class KernelStalled(KernelFault):
+    """The kernel made no progress toward its end for the watchdog's time (an endless loop, a spin on memory
+    nothing writes). ``threads``: (block, thread) pairs still looping; ``loop_line``: the loop they are in."""
+
+    def __init__(self, message: str, *, block=None, threads=(), loop_line: int = -1, seconds: float = 0.0, **kw):
+        super().__init__(message, **kw)
+        self.block = block
+        self.threads = list(threads)
+        self.loop_line = loop_line
+        self.seconds = seconds
+
+
 class DivergentBarrierError(CaptureError):
     """A ``cuda.syncthreads()`` that not every live thread of a block reached (a deadlock or UB on a GPU)."""
 

@@ -154,11 +154,18 @@ def host_array(arg):
 
 
 def make_runtime(ck: CompiledKernel, grid, block, *, record=True, record_blocks=None, max_events=50_000_000,
-                 max_loop_iterations=5_000_000) -> SimtRuntime:
-    return SimtRuntime(
+                 max_loop_iterations=5_000_000, watchdog=None, blocks=None) -> SimtRuntime:
+    """``watchdog``: a :class:`~gpuviz.capture.watchdog.Watchdog` (stops a launch that makes no progress);
+    ``blocks``: run only these linear block ids (a sample)."""
+    rt = SimtRuntime(
         grid, block, file=ck.root.file, line_text=ck.root.line_text, record=record, record_blocks=record_blocks,
-        max_events=max_events, max_loop_iterations=max_loop_iterations,
+        max_events=max_events, max_loop_iterations=max_loop_iterations, blocks=blocks, watchdog=watchdog,
     )
+    if watchdog is not None:
+        from .watchdog import loop_table
+
+        watchdog.attach(rt, loop_table(ck.root))
+    return rt
 
 
 def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:

@@ -14,6 +14,8 @@ every recorded event carries the lockstep *step* at which its warp issued it.
 from __future__ import annotations
 
 import math
+import sys
+import time
 
 import numpy as np
 
@@ -113,7 +115,12 @@ class SimtRuntime:
         record_blocks=None,
         max_events: int = 50_000_000,
         max_loop_iterations: int = 5_000_000,
+        blocks=None,
+        watchdog=None,
     ):
+        """``blocks``: run only these linear block ids (a sample for the size estimate; the grid, block
+        indices and results of those blocks are as in the whole launch). ``watchdog``: a
+        :class:`~gpuviz.capture.watchdog.Watchdog` the loops consult (stops a launch that makes no progress)."""
         self.grid_dims = normalize_dims(grid, "grid")
         self.block_dims = normalize_dims(block, "block")
         self.file = file
@@ -123,7 +130,14 @@ class SimtRuntime:
         bx, by, bz = self.block_dims
         self.tpb = bx * by * bz
         self.n_blocks = gx * gy * gz
-        self.N = self.tpb * self.n_blocks
+        if blocks is None:
+            self.n_slots = self.n_blocks
+        else:
+            blocks = np.unique(np.asarray(list(blocks), dtype=np.int64))
+            if len(blocks) == 0 or blocks[0] < 0 or blocks[-1] >= self.n_blocks:
+                raise ValueError(f"blocks must be linear block ids in 0..{self.n_blocks - 1}")
+            self.n_slots = len(blocks)
+        self.N = self.tpb * self.n_slots
         if self.N > MAX_CPU_THREADS:
             raise TraceTooLarge(
                 f"{self.N:,} threads is more than gpuviz's CPU executor runs at once ({MAX_CPU_THREADS:,}): every "
@@ -132,7 +146,10 @@ class SimtRuntime:
             )
         lanes = np.arange(self.N, dtype=np.int64)
         self.lanes = lanes
-        self.block_lin = lanes // self.tpb
+        # slot: the block's place among the blocks this runtime runs (its shared memory, its warps);
+        # block_lin: its linear id in the launch (what the events and blockIdx say)
+        self.slot = lanes // self.tpb
+        self.block_lin = self.slot if blocks is None else blocks[self.slot]
         self.thread_lin = lanes % self.tpb
         t = self.thread_lin
         b = self.block_lin
@@ -142,7 +159,7 @@ class SimtRuntime:
         self.gdim = (gx, gy, gz)
         self.laneid = t % warp_size
         self.warps_per_block = -(-self.tpb // warp_size)
-        self.warp_gid = b * self.warps_per_block + t // warp_size
+        self.warp_gid = self.slot * self.warps_per_block + t // warp_size
         self.alive = np.ones(self.N, dtype=bool)
         self.seq = np.zeros(self.N, dtype=np.int32)
         self.step = 0
@@ -154,8 +171,12 @@ class SimtRuntime:
         else:
             self.recorded = None
         self.max_events = int(max_events)
+        self.count_only = False  # count events against max_events without keeping them (the size estimate)
         self.max_loop_iterations = int(max_loop_iterations)
         self.loop_iterations = 0
+        self.barriers_passed = 0
+        self.watchdog = watchdog
+        self._loop_masks: dict = {}  # loop line -> the lanes in it at its latest iteration (for the watchdog)
         self.n_events = 0
         self._chunks: list[tuple] = []  # one per recording call: (lanes, seq, flat index, values, kind, array, line, step)
         self.arrays: list[ArrayHandle] = []
@@ -192,7 +213,7 @@ class SimtRuntime:
         if h is None:
             shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
             dt = np.dtype(dtype)
-            data = np.empty((self.n_blocks,) + shape, dtype=dt)
+            data = np.empty((self.n_slots,) + shape, dtype=dt)
             # poison: a read of shared memory no thread of the block has written shows up as NaN/0xDEADBEEF
             if dt.kind == "f" or dt.kind == "c":
                 data.fill(np.nan)
@@ -249,6 +270,8 @@ class SimtRuntime:
                 file=self.file,
                 line=line,
             )
+        if self.count_only:
+            return
         if n == self.N:  # every lane: slices instead of gathers and scatters, and no lane list kept
             seq = self.seq.copy()
             self.seq += 1
@@ -261,6 +284,18 @@ class SimtRuntime:
             values = values.real
         # chunks are joined once, at the end (events()): recording stays a few cheap appends per step
         self._chunks.append((act, seq, flat, values, kind, aid, line, self.step))
+
+    def keep_first(self, limit: int) -> int:
+        """Drop the events recorded after the first ``limit`` (whole steps); returns how many were dropped."""
+        kept, n = [], 0
+        for chunk in self._chunks:
+            if n + len(chunk[1]) > limit:
+                break
+            kept.append(chunk)
+            n += len(chunk[1])
+        dropped = self.n_events - n
+        self._chunks, self.n_events = kept, n
+        return dropped
 
     def events(self) -> dict[str, np.ndarray]:
         """The recorded events, field-major, in execution order."""
@@ -459,8 +494,14 @@ class SimtRuntime:
             return a // b
         return a % b
 
-    def loop_tick(self, line):
+    def loop_tick(self, line, mask=None):
+        """Called at the top of every iteration of every loop, with the lanes still in the loop."""
         self.loop_iterations += 1
+        wd = self.watchdog
+        if wd is not None:
+            self._loop_masks[line] = mask
+            if time.monotonic() >= wd.next_check:
+                wd.check(self, line, sys._getframe(1))
         if self.loop_iterations > self.max_loop_iterations:
             raise KernelFault(
                 f"{self.where(line)}: more than {self.max_loop_iterations:,} loop iterations: does this loop ever end?\n"
@@ -633,7 +674,7 @@ class SimtRuntime:
 
     def _where_in_data(self, h: ArrayHandle, act, ixs):
         if h.space == "shared":
-            return (self.block_lin[act],) + ixs
+            return (self.slot[act],) + ixs
         if h.space == "local":
             return (act,) + ixs
         return ixs
@@ -725,7 +766,7 @@ class SimtRuntime:
                 v = -v
             # atomics from the lanes of one step apply in lane order; each lane sees the sum before it
             flat_b = np.broadcast_to(np.asarray(flat), (k,))
-            key = flat_b + (self.block_lin[act] * base.size if base.space == "shared" else 0)
+            key = flat_b + (self.slot[act] * base.size if base.space == "shared" else 0)
             order = np.argsort(key, kind="stable")
             sk, sv = key[order], v[order]
             start = np.r_[True, sk[1:] != sk[:-1]] if k else np.zeros(0, bool)
@@ -774,13 +815,13 @@ class SimtRuntime:
     def syncthreads(self, m, line, predicate=None, mode=None):
         at = m & self.alive
         missing = self.alive & ~m
-        nb = self.n_blocks
-        blocks_at = np.bincount(self.block_lin[at], minlength=nb) > 0
-        blocks_missing = np.bincount(self.block_lin[missing], minlength=nb) > 0
+        nb = self.n_slots
+        blocks_at = np.bincount(self.slot[at], minlength=nb) > 0
+        blocks_missing = np.bincount(self.slot[missing], minlength=nb) > 0
         bad = np.flatnonzero(blocks_at & blocks_missing)
         if len(bad):
             b = int(bad[0])
-            in_b = self.block_lin == b
+            in_b = self.slot == b
             arrived = self.thread_lin[at & in_b]
             absent = self.thread_lin[missing & in_b]
             coords = (int(self.bid[0][b * self.tpb]), int(self.bid[1][b * self.tpb]), int(self.bid[2][b * self.tpb]))
@@ -797,19 +838,20 @@ class SimtRuntime:
                 missing=absent,
             )
         act = np.flatnonzero(at)
+        self.barriers_passed += 1
         self._rec(act, EventKind.BARRIER, -1, None, line)
         if mode is None:
             return None
         pred = np.broadcast_to(self.truth(predicate), (self.N,)) & at
-        count = np.bincount(self.block_lin[pred], minlength=nb)
-        total = np.bincount(self.block_lin[at], minlength=nb)
+        count = np.bincount(self.slot[pred], minlength=nb)
+        total = np.bincount(self.slot[at], minlength=nb)
         if mode == "count":
             per = count
         elif mode == "and":
             per = (count == total).astype(np.int64)
         else:
             per = (count > 0).astype(np.int64)
-        return per[self.block_lin]
+        return per[self.slot]
 
     def syncwarp(self, m, line):
         self._rec(np.flatnonzero(m), EventKind.WARP_OP, -1, None, line)
@@ -822,7 +864,7 @@ class SimtRuntime:
 
     def _per_warp_bits(self, bits_mask):
         bits = np.where(bits_mask, np.left_shift(np.int64(1), self.laneid), 0).astype(np.int64)
-        acc = np.zeros(self.n_blocks * self.warps_per_block, dtype=np.int64)
+        acc = np.zeros(self.n_slots * self.warps_per_block, dtype=np.int64)
         np.add.at(acc, self.warp_gid, bits)
         return acc[self.warp_gid]
 
@@ -833,8 +875,8 @@ class SimtRuntime:
             pred = np.broadcast_to(self.truth(args[1]), (self.N,)) & m
             if name == "ballot_sync":
                 return self._per_warp_bits(pred)
-            n_true = np.bincount(self.warp_gid[pred], minlength=self.n_blocks * self.warps_per_block)
-            n_act = np.bincount(self.warp_gid[m], minlength=self.n_blocks * self.warps_per_block)
+            n_true = np.bincount(self.warp_gid[pred], minlength=self.n_slots * self.warps_per_block)
+            n_act = np.bincount(self.warp_gid[m], minlength=self.n_slots * self.warps_per_block)
             per = (n_true == n_act) if name == "all_sync" else (n_true > 0)
             return per[self.warp_gid]
         if name not in ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"):

@@ -29,6 +29,7 @@ from ..capture.errors import (
     CaptureError,
     DivergentBarrierError,
     KernelRaised,
+    KernelStalled,
     TraceTooLarge,
     UnsupportedConstruct,
 )
@@ -144,12 +145,14 @@ class LaunchPolicy:
     max_events: int = 50_000_000  # for the whole recording, not per launch
     record_blocks: list | None = None
     max_loop_iterations: int = 5_000_000
+    watchdog: float | None = 10.0  # seconds a CPU-executor launch may go without progress (None/0: no limit)
     # a fatal capture error leaves a worker's program as StopRun (nothing may catch it), an in-process
     # recording's code as the CaptureError itself (a notebook cell shows it and the kernel lives on)
     stop_program: bool = True
     on_begin: object = None
     on_trace: object = None
     on_notice: object = None
+    on_progress: object = None  # on_progress(record, info): a CPU-executor launch's progress, about once a second
 
     def __post_init__(self):
         self.count = 0
@@ -163,6 +166,11 @@ class LaunchPolicy:
     def notice(self, text: str) -> None:
         if self.on_notice:
             self.on_notice(text)
+
+    def _progress_for(self, rec):
+        if self.on_progress is None:
+            return None
+        return lambda info: self.on_progress(rec, info)
 
     # ---- one launch ---------------------------------------------------------------------------------
     def launch(self, kernel, grid, block, args, run_original):
@@ -216,7 +224,8 @@ class LaunchPolicy:
         backend = self.backend
         try:
             trace = capture(kernel, rec.grid, rec.block, *args, backend=backend, record_blocks=self.record_blocks,
-                            max_events=budget, max_loop_iterations=self.max_loop_iterations)
+                            max_events=budget, max_loop_iterations=self.max_loop_iterations,
+                            **({"watchdog": self.watchdog, "progress": self._progress_for(rec)} if backend == "cpu" else {}))
         except (BackendUnavailable, ModuleNotFoundError) as exc:
             if backend == "cpu":
                 raise
@@ -236,8 +245,13 @@ class LaunchPolicy:
             _restore(args, saved)
             if self._can_run_untraced(rec):
                 left = f"{budget:,} of {self.max_events:,}" if self.used_events else f"{self.max_events:,}"
-                self._run_untraced(rec, kernel, args, run_original,
-                                   f"its trace outgrew the event limit ({left} events left): {exc}. To trace it: {SUGGESTION}")
+                if getattr(exc, "estimate", None) is not None:  # refused by the size estimate, before running
+                    reason = (f"its trace would pass the event limit ({left} events left): {exc}")
+                    self.notice(f"launch {rec.number} of {rec.kernel} is not traced: {_first_line(str(exc))} "
+                                "(it runs untraced, so the program goes on)")
+                else:
+                    reason = f"its trace outgrew the event limit ({left} events left): {exc}. To trace it: {SUGGESTION}"
+                self._run_untraced(rec, kernel, args, run_original, reason)
                 return None
             return self._fail(rec, kernel, exc, exc.trace)
         except KernelRaised as exc:
@@ -291,7 +305,12 @@ class LaunchPolicy:
     def _run_untraced(self, rec, kernel, args, run_original, reason: str) -> None:
         """Run a launch that is not recorded: the CPU executor with recording off (fast, exact) when the
         program runs on numba's simulator and gpuviz can compile the kernel, else the original launcher."""
-        if self.backend == "cpu" and _run_on_executor(kernel, rec, args, self.max_loop_iterations):
+        try:
+            ran = self.backend == "cpu" and _run_on_executor(kernel, rec, args, self.max_loop_iterations, self.watchdog,
+                                                             self._progress_for(rec))
+        except CaptureError as exc:  # a fault or an endless loop: as fatal untraced as traced
+            return self._fail(rec, kernel, exc, None)
+        if ran:
             self._untraced(rec, kernel, "cpu", reason)
             return
         self._run_plain(rec, kernel, run_original, reason)
@@ -333,16 +352,18 @@ def _restore(args, saved) -> None:
             a[...] = s
 
 
-def _run_on_executor(kernel, rec, args, max_loop_iterations) -> bool:
+def _run_on_executor(kernel, rec, args, max_loop_iterations, watchdog=None, progress=None) -> bool:
     """Run the launch on the CPU executor without recording; False when gpuviz cannot compile the kernel."""
     from ..capture.executor import compile_for_cpu, make_runtime, run_cpu
+    from ..capture.watchdog import Watchdog
 
     try:
         ck = compile_for_cpu(kernel)
     except UnsupportedConstruct:
         return False
     saved = _snapshot(args)
-    rt = make_runtime(ck, rec.grid, rec.block, record=False, max_loop_iterations=max_loop_iterations)
+    rt = make_runtime(ck, rec.grid, rec.block, record=False, max_loop_iterations=max_loop_iterations,
+                      watchdog=Watchdog(watchdog, progress) if watchdog or progress else None)
     try:
         run_cpu(ck, rt, args)
     except UnsupportedConstruct:
@@ -504,6 +525,11 @@ def error_report(exc: BaseException, launch: LaunchRecord | None = None) -> dict
     if isinstance(exc, DivergentBarrierError):
         report["block"] = list(exc.block) if exc.block is not None else None
         report["thread"] = f"arrived: {_short(exc.arrived)}; never arrive: {_short(exc.missing)}"
+    elif isinstance(exc, KernelStalled):
+        report["block"] = list(exc.block) if exc.block is not None else None
+        in_first = [t for b, t in exc.threads if exc.threads and b == exc.threads[0][0]]
+        report["thread"] = f"looping: {len(exc.threads):,} thread(s), in the first block {_short(in_first)}"
+        report["looping"] = [list(t) for t in exc.threads[:1024]]
     else:
         m = _THREAD_RE.search(str(exc))
         if m:

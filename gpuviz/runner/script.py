@@ -7,29 +7,45 @@
 :func:`prepare_run` and :func:`collect_run` are the two halves the window's QProcess job uses too
 (:mod:`gpuviz.ui.views.launches`): the worker is started the same way and read back the same way.
 Nothing the program wrote is executed or unpickled here: the events are JSON, the traces are read by
-:func:`gpuviz.model.tracefile.load_traces`.
+:func:`gpuviz.model.tracefile.load_traces`. Only the worker's own events count: each line of its log
+carries an HMAC under a key this process hands the worker on its stdin, and a sequence number (see
+:mod:`gpuviz.runner.worker`); trace files are loaded only from the run folder, under the names the
+worker writes, with the SHA-256 it logged.
+
+With ``output``, :func:`run_script` writes the recording as launches finish (the worker waits for each
+launch to be saved before the program goes on), so a run that ends badly, even by a kill of this
+process, leaves every finished launch in the file. SIGTERM, SIGHUP and SIGINT (Ctrl+C) of this process
+stop the worker and everything the program started (:mod:`gpuviz.runner.procs`) and raise
+:class:`RunInterrupted` (KeyboardInterrupt for SIGINT).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model.trace import Trace
+from . import procs
 from .intercept import LaunchRecord
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_MAX_EVENTS = 50_000_000
+DEFAULT_WATCHDOG_S = 10.0  # a CPU-executor launch with no progress this long is stopped (gpuviz.capture.watchdog)
 _STACK_GRACE_S = 0.4  # how long a timed-out worker gets to write where it was before it is killed
 
 
@@ -98,8 +114,11 @@ def format_error(err: dict) -> str:
 # ---- starting the worker ------------------------------------------------------------------------------
 def prepare_run(script, argv=(), *, backend: str = "cpu", kernel: str | None = None, launches=None,
                 record_blocks=None, max_events: int = DEFAULT_MAX_EVENTS, max_loop_iterations: int = 5_000_000,
+                watchdog: float | None = DEFAULT_WATCHDOG_S, ack: bool = False,
                 folder: str | None = None) -> tuple[str, list[str], dict]:
-    """Write the request; returns (run folder, worker command line, environment)."""
+    """Write the request; returns (run folder, worker command line, environment). The worker reads
+    :func:`run_key` of the folder as the first line of its stdin: whoever starts it writes that line.
+    ``ack``: the worker waits after each launch until the parent writes back its number (it saved it)."""
     if backend not in ("cpu", "sim", "gpu"):
         raise ValueError(f"backend must be cpu, sim or gpu, not {backend!r}")
     if max_events is not None and int(max_events) < 1:
@@ -110,7 +129,11 @@ def prepare_run(script, argv=(), *, backend: str = "cpu", kernel: str | None = N
         "kernel": kernel, "launches": [int(k) for k in launches] if launches else None,
         "record_blocks": [int(b) for b in record_blocks] if record_blocks else None,
         "max_events": int(max_events or DEFAULT_MAX_EVENTS), "max_loop_iterations": int(max_loop_iterations),
+        "watchdog": float(watchdog) if watchdog else 0.0, "ack": bool(ack), "parent_pid": os.getpid(),
     }
+    if watchdog is not None and not float(watchdog) >= 0:
+        raise ValueError(f"watchdog must be a number of seconds (0: off), not {watchdog}")
+    _RUN_KEYS[str(Path(folder))] = secrets.token_hex(32)
     Path(folder, "request.json").write_text(json.dumps(request), encoding="utf-8")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
@@ -119,33 +142,135 @@ def prepare_run(script, argv=(), *, backend: str = "cpu", kernel: str | None = N
     return folder, command, env
 
 
+_RUN_KEYS: dict[str, str] = {}  # run folder -> the key its worker signs its events with (never on disk)
+
+
+def run_key(folder) -> str:
+    """The key (hex) :func:`prepare_run` made for ``folder``: the first line of the worker's stdin."""
+    return _RUN_KEYS.get(str(Path(folder)), "")
+
+
+def forget_run(folder) -> None:
+    """Drop the key of a run that is over."""
+    _RUN_KEYS.pop(str(Path(folder)), None)
+
+
+def progress_text(ev: dict) -> str:
+    """'launch 1 (wait_for_flag): 4 s, 1,234,567 events, 0 of 32 threads done, 3 s without progress'."""
+    parts = [f"{float(ev.get('seconds', 0)):.0f} s"]
+    if ev.get("events"):
+        parts.append(f"{int(ev['events']):,} events")
+    if ev.get("threads"):
+        parts.append(f"{int(ev.get('threads_done', 0)):,} of {int(ev['threads']):,} threads done")
+    stalled = float(ev.get("no_progress_s", 0) or 0)
+    if stalled >= 2:
+        parts.append(f"{stalled:.0f} s without progress (line {ev.get('line')})")
+    return f"launch {ev.get('number')} ({ev.get('kernel')}): " + ", ".join(parts)
+
+
+class RunInterrupted(BaseException):
+    """SIGTERM or SIGHUP reached the process waiting for a run: the worker was stopped."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+        self.saved = 0  # launches in the output file when it was stopped
+        self.output = None
+
+
+def _interrupt_handlers():
+    """SIGTERM and SIGHUP raise RunInterrupted (SIGINT raises KeyboardInterrupt already): the same clean-up
+    for all three. Returns what to restore; nothing outside the main thread (signals go there)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum, _frame):
+        raise RunInterrupted(signum)
+
+    old = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        try:
+            old[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):
+            pass
+    return old
+
+
+class _Output:
+    """The recording file, rewritten (atomically) as launches finish."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.count = 0
+        self.error: str | None = None
+        self.last_duration = 0.0
+        self.last_save = 0.0
+
+    @property
+    def slow(self) -> bool:
+        """Saves take long (a big recording): save less often and do not hold the program up for them."""
+        return self.last_duration > 1.0
+
+    def due(self) -> bool:
+        return not self.slow or time.monotonic() - self.last_save > 2 * self.last_duration
+
+    def save(self, traces: list, status: str = "running") -> None:
+        from ..model.tracefile import save_traces
+
+        if not traces or len(traces) == self.count and status == "running":
+            return
+        t0 = time.monotonic()
+        try:
+            for tr in traces:
+                tr.launch.meta.setdefault("run", {})["status"] = status
+            save_traces(self.path, traces)
+            self.count = len(traces)
+        except (OSError, ValueError) as exc:
+            self.error = f"could not save the recording to {self.path}: {exc}"
+        self.last_save = time.monotonic()
+        self.last_duration = self.last_save - t0
+
+
 def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = None, launches=None,
                record_blocks=None, max_events: int = DEFAULT_MAX_EVENTS, max_loop_iterations: int = 5_000_000,
-               timeout: float = DEFAULT_TIMEOUT_S, capture_output: bool = True, cancel=None, cwd=None,
-               output=None) -> RunResult:
+               timeout: float = DEFAULT_TIMEOUT_S, watchdog: float | None = DEFAULT_WATCHDOG_S,
+               capture_output: bool = True, cancel=None, cwd=None, output=None, on_progress=None) -> RunResult:
     """Run ``python SCRIPT argv...`` in a worker process with every launch intercepted; wait for it.
 
-    ``timeout`` (seconds) stops a program that runs too long; ``cancel`` (a ``threading.Event``) stops
-    it on request. With ``capture_output`` the program's stdout/stderr land in the result, otherwise
-    they go straight to this process's terminal. ``output``: also save the recording there.
+    ``timeout`` (seconds) stops a program that runs too long; ``watchdog`` (seconds; 0 or None: off) stops
+    a CPU-executor launch that makes no progress that long; ``cancel`` (a ``threading.Event``) stops it on
+    request. With ``capture_output`` the program's stdout/stderr land in the result, otherwise they go
+    straight to this process's terminal. ``output``: write the recording there, as launches finish.
+    ``on_progress(event)``: the worker's progress reports (launch number, kernel, seconds, events,
+    threads done, seconds without progress), about once a second while a launch runs.
     """
+    ack = output is not None and os.name == "posix"
     folder, command, env = prepare_run(script, argv, backend=backend, kernel=kernel, launches=launches,
                                        record_blocks=record_blocks, max_events=max_events,
-                                       max_loop_iterations=max_loop_iterations)
+                                       max_loop_iterations=max_loop_iterations, watchdog=watchdog, ack=ack)
+    reader = RunReader(folder)
+    writer = _Output(output) if output is not None else None
+    proc = None
     try:
         out = open(Path(folder, "stdout.txt"), "wb") if capture_output else None  # noqa: SIM115
         err = open(Path(folder, "stderr.txt"), "wb") if capture_output else None  # noqa: SIM115
         t0 = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
-                                start_new_session=(os.name == "posix"))
+        restore = _interrupt_handlers()
         ended = "exited"
         try:
+            proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.PIPE, env=env, cwd=cwd,
+                                    start_new_session=(os.name == "posix"))
+            _tell(proc, run_key(folder))
             while True:
                 try:
-                    proc.wait(timeout=0.05)
+                    proc.wait(timeout=0.02 if ack else 0.05)
                     break
                 except subprocess.TimeoutExpired:
                     pass
+                _follow(reader, writer, proc, on_progress)
                 if cancel is not None and cancel.is_set():
                     ended = "cancelled"
                 elif time.perf_counter() - t0 > timeout:
@@ -154,41 +279,88 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
                     continue
                 stop_worker(proc, ask_where=(ended == "timeout"))
                 break
-        except BaseException:  # Ctrl-C in the parent: the worker must not outlive it
-            stop_worker(proc, ask_where=False)
+        except BaseException as exc:  # Ctrl-C, SIGTERM, SIGHUP: the worker and its children must not outlive us
+            if proc is not None:
+                stop_worker(proc, ask_where=False)
+            if writer is not None:
+                _follow(reader, writer, None, None)
+                writer.save(reader.traces(), status="cancelled")
+            if isinstance(exc, RunInterrupted) and writer is not None:
+                exc.saved, exc.output = writer.count, writer.path
             raise
         finally:
-            for fh in (out, err):
+            for sig, old in restore.items():
+                try:
+                    signal.signal(sig, old)
+                except (ValueError, OSError):
+                    pass
+            for fh in (out, err, proc.stdin if proc is not None else None):
                 if fh is not None:
-                    fh.close()
+                    try:
+                        fh.close()
+                    except OSError:
+                        pass
+        if os.name == "posix":  # what the program left in the worker's process group
+            procs.kill_group(proc.pid)
         result = collect_run(folder, proc.returncode, ended=ended, timeout=timeout,
-                             seconds=time.perf_counter() - t0)
-        if output is not None and result.traces:
-            result.save(output)
+                             seconds=time.perf_counter() - t0, reader=reader)
+        if writer is not None and result.traces:
+            writer.save(result.traces, status=result.status)
+            if writer.error:
+                result.notices.append(writer.error)
         return result
     finally:
+        forget_run(folder)
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def stop_worker(proc: subprocess.Popen, ask_where: bool) -> None:
-    """Stop a worker (and whatever the program started in its process group); with ``ask_where`` it first
-    writes its stack to stack.txt, so the report can say where the program was."""
-    if proc.poll() is not None:
+def _tell(proc, line: str) -> None:
+    """One line to the worker's stdin (its key, or the number of the last launch saved)."""
+    try:
+        proc.stdin.write((line + "\n").encode("ascii"))
+        proc.stdin.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _follow(reader: "RunReader", writer: _Output | None, proc, on_progress) -> None:
+    """Read what the worker logged since the last call: save finished launches, acknowledge them, report
+    progress."""
+    new = reader.poll()
+    finished = [int(ev["number"]) for ev in new if ev["event"] == "launch"]
+    if on_progress is not None:
+        for ev in new:
+            if ev["event"] == "progress":
+                on_progress(ev)
+    if not finished:
         return
-    if ask_where and hasattr(signal, "SIGUSR1"):
+    if writer is not None and (writer.due() or not writer.slow):
+        writer.save(reader.traces())
+    if proc is not None and proc.stdin is not None:
+        _tell(proc, str(max(finished)))
+
+
+def stop_worker(proc: subprocess.Popen, ask_where: bool) -> None:
+    """Stop a worker and every process below it (what the program forked or started, setsid or not: the
+    worker is their subreaper) and its process group; with ``ask_where`` it first writes its stack to
+    stack.txt, so the report can say where the program was."""
+    if proc.poll() is None and ask_where and hasattr(signal, "SIGUSR1"):
         try:
             proc.send_signal(signal.SIGUSR1)
             proc.wait(timeout=_STACK_GRACE_S)
         except (subprocess.TimeoutExpired, OSError):
             pass
+    if os.name == "posix":
+        # while we have not collected its status the worker's pid cannot be reused, so its tree is its own
+        if proc.poll() is None:
+            procs.end_tree(proc.pid, group=proc.pid)
+        else:
+            procs.kill_group(proc.pid)
     if proc.poll() is None:
         try:
-            if os.name == "posix":
-                os.killpg(proc.pid, signal.SIGKILL)  # the group this worker leads (start_new_session)
-            else:
-                proc.kill()
-        except (ProcessLookupError, PermissionError, OSError):
             proc.kill()
+        except OSError:
+            pass
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -196,22 +368,133 @@ def stop_worker(proc: subprocess.Popen, ask_where: bool) -> None:
 
 
 # ---- reading what the worker left -------------------------------------------------------------------------
-def read_events(folder) -> list[dict]:
-    """The worker's events; a line cut short by a kill is ignored."""
-    path = Path(folder, "events.jsonl")
-    events = []
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return events
-    for line in text.splitlines():
+_MAX_LOG_LINE = 1 << 20  # bytes: the worker's own lines are far shorter
+_MAX_LOG_READ = 64 << 20  # bytes read per poll
+
+
+class EventLogReader:
+    """The worker's events, read as they come: only lines with a valid MAC under the run's key and the
+    next sequence number count (anything else the program wrote into the file is counted, not believed);
+    a line cut short by a kill is ignored."""
+
+    def __init__(self, folder, key: str | None = None):
+        self.path = Path(folder, "events.jsonl")
+        key = run_key(folder) if key is None else key
         try:
-            ev = json.loads(line)
+            self._key = bytes.fromhex(key)
         except ValueError:
-            continue
-        if isinstance(ev, dict) and "event" in ev:
-            events.append(ev)
-    return events
+            self._key = b""
+        self._offset = 0
+        self._buf = b""
+        self._n = 0
+        self.events: list[dict] = []
+        self.forged = 0  # lines the worker did not write
+
+    def poll(self) -> list[dict]:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self._offset)
+                data = fh.read(_MAX_LOG_READ)
+        except OSError:
+            return []
+        self._offset += len(data)
+        self._buf += data
+        *lines, self._buf = self._buf.split(b"\n")
+        if len(self._buf) > _MAX_LOG_LINE:
+            self._buf = b""
+            self.forged += 1
+        new = [ev for ev in (self._verify(line) for line in lines) if ev is not None]
+        self.events.extend(new)
+        return new
+
+    def _verify(self, line: bytes) -> dict | None:
+        line = line.strip()
+        if not line:
+            return None
+        mac, _, payload = line.partition(b" ")
+        if not self._key or len(mac) != 64 or len(line) > _MAX_LOG_LINE:
+            self.forged += 1
+            return None
+        want = hmac.new(self._key, payload, hashlib.sha256).hexdigest().encode("ascii")
+        if not hmac.compare_digest(want, mac):
+            self.forged += 1
+            return None
+        try:
+            ev = json.loads(payload)
+        except ValueError:
+            self.forged += 1
+            return None
+        if not isinstance(ev, dict) or not isinstance(ev.get("event"), str) or ev.get("n") != self._n + 1:
+            self.forged += 1  # a genuine line replayed or moved
+            return None
+        self._n += 1
+        return ev
+
+
+def read_events(folder) -> list[dict]:
+    """The worker's events so far (see :class:`EventLogReader`)."""
+    return EventLogReader(folder).poll()
+
+
+_TRACE_NAME = re.compile(r"launch_[0-9]{4,9}\.gpuviz")
+
+
+def trace_file_problem(folder, ev: dict) -> str:
+    """Why the trace file a launch event names must not be loaded ('' when it may): a name the worker does
+    not write, a path out of the run folder, not a regular file, or content other than what was logged."""
+    name = ev.get("trace_file")
+    if not isinstance(name, str) or not _TRACE_NAME.fullmatch(name):
+        return f"its trace file name {name!r} is not one gpuviz writes: ignored"
+    path = Path(folder, name)
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"its trace file is missing ({exc.strerror or exc})"
+    if not stat.S_ISREG(st.st_mode):
+        return "its trace file is not a regular file: ignored"
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        return f"its trace file cannot be read ({exc.strerror or exc})"
+    if not hmac.compare_digest(h.hexdigest(), str(ev.get("sha256", ""))):
+        return "its trace file was changed after gpuviz wrote it: ignored"
+    return ""
+
+
+class RunReader:
+    """What a run left, read as it comes: the worker's events and the traces of finished launches."""
+
+    def __init__(self, folder, key: str | None = None, load: bool = True):
+        self.folder = Path(folder)
+        self.log = EventLogReader(folder, key)
+        self.load = load
+        self.loaded: dict[int, list[Trace]] = {}  # launch number -> its traces
+        self.problems: dict[int, str] = {}  # launch number -> why its trace was not loaded
+
+    def poll(self) -> list[dict]:
+        from ..model.tracefile import TraceFileError, load_traces
+
+        new = self.log.poll()
+        for ev in new:
+            if ev["event"] != "launch" or not self.load or not ev.get("trace_file"):
+                continue
+            number = int(ev["number"])
+            problem = trace_file_problem(self.folder, ev)
+            if problem:
+                self.problems[number] = problem
+                continue
+            try:
+                self.loaded[number] = load_traces(self.folder / ev["trace_file"])
+            except TraceFileError as exc:  # a kill while saving: the launch is listed, its trace lost
+                self.problems[number] = f"its trace could not be read back ({exc})"
+        return new
+
+    def traces(self) -> list[Trace]:
+        """The traces loaded so far, in launch order."""
+        return [tr for k in sorted(self.loaded) for tr in self.loaded[k]]
 
 
 _STACK_LINE = re.compile(r'^\s*File "(.+)", line (\d+) in (\S+)')
@@ -239,14 +522,16 @@ def where_it_was(folder, script: str) -> tuple[str, int, str] | None:
 
 
 def collect_run(folder, returncode, *, ended: str = "exited", timeout: float = DEFAULT_TIMEOUT_S,
-                seconds: float = 0.0, load: bool = True) -> RunResult:
-    """Build the :class:`RunResult` from the run folder (also after a crash, a kill or a time-out)."""
-    from ..model.tracefile import TraceFileError, load_traces
-
+                seconds: float = 0.0, load: bool = True, reader: RunReader | None = None) -> RunResult:
+    """Build the :class:`RunResult` from the run folder (also after a crash, a kill or a time-out).
+    ``reader``: the :class:`RunReader` that followed the run (what it loaded is not loaded again)."""
     folder = Path(folder)
     request = json.loads(Path(folder, "request.json").read_text(encoding="utf-8"))
     script = request["script"]
-    events = read_events(folder)
+    if reader is None:
+        reader = RunReader(folder, load=load)
+    reader.poll()
+    events = reader.log.events
     result = RunResult(script=script, argv=request.get("argv", []), status="ok", exit_code=returncode,
                        backend=request.get("backend", ""), seconds=seconds)
     for name in ("stdout", "stderr"):
@@ -264,18 +549,21 @@ def collect_run(folder, returncode, *, ended: str = "exited", timeout: float = D
         elif kind == "launch_begin":
             begun[int(ev["number"])] = ev
         elif kind == "launch":
-            begun.pop(int(ev["number"]), None)
+            number = int(ev["number"])
+            begun.pop(number, None)
             rec = LaunchRecord.from_json(ev)
             result.launches.append(rec)
-            if load and ev.get("trace_file"):
-                try:
-                    result.traces.extend(load_traces(folder / ev["trace_file"]))
-                except TraceFileError as exc:  # a kill while saving: the launch is listed, its trace lost
-                    rec.reason = (rec.reason + "; " if rec.reason else "") + f"its trace could not be read back ({exc})"
+            if number in reader.loaded:
+                result.traces.extend(reader.loaded[number])
+            elif number in reader.problems:
+                rec.reason = (rec.reason + "; " if rec.reason else "") + reader.problems[number]
         elif kind == "error":
             result.error = {k: v for k, v in ev.items() if k != "event"}
         elif kind == "exit":
             exit_event = ev
+    if reader.log.forged:
+        result.notices.append(f"the program wrote {reader.log.forged} line(s) into gpuviz's event log of this run; "
+                              "they were ignored (only the worker's own, signed events count)")
     # a launch that began and never finished: the program died, hung or raised inside it
     in_flight = [begun[k] for k in sorted(begun)]
     stuck = in_flight[-1] if in_flight else None

@@ -2,11 +2,20 @@
 
     python -m gpuviz.runner.worker RUN_FOLDER
 
-``RUN_FOLDER`` holds ``request.json`` (written by :func:`gpuviz.runner.script.start_worker`). The
+``RUN_FOLDER`` holds ``request.json`` (written by :func:`gpuviz.runner.script.prepare_run`). The
 program's own stdout and stderr pass through untouched; what gpuviz has to say goes to files in the
-folder, so a crash at any point leaves everything written so far readable:
+folder, so a crash at any point leaves everything written so far readable.
 
-    events.jsonl            one JSON object per line, flushed as it happens:
+The first line of the worker's stdin is the run's key (hex); the rest of stdin is the parent's
+acknowledgements (launch numbers it has saved), and the program itself reads an empty stdin. Each line
+of the event log is ``MAC JSON``: HMAC-SHA256 of the JSON under the key, and the JSON carries a
+sequence number ``n`` (1, 2, 3, ...). The program runs in this process and could write to the log
+file; the parent accepts only lines with a valid MAC and the next number, so it cannot add, reorder
+or replay events (a program determined to dig the key out of this process's memory is not defended
+against: it is the user's own program). Trace files are named ``launch_NNNN.gpuviz`` in the run folder
+and their SHA-256 is in the event: the parent loads no other file and no file changed after it was written.
+
+    events.jsonl            one line per event, written as it happens:
                               {"event": "started", "backend": ..., "numba": "simulator" | "gpu"}
                               {"event": "notice", "text": ...}
                               {"event": "launch_begin", "number": K, "kernel": ..., "grid": [...], ...}
@@ -14,6 +23,7 @@ folder, so a crash at any point leaves everything written so far readable:
                                "trace_file": "launch_0001.gpuviz"}
                               {"event": "error", "kind": ..., "message": ..., "file": ..., "line": ...,
                                "block": ..., "thread": ..., "launch": K, "traceback": ...}
+                              {"event": "progress", "number": K, "seconds": ..., "events": ..., ...}
                               {"event": "exit", "code": N}
     launch_0001.gpuviz ...  one trace file per launch (an empty trace for a launch that was not traced)
     stack.txt               where the program was when the parent asked (SIGUSR1, before a time-limit kill)
@@ -25,23 +35,108 @@ gpuviz runs each launch) unless ``--backend gpu`` finds an NVIDIA GPU.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import select
 import sys
 import traceback
 from pathlib import Path
 
 EXIT_STOPPED = 3  # the program was stopped by a fault in a launch (DivergentBarrierError, KernelFault, ...)
 EXIT_NOT_STARTED = 4  # the program could not start (syntax error, missing file)
+DEFAULT_WATCHDOG_S = 10.0  # as gpuviz.capture.watchdog.DEFAULT_STALL_S (not imported: numba must wait)
 
 
 class EventLog:
-    def __init__(self, path: Path):
-        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the worker's life
+    """The worker's half of the event log: each event one ``MAC JSON`` line, numbered."""
+
+    def __init__(self, path: Path, key: bytes):
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._key = key
+        self._n = 0
 
     def write(self, event: str, **fields) -> None:
-        self._fh.write(json.dumps({"event": event, **fields}, default=str) + "\n")
-        self._fh.flush()
+        self._n += 1
+        payload = json.dumps({"event": event, "n": self._n, **fields}, default=str)
+        mac = hmac.new(self._key, payload.encode("utf-8"), hashlib.sha256).hexdigest()
+        # one write per line, a newline before it: bytes another writer left without one cannot join it
+        os.write(self._fd, f"\n{mac} {payload}\n".encode("utf-8"))
+
+
+class Parent:
+    """The channel from the parent: the key, then its acknowledgements of saved launches."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._buf = b""
+        self._open = True
+
+    def _line(self, timeout: float | None) -> bytes | None:
+        while b"\n" not in self._buf:
+            if not self._open:
+                return None
+            if timeout is not None:
+                ready, _, _ = select.select([self._fd], [], [], timeout)
+                if not ready:
+                    return None
+            chunk = os.read(self._fd, 4096)
+            if not chunk:
+                self._open = False
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line
+
+    def key(self) -> bytes:
+        line = self._line(timeout=30.0)
+        try:
+            return bytes.fromhex((line or b"").decode("ascii").strip())
+        except ValueError:
+            return b""
+
+    def wait_saved(self, number: int, timeout: float = 60.0) -> None:
+        """Block until the parent says it saved launch ``number`` (or it stops answering)."""
+        while self._open:
+            line = self._line(timeout)
+            if line is None:
+                return
+            try:
+                if int(line) >= number:
+                    return
+            except ValueError:
+                continue
+
+
+def shim_numpy() -> None:
+    """numba-cuda 0.30.x calls ``np.row_stack``, removed in numpy 2.5: alias it (np.vstack is what it always
+    was) before the program, which may import numba-cuda itself, runs. On every backend."""
+    import numpy as np
+
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
+def _take_stdin() -> int:
+    """Keep the parent's pipe on a private descriptor; the program's stdin becomes empty (/dev/null)."""
+    fd = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    except OSError:
+        pass
+    return fd
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def gpu_present() -> bool:
@@ -95,7 +190,12 @@ def main(argv: list[str]) -> int:
         return 2
     folder = Path(argv[1])
     request = json.loads((folder / "request.json").read_text(encoding="utf-8"))
-    log = EventLog(folder / "events.jsonl")
+    from . import procs
+
+    procs.die_with_parent(request.get("parent_pid"))
+    procs.become_subreaper()  # what the program starts and orphans stays ours to end
+    parent = Parent(_take_stdin())
+    log = EventLog(folder / "events.jsonl", parent.key())
     try:
         import faulthandler
         import signal
@@ -106,14 +206,22 @@ def main(argv: list[str]) -> int:
             faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
     except (ImportError, OSError, ValueError, AttributeError):
         pass
-    code = run(request, folder, log)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        code = run(request, folder, log, parent)
+    finally:
+        # the program's children end with it: forked, double-forked or setsid, they are ours (subreaper)
+        procs.end_tree(os.getpid(), include_self=False)
+        procs.reap_children()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     log.write("exit", code=code)
     return code
 
 
-def run(request: dict, folder: Path, log: EventLog) -> int:
+def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None) -> int:
     script = str(Path(request["script"]).resolve())
     # 1. read and compile the program first: a syntax error is reported before numba is even imported
     try:
@@ -142,6 +250,7 @@ def run(request: dict, folder: Path, log: EventLog) -> int:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     else:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    shim_numpy()
     from numba import cuda  # noqa: F401 - chooses simulator or GPU now
 
     from .intercept import Interceptor, LaunchPolicy, Selection, StopRun, error_report
@@ -151,12 +260,19 @@ def run(request: dict, folder: Path, log: EventLog) -> int:
     def on_begin(rec):
         log.write("launch_begin", **rec.to_json())
 
+    ack = bool(request.get("ack")) and parent is not None
+
     def on_trace(rec, trace):
         from ..model.tracefile import save_traces
 
         name = f"launch_{rec.number:04d}.gpuviz"
         save_traces(folder / name, [trace])
-        log.write("launch", trace_file=name, **rec.to_json())
+        log.write("launch", trace_file=name, sha256=_sha256(folder / name), **rec.to_json())
+        if ack:  # the parent writes the recording as launches finish: wait until this one is in it
+            parent.wait_saved(rec.number)
+
+    def on_progress(rec, info):
+        log.write("progress", number=rec.number, kernel=rec.kernel, **info)
 
     def on_notice(text):
         log.write("notice", text=text)
@@ -169,7 +285,8 @@ def run(request: dict, folder: Path, log: EventLog) -> int:
         max_events=int(request.get("max_events") or 50_000_000),
         record_blocks=request.get("record_blocks"),
         max_loop_iterations=int(request.get("max_loop_iterations") or 5_000_000),
-        on_begin=on_begin, on_trace=on_trace, on_notice=on_notice,
+        watchdog=request.get("watchdog", DEFAULT_WATCHDOG_S),
+        on_begin=on_begin, on_trace=on_trace, on_notice=on_notice, on_progress=on_progress,
     )
 
     # 3. the program, as `python script.py args...` would run it

@@ -14,7 +14,9 @@ on stdout:
 Request fields: kernel (bundled kernel name), size (problem size, or null for the kernel's default),
 block (list of ints, or null for the default), backend ("cpu" | "sim" | "gpu"), out (trace path),
 fallback_to_cpu (default true: when backend "gpu" cannot run here, capture with the CPU executor and
-say why in a NOTICE; the trace's ``launch.meta["fallback"]`` keeps the reason).
+say why in a NOTICE; the trace's ``launch.meta["fallback"]`` keeps the reason), watchdog (seconds a CPU
+launch may go without progress, default 10; 0: never). While the CPU executor runs, a STAGE line about
+once a second says how far it got (seconds, events, threads done, time without progress).
 """
 
 from __future__ import annotations
@@ -57,15 +59,30 @@ def run(request: dict) -> str:
     block = tuple(int(b) for b in (request.get("block") or spec.default_block))
     backend = str(request.get("backend") or "cpu")
     grid, block = spec.launch(size, block)
+    from gpuviz.capture.limits import check_before_inputs, normalize_dims
+
+    # refused from its shape alone (too many threads, a trace that cannot fit) before the inputs are allocated
+    check_before_inputs(normalize_dims(grid, "grid"), normalize_dims(block, "block"), backend=backend,
+                        kernel=spec.name)
     args = spec.make_args(size, np.random.default_rng(0))
     n_threads = int(np.prod(grid)) * int(np.prod(block))
     where = f"{spec.name}[grid {_dims(grid)}, block {_dims(block)}] (size {size}, {n_threads:,} threads)"
-    _say("STAGE", f"capturing {spec.name}: grid {tuple(grid)} x block {tuple(block)} = {n_threads:,} threads ({backend})")
+    head = f"capturing {spec.name}: grid {tuple(grid)} x block {tuple(block)} = {n_threads:,} threads ({backend})"
+    _say("STAGE", head)
     import gpuviz
     from gpuviz.capture.errors import BackendUnavailable, KernelFault
 
+    def progress(info: dict) -> None:
+        """The CPU executor's progress, about once a second: under the progress bar."""
+        text = f"{head}: {info['seconds']:.0f} s, {info['events']:,} events, {info['threads_done']:,} threads done"
+        if info.get("no_progress_s", 0) >= 2:
+            text += f", {info['no_progress_s']:.0f} s without progress at line {info['line']}"
+        _say("STAGE", text)
+
+    watch = {"watchdog": float(request.get("watchdog", 10.0)), "progress": progress}
     try:
-        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=backend)
+        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=backend,
+                               **(watch if backend == "cpu" else {}))
     except BackendUnavailable as e:
         if backend != "gpu" or not request.get("fallback_to_cpu", True):
             raise
@@ -74,7 +91,7 @@ def run(request: dict) -> str:
                                   f"machine's CPU, not a GPU. Why: {short_reason(reason)}."))
         _say("STAGE", f"capturing {spec.name} with the CPU executor instead of the GPU")
         args = spec.make_args(size, np.random.default_rng(0))  # fresh inputs: nothing of the GPU attempt leaks in
-        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
+        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu", **watch)
         trace.launch.meta["fallback"] = {"asked": "gpu", "reason": reason}
     except KernelFault as e:
         # the message names file, line and launch already; say which launch of the panel it was, too

@@ -72,6 +72,7 @@ class ScriptRunJob(QObject):
     """One program run in a worker QProcess; a new run replaces (kills) a running one."""
 
     launch_seen = Signal(dict)  # a launch the worker finished (its JSON record), as it happens
+    progress = Signal(dict)  # a running launch's progress (number, kernel, seconds, events, threads_done, ...)
     output = Signal(str)  # the program's stdout/stderr, as it comes
     finished = Signal(object)  # a gpuviz.runner.script.RunResult
     busy_changed = Signal(bool)
@@ -81,6 +82,7 @@ class ScriptRunJob(QObject):
         self.time_limit_s = time_limit_s
         self._proc: QProcess | None = None
         self._folder: str | None = None
+        self._log = None  # the run's EventLogReader
         self._seen = 0
         self._ending = "exited"
         self._stdout, self._stderr = [], []
@@ -97,10 +99,11 @@ class ScriptRunJob(QObject):
         return self._proc is not None
 
     def start(self, script, argv=(), **options) -> None:
-        from ...runner.script import prepare_run
+        from ...runner.script import EventLogReader, prepare_run, run_key
 
         self.shutdown()
         self._folder, command, env = prepare_run(script, argv, **options)
+        self._log = EventLogReader(self._folder)
         self._seen, self._ending, self._stdout, self._stderr = 0, "exited", [], []
         proc = QProcess(self)
         qenv = QProcessEnvironment()
@@ -116,6 +119,8 @@ class ScriptRunJob(QObject):
         self._t0 = time.perf_counter()
         self.busy_changed.emit(True)
         proc.start(command[0], command[1:])
+        proc.write((run_key(self._folder) + "\n").encode("ascii"))  # the key the worker signs its events with
+        proc.closeWriteChannel()
         self._poll.start()
         self._deadline.start(int(self.time_limit_s * 1000))
 
@@ -134,8 +139,12 @@ class ScriptRunJob(QObject):
 
     def _cleanup(self) -> None:
         if self._folder:
+            from ...runner.script import forget_run
+
+            forget_run(self._folder)
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+            self._log = None
 
     def _stop(self, why: str) -> None:
         proc = self._proc
@@ -162,14 +171,14 @@ class ScriptRunJob(QObject):
             self.output.emit(data)
 
     def _read_events(self) -> None:
-        from ...runner.script import read_events
-
-        if not self._folder:
+        if not self._folder or self._log is None:
             return
-        launches = [e for e in read_events(self._folder) if e["event"] == "launch"]
-        for ev in launches[self._seen:]:
-            self.launch_seen.emit(ev)
-        self._seen = max(self._seen, len(launches))
+        for ev in self._log.poll():
+            if ev["event"] == "launch":
+                self._seen += 1
+                self.launch_seen.emit(ev)
+            elif ev["event"] == "progress":
+                self.progress.emit(ev)
 
     def _finished(self, proc: QProcess, code: int) -> None:
         from ...runner.script import collect_run
@@ -258,6 +267,7 @@ class LaunchList(QWidget):
         layout.addWidget(self.output, 1)
         self._show_program_controls(False)
         self.job.launch_seen.connect(self._launch_seen)
+        self.job.progress.connect(self._progress)
         self.job.output.connect(self._append_output)
         self.job.finished.connect(self._run_finished)
         self.job.busy_changed.connect(self._busy)
@@ -367,6 +377,12 @@ class LaunchList(QWidget):
     def _launch_seen(self, ev: dict) -> None:
         rec = {k: v for k, v in ev.items() if k not in ("event", "trace_file")}
         self.title.setText(f"running {Path(self.script).name}: launch {rec.get('number')} ({rec.get('kernel')}) done")
+
+    def _progress(self, ev: dict) -> None:
+        if self.script:
+            from ...runner.script import progress_text
+
+            self.title.setText(f"running {Path(self.script).name}: {progress_text(ev)}")
 
     def _run_finished(self, result) -> None:
         self.last_result = result
