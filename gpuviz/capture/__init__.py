@@ -25,6 +25,7 @@ from .errors import (
     UnsupportedConstruct,
 )
 from .limits import check_launch, normalize_dims
+from .simt_runtime import MAX_CPU_THREADS
 from .watchdog import DEFAULT_STALL_S
 
 __all__ = [
@@ -136,6 +137,10 @@ def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_p
     check_launch(grid, block, shared_bytes=ck.shared_bytes, where=f"{root.file}:{root.first_line}", kernel=root.name)
     timings = {"compile_s": ck.compile_seconds}
     if estimate:
+        if grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2] > MAX_CPU_THREADS:
+            from .simt_runtime import SimtRuntime
+
+            SimtRuntime(grid, block, file=root.file)  # refuses with its own message, before any sample
         est = refuse_if_too_large(ck, grid, block, args, record_blocks=record_blocks, max_events=max_events,
                                   file=root.file, line=root.first_line, kernel=root.name)
         if est is not None:

@@ -158,21 +158,22 @@ def check_before_inputs(grid, block, *, backend: str = "cpu", max_events: int = 
     from .errors import TraceTooLarge
     from .simt_runtime import MAX_CPU_THREADS
 
+    grid, block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
     check_launch(grid, block, where=where, kernel=kernel)
     tpb = block[0] * block[1] * block[2]
     n_blocks = grid[0] * grid[1] * grid[2]
     recorded = n_blocks if record_blocks is None else len({int(b) for b in record_blocks})
     prefix = f"{where}: " if where else ""
+    if backend in ("cpu", "sim") and n_blocks * tpb > MAX_CPU_THREADS:
+        raise TraceTooLarge(
+            f"{prefix}{kernel} with grid {_d(grid)} x block {_d(block)} = {n_blocks * tpb:,} threads: more than gpuviz's "
+            f"CPU executor runs at once ({MAX_CPU_THREADS:,}). Capture a smaller problem, or on a GPU (--backend gpu).")
     least = 2 * recorded * tpb
     if least > max_events:
         raise TraceTooLarge(
             f"{prefix}{kernel} with grid {_d(grid)} x block {_d(block)}: {recorded * tpb:,} recorded threads record at "
             f"least {least:,} events (a start and an end each), over the event limit of {max_events:,}. Refused "
             f"before running. To trace it: {TOO_LARGE_OPTIONS}")
-    if backend in ("cpu", "sim") and n_blocks * tpb > MAX_CPU_THREADS:
-        raise TraceTooLarge(
-            f"{prefix}{kernel} with grid {_d(grid)} x block {_d(block)} = {n_blocks * tpb:,} threads: more than gpuviz's "
-            f"CPU executor runs at once ({MAX_CPU_THREADS:,}). Capture a smaller problem, or on a GPU (--backend gpu).")
 
 
 def available_memory() -> int | None:
