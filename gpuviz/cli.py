@@ -324,6 +324,7 @@ def cmd_run(args) -> int:
         print(f"gpuviz run: -o: {problem}", file=sys.stderr)
         return 2
     procs.become_subreaper()  # what the program orphans, even past a killed worker, comes back to us to end
+    ours_before = procs.descendants(os.getpid())  # a caller's own children (main() called in-process) are spared
     progress = _progress_printer("gpuviz run")
     try:
         result = run_script(script, args.script_args, backend=args.backend, kernel=args.kernel, launches=args.launch,
@@ -337,8 +338,7 @@ def cmd_run(args) -> int:
         print(f"\ngpuviz run: {how}; the program and every process it started were stopped{kept}", file=sys.stderr)
         return 130 if isinstance(exc, KeyboardInterrupt) else 128 + exc.signum
     finally:
-        procs.end_tree(os.getpid(), include_self=False)
-        procs.reap_children()
+        procs.reap(procs.end_tree(os.getpid(), include_self=False, spare=ours_before))
     progress.done()
     sys.stdout.flush()
     n = len(result.launches)

@@ -105,7 +105,7 @@ def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events) -
 
     try:
         ck = compile_for_cpu(kernel)
-    except UnsupportedConstruct:
+    except CaptureError:  # the executor cannot run it: the simulator still can, unestimated
         return
     refuse_if_too_large(ck, grid, block, args, record_blocks=record_blocks, max_events=max_events,
                         file=ck.root.file, line=ck.root.first_line, kernel=ck.root.name)

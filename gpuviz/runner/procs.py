@@ -85,6 +85,20 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def _below(pid: int, spare) -> bool:
+    """Is ``pid`` one of ``spare`` or below one of them?"""
+    if not spare:
+        return False
+    parents = _parents()
+    seen = set()
+    while pid and pid not in seen:
+        if pid in spare:
+            return True
+        seen.add(pid)
+        pid = parents.get(pid, 0)
+    return False
+
+
 def _signal(pid: int, sig: int) -> None:
     try:
         os.kill(pid, sig)
@@ -92,26 +106,28 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
-def end_tree(pid: int, *, include_self: bool = True, group: int | None = None) -> list[int]:
-    """Kill ``pid`` (unless ``include_self`` is False) and all its descendants, and process group
-    ``group`` when given. Returns the pids signalled."""
+def end_tree(pid: int, *, include_self: bool = True, group: int | None = None, spare=()) -> list[int]:
+    """Kill ``pid`` (unless ``include_self`` is False) and all its descendants except ``spare`` (and theirs),
+    and process group ``group`` when given. Returns the pids signalled."""
     me = os.getpid()
-    stopped: list[int] = []
+    stopped: list[int] = list(spare)
     if include_self and pid != me:
         _signal(pid, signal.SIGSTOP)
         stopped.append(pid)
     for _ in range(10):  # stop the tree, re-reading it until no new process shows up
-        new = [p for p in descendants(pid) if p not in stopped and p != me]
+        new = [p for p in descendants(pid) if p not in stopped and p != me and not _below(p, spare)]
         if not new:
             break
         for p in new:
             _signal(p, signal.SIGSTOP)
         stopped.extend(new)
+    spare = set(spare)
     for p in stopped:
-        _signal(p, signal.SIGKILL)
+        if p not in spare:
+            _signal(p, signal.SIGKILL)
     if group is not None:
         kill_group(group)
-    return stopped
+    return [p for p in stopped if p not in spare]
 
 
 def kill_group(group: int) -> None:
@@ -122,6 +138,15 @@ def kill_group(group: int) -> None:
         os.killpg(group, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
         pass
+
+
+def reap(pids) -> None:
+    """Collect the exit status of those of ``pids`` that are our children (killed ones end at once)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except (ChildProcessError, OSError):
+            pass
 
 
 def reap_children() -> None:
