@@ -57,9 +57,9 @@ fill[1, 32](out)
 '''
 
 
-def timed(command, **kw) -> tuple[float, subprocess.CompletedProcess]:
+def timed(command, env=ENV, **kw) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
-    proc = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=900, **kw)
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, **kw)
     return time.perf_counter() - t0, proc
 
 
@@ -101,10 +101,35 @@ def left_after_signal(sig: int, tmp: Path) -> tuple[int, int]:
     return len(pids), sum(_alive(p) for p in pids)
 
 
+BASELINE = HUGE_2G.replace('two_accesses[65536, 256](a, out, 1024)', """
+import time, gpuviz
+from gpuviz.capture.errors import TraceTooLarge
+for estimate in (True, False):
+    t0 = time.perf_counter()
+    try:
+        gpuviz.capture(two_accesses, 65536, 256, a, out.copy(), 1024, estimate=estimate)
+    except TraceTooLarge as exc:
+        print(f"estimate={estimate}: TraceTooLarge after {time.perf_counter() - t0:.1f} s: {str(exc)[:150]}")
+""")
+
+
+def baseline_2g() -> str:
+    """gpuviz.capture() of the 2G-event launch with and without the estimate, in one process."""
+    with tempfile.TemporaryDirectory(prefix="gpuviz-bench-baseline-") as d:
+        script = Path(d, "baseline_2g.py")
+        script.write_text(BASELINE)  # kernels need a source file
+        _, proc = timed([sys.executable, str(script)], env={**ENV, "NUMBA_ENABLE_CUDASIM": "1"})
+    return (proc.stdout.strip() + "\n" + proc.stderr.strip()[-500:]).strip()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--baseline", action="store_true",
+                    help="also time the 2G-event launch without the estimate (how it went before: a minute or more)")
     opts = ap.parse_args()
+    if opts.baseline:
+        print(baseline_2g())
     gpuviz = [sys.executable, "-m", "gpuviz"]
     with tempfile.TemporaryDirectory(prefix="gpuviz-bench-runaway-") as d:
         tmp = Path(d)
