@@ -184,6 +184,8 @@ class DetailsView(TraceView):
         self._thread_key = None
         self._cache = {}
         self._render_launch()
+        if self._live():
+            self._render()  # nothing of the previous trace stays on screen, whatever is selected next
 
     def on_theme_changed(self) -> None:
         if self.trace is not None:
@@ -242,6 +244,12 @@ class DetailsView(TraceView):
             f"<p><b>This launch</b>: {esc(L.kernel_name)}, grid {esc(str(L.grid))} × block {esc(str(L.block))}</p>"
             f"{table(rows)}{cost_html}{table(later)}"
         )
+
+    def _cached(self, key, compute):
+        """A per-trace lookup (a cell's accesses, a block's SM): computed once, dropped with the trace."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
 
     def on_frame_changed(self) -> None:
         self._render()

@@ -1,0 +1,282 @@
+"""What a person sees, checked: the helpers of the acceptance layer (tests/test_acceptance.py).
+
+Each check returns a list of problems in words ("" free), so a failing test says what is wrong where:
+text wider than its label, labels on top of each other, tick labels that overlap, a source view too
+narrow to read, a shortcuts overlay that does not fit, text a projector washes out (contrast under 4.5:1).
+Everything is read from the widgets as they are laid out and, for colours, from the pixels drawn.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
+from PySide6 import QtGui
+from PySide6.QtGui import QFontMetrics, QImage, QPainter, QTextDocument
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import (QAbstractItemView, QAbstractScrollArea, QApplication, QLabel, QPlainTextEdit,
+                               QWidget)
+
+MIN_CONTRAST = 4.5
+
+
+def settle(n: int = 3) -> None:
+    for _ in range(n):
+        QApplication.processEvents()
+
+
+def shown(w: QWidget) -> bool:
+    """On screen: visible and not hidden behind another dock tab or clipped away entirely."""
+    return w.isVisible() and not w.visibleRegion().isEmpty()
+
+
+def name_of(w) -> str:
+    parts = []
+    while w is not None and len(parts) < 4:
+        n = w.objectName() or type(w).__name__
+        parts.append(n)
+        w = w.parentWidget() if isinstance(w, QWidget) else None
+    return "/".join(reversed(parts))
+
+
+# ---- contrast ---------------------------------------------------------------------------------------------
+def _lum(rgb) -> float:
+    c = np.asarray(rgb, dtype=float) / 255.0
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(0.2126 * c[..., 0] + 0.7152 * c[..., 1] + 0.0722 * c[..., 2])
+
+
+def contrast(a, b) -> float:
+    la, lb = _lum(a), _lum(b)
+    hi, lo = max(la, lb), min(la, lb)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def hex_rgb(h: str):
+    h = h.lstrip("#")
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+def image_array(img: QImage) -> np.ndarray:
+    img = img.convertToFormat(QImage.Format.Format_RGB888)
+    w, h, bpl = img.width(), img.height(), img.bytesPerLine()
+    buf = np.frombuffer(img.constBits(), dtype=np.uint8, count=h * bpl).reshape(h, bpl)
+    return buf[:, : w * 3].reshape(h, w, 3).copy()
+
+
+def text_contrast(pixels: np.ndarray) -> float:
+    """Contrast of the text in a patch of pixels against its background: the background is the commonest
+    colour, the text the pixels farthest from it (glyph cores; antialiased edges lie in between)."""
+    flat = pixels.reshape(-1, 3)
+    if len(flat) == 0:
+        return float("inf")
+    keys = (flat[:, 0].astype(np.int64) << 16) | (flat[:, 1].astype(np.int64) << 8) | flat[:, 2]
+    vals, counts = np.unique(keys, return_counts=True)
+    bg_key = vals[np.argmax(counts)]
+    bg = np.array([(bg_key >> 16) & 255, (bg_key >> 8) & 255, bg_key & 255])
+    others = flat[keys != bg_key]
+    if len(others) == 0:
+        return float("inf")  # nothing drawn on it
+    lb = _lum(bg)
+    c = others.astype(float) / 255.0
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    lo = 0.2126 * c[:, 0] + 0.7152 * c[:, 1] + 0.0722 * c[:, 2]
+    ratio = (np.maximum(lo, lb) + 0.05) / (np.minimum(lo, lb) + 0.05)
+    return float(ratio.max())
+
+
+# ---- labels ---------------------------------------------------------------------------------------------
+def _label_text_size(label: QLabel, width: int | None) -> tuple[float, float]:
+    """(width, height) the label's text needs; ``width``: wrap at it."""
+    text = label.text()
+    rich = label.textFormat() == Qt.TextFormat.RichText or (
+        label.textFormat() == Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text))
+    doc = QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setDocumentMargin(0)
+    if rich:
+        doc.setHtml(text)
+    else:
+        doc.setPlainText(text)
+    if width is not None:
+        doc.setTextWidth(width)
+        return doc.idealWidth(), doc.size().height()
+    fm = QFontMetrics(label.font())
+    if not rich:
+        lines = text.split("\n")
+        return max(fm.horizontalAdvance(s) for s in lines), fm.lineSpacing() * len(lines)
+    return doc.idealWidth(), doc.size().height()
+
+
+def label_problems(root: QWidget) -> list[str]:
+    """Visible labels whose text is wider (or, wrapped, taller) than their rect, and sibling labels on top
+    of each other."""
+    out = []
+    labels = [lb for lb in root.findChildren(QLabel) if shown(lb) and lb.text().strip() and not lb.pixmap()]
+    for lb in labels:
+        cr = lb.contentsRect()
+        m = lb.margin() * 2 + lb.indent() if lb.indent() > 0 else lb.margin() * 2
+        avail_w = cr.width() - m
+        if lb.wordWrap():
+            need_w, need_h = _label_text_size(lb, avail_w)
+        else:
+            need_w, need_h = _label_text_size(lb, None)
+        if need_w > avail_w + 2:
+            out.append(f"label {name_of(lb)} text {lb.text()[:60]!r} needs {need_w:.0f} px, has {avail_w}")
+        elif need_h > cr.height() + 3:
+            out.append(f"label {name_of(lb)} text {lb.text()[:60]!r} needs {need_h:.0f} px tall, has {cr.height()}")
+    by_parent: dict[int, list[QLabel]] = {}
+    for lb in labels:
+        by_parent.setdefault(id(lb.parentWidget()), []).append(lb)
+    for group in by_parent.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                inter = a.geometry().intersected(b.geometry())
+                if inter.width() > 2 and inter.height() > 2:
+                    out.append(f"labels overlap: {name_of(a)} {a.text()[:30]!r} and {b.text()[:30]!r}")
+    return out
+
+
+# ---- pyqtgraph text -------------------------------------------------------------------------------------
+def _view_rect(item, plot) -> QRectF:
+    return plot.mapFromScene(item.sceneBoundingRect()).boundingRect()
+
+
+def plot_text_problems(root: QWidget) -> list[str]:
+    """Text items of one plot on top of each other, and tick labels of one axis that overlap."""
+    out = []
+    for plot in root.findChildren(pg.GraphicsView):
+        if not shown(plot):
+            continue
+        vis = QRectF(plot.viewport().rect())
+        items = [it for it in plot.scene().items()
+                 if isinstance(it, pg.TextItem) and it.isVisible() and it.toPlainText().strip()]
+        rects = []
+        for it in items:
+            r = QRectF(_view_rect(it, plot))
+            if r.intersects(vis):
+                rects.append((it, r))
+        for i, (a, ra) in enumerate(rects):
+            for b, rb in rects[i + 1:]:
+                inter = ra.intersected(rb)
+                if inter.width() > 2 and inter.height() > 2:
+                    out.append(f"plot {name_of(plot)}: texts {a.toPlainText()[:20]!r} and {b.toPlainText()[:20]!r} overlap")
+                    break
+        img = QImage(10, 10, QImage.Format.Format_ARGB32)
+        for ax in plot.scene().items():
+            if not isinstance(ax, pg.AxisItem) or not ax.isVisible() or not ax.style.get("showValues", True):
+                continue
+            p = QPainter(img)
+            try:
+                p.setFont(ax.style["tickFont"] or p.font()) if ax.style.get("tickFont") else None
+                specs = ax.generateDrawSpecs(p)
+            finally:
+                p.end()
+            if not specs:
+                continue
+            texts = [(QRectF(r), t) for r, _flags, t in specs[2] if str(t).strip()]
+            horizontal = ax.orientation in ("top", "bottom")
+            texts.sort(key=lambda rt: rt[0].left() if horizontal else rt[0].top())
+            for (ra, ta), (rb, tb) in zip(texts, texts[1:]):
+                gap = (rb.left() - ra.right()) if horizontal else (rb.top() - ra.bottom())
+                if gap < -1:
+                    out.append(f"plot {name_of(plot)} {ax.orientation} axis: ticks {ta!r} and {tb!r} overlap")
+                    break
+    return out
+
+
+# ---- source view ------------------------------------------------------------------------------------------
+def source_problems(window, min_columns: int = 60) -> list[str]:
+    out = []
+    view = window.views.get("source")
+    if view is None or not shown(view):
+        return out
+    ed: QPlainTextEdit = view.editor
+    fm = QFontMetrics(ed.font())
+    cols = ed.viewport().width() / max(1, fm.horizontalAdvance("0"))
+    code_cols = cols - getattr(view, "_gutter_len", 0)
+    if ed.lineWrapMode() == QPlainTextEdit.LineWrapMode.NoWrap and code_cols < min_columns:
+        out.append(f"source shows {code_cols:.0f} columns of code (needs {min_columns} or wrapping)")
+    # the current line: its text against its background, as drawn
+    if view.highlighted:
+        i = view.highlighted[0] - view._first_line
+        block = ed.document().findBlockByNumber(i)
+        geo = ed.blockBoundingGeometry(block).translated(ed.contentOffset())
+        rect = geo.toRect().intersected(ed.viewport().rect())
+        if rect.height() > 4 and rect.width() > 4:
+            px = image_array(ed.viewport().grab(rect).toImage())
+            c = text_contrast(px)
+            if c < MIN_CONTRAST:
+                out.append(f"current source line contrast {c:.2f}:1 (theme {window.session.theme.name})")
+    return out
+
+
+# ---- contrast of every label, as drawn ------------------------------------------------------------------
+def contrast_problems(window) -> list[str]:
+    out = []
+    shot = image_array(window.grab().toImage())
+    dpr = 1
+    for lb in window.findChildren(QLabel):
+        if not shown(lb) or not lb.text().strip() or lb.pixmap():
+            continue
+        tl = lb.mapTo(window, QPoint(0, 0))
+        r = QRect(tl, lb.size()).intersected(window.rect())
+        if r.width() < 4 or r.height() < 4:
+            continue
+        patch = shot[r.top() * dpr:(r.bottom() + 1) * dpr, r.left() * dpr:(r.right() + 1) * dpr]
+        c = text_contrast(patch)
+        if c < MIN_CONTRAST:
+            out.append(f"label {name_of(lb)} {lb.text()[:40]!r}: contrast {c:.2f}:1")
+    return out
+
+
+# ---- the F1 overlay --------------------------------------------------------------------------------------
+def overlay_problems(window) -> list[str]:
+    out = []
+    window.show_shortcuts()
+    settle()
+    ov = window.overlay
+    try:
+        hint = ov.label.sizeHint()
+        if hint.width() > ov.width() or hint.height() > ov.height():
+            out.append(f"shortcuts overlay needs {hint.width()}x{hint.height()}, window is {ov.width()}x{ov.height()}")
+        if not ov.rect().contains(ov.label.geometry()):
+            out.append(f"shortcuts overlay label {ov.label.geometry()} sticks out of {ov.rect()}")
+        out += [f"overlay: {p}" for p in label_problems(ov)]
+    finally:
+        window.show_shortcuts()  # toggles it off
+        settle()
+    return out
+
+
+def layout_problems(window) -> list[str]:
+    settle()
+    return (label_problems(window) + plot_text_problems(window) + source_problems(window)
+            + contrast_problems(window))
+
+
+# ---- acting as a person -----------------------------------------------------------------------------------
+def click_targets(view: QWidget) -> list[QWidget]:
+    """The widgets of a view that take clicks: plots, tables and text views (their viewports)."""
+    out = []
+    for w in [view] + view.findChildren(QWidget):
+        if isinstance(w, pg.GraphicsView):
+            out.append(w.viewport())
+        elif isinstance(w, (QAbstractItemView, QPlainTextEdit)) or (
+                isinstance(w, QAbstractScrollArea) and not isinstance(w, pg.GraphicsView)
+                and type(w).__name__ != "QScrollArea"):
+            out.append(w.viewport())
+    return [t for t in out if shown(t)]
+
+
+def click_grid(target: QWidget, n: int = 5) -> int:
+    """Left-click an n x n grid of points across ``target`` with real mouse events; returns clicks made."""
+    w, h = target.width(), target.height()
+    k = 0
+    for i in range(n):
+        for j in range(n):
+            pos = QPoint(int((i + 0.5) * w / n), int((j + 0.5) * h / n))
+            QTest.mouseClick(target, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pos)
+            k += 1
+    QApplication.processEvents()
+    return k

@@ -1,0 +1,200 @@
+"""The acceptance layer: the window used as a student and a teacher use it.
+
+For every bundled kernel (captured small, with the CPU executor) and every GPU recording shipped in
+``assets/recordings``: the real MainWindow, offscreen, every action of the registry triggered, a grid of
+real mouse clicks in every view (blocks, lanes, memory and bank cells, source lines, table rows), stepping,
+theme and presenter mode. Any exception raised in a Qt callback fails the test (pytest-qt captures them),
+and so does any entry in a view's error list or any error the app logs.
+
+Every kernel runs at 1280x720 and every recording at 1366x768; on most of them the sweep triggers only the
+actions whose effect depends on the trace (the others run on a few kernels of every kind). The layout checks at
+all three sizes are in test_acceptance_layout.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QMessageBox
+
+import gpuviz
+from gpuviz.timing.recordings import list_recordings
+from gpuviz.ui.presenter import leave_presenter, presenter_of
+from gpuviz.ui.window import MainWindow
+from kernels import all_kernels, get_kernel
+from tests.acceptance_checks import click_grid, click_targets, settle
+
+SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
+KERNELS = list(all_kernels())
+RECORDINGS = {r.path.stem: r for r in list_recordings(kind="trace")}
+#: kernels (1-d, 2-d, shared memory, races, divergence, attention) on which the sweep triggers every action;
+#: on the others it triggers the actions whose effect depends on the trace (playback, theme, presenter, help)
+EVERY_ACTION_ON = {"vector_add", "mandelbrot", "race_missing_sync", "matmul_tiled", "transpose_shared",
+                   "attention_fused"}
+#: actions a sweep does not trigger: run starts a worker process (its own test), quit closes the window (last)
+NOT_SWEPT = {"file.run", "file.quit"}
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_trace(name: str, size: int | None = None):
+    spec = get_kernel(name)
+    n = size or spec.small_size
+    grid, block = spec.launch(n, spec.default_block)
+    args = spec.make_args(n, np.random.default_rng(0))
+    return gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
+
+
+class _Errors(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.records: list[str] = []
+
+    def emit(self, record):
+        self.records.append(f"{record.name}: {record.getMessage()}"
+                            + (f" ({record.exc_info[1]!r})" if record.exc_info else ""))
+
+
+@pytest.fixture
+def person(qapp, monkeypatch):
+    """Opens windows as a person would meet them; fails on any view error or logged error; closes them."""
+    # dialogs answer "cancel" at once: a sweep of File actions must not wait for a person
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: ("", "")))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: ("", "")))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: ""))
+    monkeypatch.setattr(QDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
+    for name in ("information", "warning", "critical", "question"):
+        monkeypatch.setattr(QMessageBox, name, staticmethod(lambda *a, **k: QMessageBox.StandardButton.Cancel))
+    errors = _Errors()
+    logging.getLogger("gpuviz").addHandler(errors)
+    made: list[MainWindow] = []
+
+    def open_window(trace, size=(1280, 720), label="", theme=None):
+        from gpuviz.ui.theme import get_theme
+
+        kw = {"theme": get_theme(theme)} if theme else {}
+        w = MainWindow(trace, source_label=label, **kw)
+        w.resize(*size)
+        w.show()
+        settle()
+        w.activateWindow()
+        made.append(w)
+        return w
+
+    def check(w: MainWindow, where: str = "") -> None:
+        bad = {vid: v.errors for vid, v in w.views.items() if v.errors}
+        assert not bad, f"{where}: view errors {bad}"
+        assert not errors.records, f"{where}: logged errors {errors.records}"
+
+    open_window.check = check
+    yield open_window
+    logging.getLogger("gpuviz").removeHandler(errors)
+    for w in made:
+        leave_presenter(w)
+        w.close()
+        w.deleteLater()
+    settle()
+
+
+def _front(w: MainWindow, vid: str) -> None:
+    dock = w.docks[vid]
+    dock.show()
+    dock.raise_()
+    settle(2)
+
+
+def click_every_view(w: MainWindow, where: str, n: int = 3) -> int:
+    clicks = 0
+    for vid in list(w.views):
+        _front(w, vid)
+        for target in click_targets(w.views[vid]):
+            clicks += click_grid(target, n)
+            w.person_check(w, f"{where}, clicking {vid}")
+    return clicks
+
+
+#: what a short sweep triggers: the actions whose effect depends on the trace on screen
+TRACE_ACTIONS = ("Playback",)
+TRACE_ACTION_IDS = {"view.theme", "view.present", "help.shortcuts", "selection.clear"}
+
+
+def sweep_actions(w: MainWindow, where: str, every: bool = True) -> list[str]:
+    done = []
+    for a in list(w.actions):
+        if a.id in NOT_SWEPT:
+            continue
+        if not every and a.group not in TRACE_ACTIONS and a.id not in TRACE_ACTION_IDS:
+            continue
+        w.actions.trigger(a.id)
+        settle(1)
+        done.append(a.id)
+        w.person_check(w, f"{where}, after {a.id}")
+    if w.overlay.isVisible():
+        w.overlay.hide()
+    return done
+
+
+def act_as_a_person(person, trace, label, size, every_action: bool = True):
+    w = person(trace, size=size, label=label)
+    w.person_check = person.check
+    s = w.session
+    where = f"{trace.launch.kernel_name} at {size[0]}x{size[1]}"
+    person.check(w, f"{where}, opening")
+    assert s.frames.n_frames > 0
+    # step through: frames, steps, barriers, blocks, back again
+    for aid in ("playback.step_forward",) * 5 + ("playback.next_step", "playback.next_barrier",
+                                                  "playback.next_block", "playback.step_back",
+                                                  "playback.prev_barrier", "playback.last", "playback.first"):
+        w.actions.trigger(aid)
+        settle(1)
+    person.check(w, f"{where}, stepping")
+    s.set_frame(s.frames.n_frames // 2)
+    settle()
+    assert click_every_view(w, where) > 0
+    done = sweep_actions(w, where, every_action)
+    assert "view.present" in done and "view.theme" in done
+    # the sweep toggled presenter mode on (F5) and the theme; go round the views again from there
+    if presenter_of(w) is None:
+        w.actions.trigger("view.present")
+        settle()
+    assert presenter_of(w) is not None
+    for key in (Qt.Key.Key_Right, Qt.Key.Key_Right, Qt.Key.Key_B, Qt.Key.Key_Right, Qt.Key.Key_Left):
+        from PySide6.QtTest import QTest
+
+        QTest.keyClick(w, key)
+        settle(1)
+    click_every_view(w, f"{where}, presenting", n=2)
+    w.actions.trigger("view.present")
+    settle()
+    assert presenter_of(w) is None
+    s.set_frame(s.frames.n_frames - 1)
+    settle()
+    click_every_view(w, f"{where}, last frame", n=2)
+    w.actions.trigger("file.quit")
+    settle()
+    assert not w.isVisible()
+    person.check(w, f"{where}, quitting")
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_every_bundled_kernel_survives_a_person(person, name):
+    act_as_a_person(person, kernel_trace(name), f"bundled {name}", SIZES[0], every_action=name in EVERY_ACTION_ON)
+
+
+@pytest.mark.parametrize("name", sorted(RECORDINGS))
+def test_every_gpu_recording_survives_a_person(person, name):
+    rec = RECORDINGS[name]
+    traces = rec.load()
+    assert traces
+    act_as_a_person(person, traces[0], rec.label, SIZES[1], every_action=False)
+
+
+def test_recordings_are_all_there():
+    shipped = {p.stem for p in (RECORDINGS and next(iter(RECORDINGS.values())).path.parent or ".").glob("*.gpuviz")}
+    assert shipped and shipped == set(RECORDINGS)
