@@ -24,7 +24,10 @@ def default_trace():
     spec = get_kernel(DEFAULT_KERNEL)
     grid, block = spec.launch(DEFAULT_SIZE, spec.default_block)
     args = spec.make_args(DEFAULT_SIZE, np.random.default_rng(0))
-    return gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
+    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
+    trace.launch.meta.setdefault("bundled_kernel", {"name": DEFAULT_KERNEL, "size": DEFAULT_SIZE,
+                                                    "size_label": spec.size_label})
+    return trace
 
 
 def _load(path_or_trace):
@@ -137,7 +140,8 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
     if frame is not None and n:
         f = int(frame) + (n if int(frame) < 0 else 0)
         if not 0 <= f < n:
-            raise ValueError(f"frame {frame} out of range: this trace has {n} frames")
+            raise ValueError(f"frame index {frame} out of range: this trace has {n} frames (indexes 0..{n - 1}, "
+                             f"numbered 1..{n} in the window)")
         session.set_frame(f)
     if selection:
         sel = session.selection

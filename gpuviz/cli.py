@@ -373,7 +373,7 @@ def cmd_snapshot(args) -> int:
             return 2
         source, _spec, _ = capture_bundled(source, None, None, "cpu")
     try:
-        snapshot(source, frame=args.frame, view=args.view, size=args.size, out_png=args.output)
+        snapshot(source, frame=window_frame(args.frame), view=args.view, size=args.size, out_png=args.output)
     except (TraceFileError, ValueError, KeyError) as exc:
         print(f"gpuviz snapshot: {exc}", file=sys.stderr)
         return 1
@@ -396,6 +396,36 @@ def _trace_or_kernel(source: str, what: str):
     return trace
 
 
+def window_frame(number: int | None) -> int | None:
+    """A frame number as the window shows it (1 = the first frame; -1 = the last) -> a frame index."""
+    if number is None:
+        return None
+    number = int(number)
+    if number == 0:
+        raise ValueError("frames are numbered from 1, as in the window (frame 1 / N); -1 is the last")
+    return number - 1 if number > 0 else number
+
+
+def window_frames(text: str | None) -> str | None:
+    """A range of frames as the window numbers them, ``A:B`` with both ends included (``:B``, ``A:``,
+    negatives from the end) -> the 0-based, end-exclusive slice the exporters take."""
+    if text is None or text == "":
+        return text
+    parts = str(text).split(":")
+    if len(parts) != 2:
+        raise ValueError(f"frames {text!r}: write A:B (frames A to B as numbered in the window), e.g. 1:120, :50 or -30:")
+    try:
+        a = int(parts[0]) if parts[0].strip() else None
+        b = int(parts[1]) if parts[1].strip() else None
+    except ValueError:
+        raise ValueError(f"frames {text!r}: A and B must be whole numbers") from None
+    if a == 0 or b == 0:
+        raise ValueError(f"frames {text!r}: frames are numbered from 1, as in the window; -1 is the last")
+    start = "" if a is None else str(a - 1 if a > 0 else a)
+    stop = "" if b is None or b == -1 else str(b if b > 0 else b + 1)
+    return f"{start}:{stop}"
+
+
 def cmd_export(args) -> int:
     from gpuviz.export import export
     from gpuviz.model.tracefile import TraceFileError
@@ -407,7 +437,8 @@ def cmd_export(args) -> int:
             from gpuviz.model.timings import TimingSet
 
             timing_sets.append(TimingSet.load(path))
-        out = export(trace, args.output, args.format, frames=args.frames, frame=args.frame, view=args.view,
+        out = export(trace, args.output, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
+                     view=args.view,
                      size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
                      caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets)
     except (FileNotFoundError, TraceFileError, ValueError, KeyError, OSError) as exc:
@@ -439,7 +470,7 @@ def cmd_lesson(args) -> int:
 
             def show(slide):
                 if args.print:
-                    print(f"[{slide.progress}] frame {slide.frame}")
+                    print(f"[{slide.progress}] frame {slide.frame + 1}")  # numbered as the window numbers them
                     if slide.beat_index == 0 and slide.notes:
                         print(f"  notes: {slide.notes}")
                     if slide.question:
@@ -530,7 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("snapshot", help="render a view or the whole window to PNG, headless")
     s.add_argument("file", help="a trace file, or a bundled kernel name")
-    s.add_argument("--frame", type=int, default=None)
+    s.add_argument("--frame", type=int, default=None,
+                   help="frame number as the window shows it (1 = first, -1 = last)")
     s.add_argument("--view", default=None, help="view id (default: the whole window)")
     s.add_argument("--size", type=_size, default=(1920, 1080))
     s.add_argument("-o", "--output", required=True)
@@ -549,8 +581,10 @@ def build_parser() -> argparse.ArgumentParser:
                                       "timeline (Perfetto / Chrome trace JSON)")
     s.add_argument("file", help="a trace file, or a bundled kernel name (captured now at its small size)")
     s.add_argument("--format", required=True, choices=("png", "svg", "gif", "mp4", "perfetto"))
-    s.add_argument("--frames", default=None, help="frame range A:B (B exclusive) for gif, mp4 and perfetto")
-    s.add_argument("--frame", type=int, default=0, help="the frame for png and svg (negative: from the end)")
+    s.add_argument("--frames", default=None, help="frames A:B as the window numbers them, both included (1:120, "
+                                                  ":50, -30:), for gif, mp4 and perfetto")
+    s.add_argument("--frame", type=int, default=1, help="the frame for png and svg, as the window numbers it "
+                                                       "(1 = first, -1 = last)")
     s.add_argument("--view", default=None, help="view id (default: the whole window)")
     s.add_argument("--size", type=_size, default=(1280, 720))
     s.add_argument("--theme", choices=("light", "dark"), default="light")

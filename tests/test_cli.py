@@ -73,3 +73,33 @@ def test_installed_console_script_runs(tmp_path):
     exe = shutil.which("gpuviz") or os.path.join(os.path.dirname(sys.executable), "gpuviz")
     out = subprocess.run([exe, "kernels"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "matmul_tiled" in out.stdout
+
+
+def test_cli_frames_are_numbered_as_the_window_numbers_them(tmp_path, monkeypatch, capsys):
+    """Finding 4: `snapshot --frame N` showed the window's frame N+1 (0-based there, 1-based in the window)."""
+    import gpuviz.cli as cli
+
+    seen = {}
+    monkeypatch.setattr("gpuviz.app.snapshot", lambda source, frame=None, **kw: seen.setdefault("frame", frame))
+    trace = tmp_path / "va.gpuviz"
+    assert main(["capture", "vector_add", "--size", "64", "-o", str(trace)]) == 0
+    assert main(["snapshot", str(trace), "--frame", "1", "-o", str(tmp_path / "a.png")]) == 0
+    assert seen["frame"] == 0  # the window's "frame 1 / N"
+    seen.clear()
+    assert main(["snapshot", str(trace), "--frame", "-1", "-o", str(tmp_path / "a.png")]) == 0
+    assert seen["frame"] == -1  # the last one
+    assert main(["snapshot", str(trace), "--frame", "0", "-o", str(tmp_path / "a.png")]) == 1
+    assert "numbered from 1" in capsys.readouterr().err
+    assert cli.window_frames("1:5") == "0:5" and cli.window_frames("-30:") == "-30:"
+    assert cli.window_frames(":-1") == ":" and cli.window_frames("3:-2") == "2:-1"
+
+
+def test_lesson_print_numbers_frames_as_the_window(capsys):
+    import re
+
+    from gpuviz.lessons import LessonPlayer, builtin_lessons, load_lesson
+
+    assert main(["lesson", "simt_hierarchy", "--print"]) == 0
+    printed = [int(m) for m in re.findall(r"^\[[^\]]*\] frame (\d+)$", capsys.readouterr().out, re.M)]
+    slides = LessonPlayer(load_lesson(builtin_lessons()["simt_hierarchy"])).play_all(lambda s: None)
+    assert printed and printed == [sl.frame + 1 for sl in slides]

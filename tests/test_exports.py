@@ -91,11 +91,11 @@ def test_perfetto_uses_recorded_time_when_the_trace_has_it(trace):
 
 def test_cli_export(tmp_path, capsys, qapp):
     out = tmp_path / "va.gif"
-    assert main(["export", "vector_add", "--format", "gif", "--frames", "0:5", "--size", "200x150", "--quiet",
+    assert main(["export", "vector_add", "--format", "gif", "--frames", "1:5", "--size", "200x150", "--quiet",
                  "-o", str(out)]) == 0
     assert iio.imread(out, index=None).shape[:3] == (5, 150, 200)
     assert main(["export", "vector_add", "--format", "gif", "--frames", "9:3", "-o", str(out)]) == 1
     assert "select nothing" in capsys.readouterr().err
     js = tmp_path / "va.json"
-    assert main(["export", "vector_add", "--format", "perfetto", "--frames", "0:40", "-o", str(js)]) == 0
+    assert main(["export", "vector_add", "--format", "perfetto", "--frames", "1:40", "-o", str(js)]) == 0
     assert len([e for e in json.loads(js.read_text())["traceEvents"] if e.get("cat") == "frame"]) == 40

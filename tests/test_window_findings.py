@@ -71,3 +71,20 @@ def test_details_describes_the_trace_on_screen_after_opening_a_recording(window)
     sm = int(w.session.trace.sm[w.session.trace.block == 0][0])
     assert f"SM: {sm}" in d.text
     assert d.errors == []
+
+
+def test_launch_panel_shows_the_size_and_block_of_the_trace_on_screen(window):
+    """Finding 3: the panel said Size 24 (the kernel's test size) while a 32 x 32 matmul was on screen."""
+    from gpuviz.app import DEFAULT_SIZE, default_trace
+
+    w = window(default_trace())
+    w.launch_panel.load_kernels()
+    p = w.launch_panel
+    assert p.kernel.currentData() == "matmul_tiled"
+    assert p.size.value() == DEFAULT_SIZE and p.block.text() == "16x16"
+    assert p.request()["size"] == DEFAULT_SIZE  # Run captures what is on screen again
+    assert w.open_recording(_recording("transpose_shared"))
+    settle()
+    assert p.kernel.currentData() == "transpose_shared"
+    assert p.selected_recording() is not None and p.selected_recording().path.stem == "transpose_shared"
+    assert p.run_button.text() == "Open recording"

@@ -96,6 +96,8 @@ def run(request: dict) -> str:
     except KernelFault as e:
         # the message names file, line and launch already; say which launch of the panel it was, too
         raise KernelFault(f"{where} on backend {backend!r}: {e}", file=e.file, line=e.line) from e
+    # the panel shows the size of the trace on screen from this (the launch alone does not say it)
+    trace.launch.meta.setdefault("bundled_kernel", {"name": spec.name, "size": size, "size_label": spec.size_label})
     _say("STAGE", f"saving {len(trace):,} events")
     trace.save(request["out"])
     return request["out"]

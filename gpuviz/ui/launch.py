@@ -351,10 +351,38 @@ class LaunchPanel(QWidget):
         for name, spec in self._specs.items():
             self.kernel.addItem(name, name)
         self.kernel.blockSignals(False)
-        current = self.window_.session.trace.launch.kernel_name if self.window_.session.trace else ""
-        i = self.kernel.findData(current)
-        self.kernel.setCurrentIndex(i if i >= 0 else 0)
+        self.kernel.setCurrentIndex(0)
         self._kernel_changed()
+        self.follow_trace()
+
+    def follow_trace(self) -> None:
+        """Show the settings of the trace on screen: its kernel, size and block, or the recording it came from,
+        so that the panel never names a size the views are not showing (Run then captures it again)."""
+        s = self.window_.session
+        if not self._specs or s.trace is None:
+            return
+        L = s.trace.launch
+        meta = L.meta or {}
+        bundled = meta.get("bundled_kernel") if isinstance(meta.get("bundled_kernel"), dict) else {}
+        name = bundled.get("name") or L.kernel_name
+        i = self.kernel.findData(name)
+        if i < 0:
+            return  # not a bundled kernel (a user's program): the panel keeps what was chosen
+        if i != self.kernel.currentIndex():
+            self.kernel.setCurrentIndex(i)
+        else:
+            self._kernel_changed()
+        rec = next((r for r in self.recordings_of(name) if r.label == s.source_label), None)
+        if rec is not None:
+            self.source.setCurrentIndex(max(0, self.source.findData(str(rec.path))))
+            return
+        size = bundled.get("size")
+        if size:
+            self.size.setValue(int(size))
+        dims = list(L.block)
+        while len(dims) > 1 and dims[-1] == 1:
+            dims.pop()
+        self.block.setText("x".join(str(int(d)) for d in dims))
 
     def recordings_of(self, kernel: str) -> list:
         return [r for r in self.recordings if r.kernel == kernel]

@@ -292,6 +292,7 @@ class MainWindow(QMainWindow):
         self.origin_badge.setToolTip(origin + (f"\n{s.source_label}" if s.source_label else ""))
         self.origin_status.setText(origin)
         self.clear_notice()
+        self.launch_panel.follow_trace()
         self.statusBar().showMessage(
             f"{L.kernel_name}: grid {L.grid} x block {L.block} = {L.n_threads:,} threads · "
             f"{len(s.trace):,} events · {s.frames.n_frames:,} frames"
