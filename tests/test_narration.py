@@ -89,7 +89,7 @@ def test_barrier_captions():
 def test_divergence_caption_counts_the_lanes_the_frames_model_calls_diverged():
     trace, frames, n = _narrated("reduce_interleaved")
     f = n.find("first divergence")
-    assert n.caption(f).startswith("16 lanes of warp 0 (every 2nd one) read cache[tid + s]")
+    assert n.caption(f).startswith("16 lanes of warp 0 (every 2nd one) read cache[0, 2, …, 30]")  # its first read: cache[tid]
     assert n.caption(f).endswith("the other 16 lanes wait on the other branch, so divergence halves the warp's speed")
     dv = analysis.divergence(trace)
     checked = 0
@@ -120,3 +120,28 @@ def test_kernel_notes_at_stops_and_stop_errors():
     _, _, va = _narrated("vector_add")
     with pytest.raises(StopError, match="no syncthreads"):
         va.find("first barrier")
+
+
+def test_a_strided_read_is_named_as_the_cells_it_reads_in_title_and_caption():
+    """Finding 5: the title said cache[0..30], the view lit the even cells, the caption said cache[tid + s]
+    (the line is ``cache[tid] += cache[tid + s]``: its first read is cache[tid])."""
+    import numpy as np
+
+    import gpuviz
+    from gpuviz.model.frames import Frames
+    from gpuviz.model.narration import Narrator
+    from kernels import get_kernel
+
+    spec = get_kernel("reduce_interleaved")
+    grid, block = spec.launch(spec.small_size, spec.default_block)
+    tr = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(spec.small_size, np.random.default_rng(0)))
+    F = Frames(tr)
+    n = Narrator(F)
+    f = next(i for i in range(F.n_frames) if "16 of 32 lanes read shared" in F.describe(i))
+    cells = np.unique(tr.index[F.events(f)])
+    assert list(cells) == list(range(0, 32, 2))  # the cells the shared view lights
+    assert "cache[0, 2, …, 30]" in F.describe(f)
+    assert "tid + s" not in n.caption(f) and "cache[0, 2, …, 30]" in n.caption(f)
+    second = next(i for i in range(f + 1, F.n_frames) if F.warp[i] == F.warp[f] and F.kind[i] == F.kind[f])
+    assert list(np.unique(tr.index[F.events(second)])) == list(range(1, 32, 2))
+    assert "cache[1, 3, …, 31]" in F.describe(second) and "cache[1, 3, …, 31]" in n.caption(second)

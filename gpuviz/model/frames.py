@@ -143,9 +143,24 @@ def format_indices(info, flat: np.ndarray) -> str:
     coords = np.unravel_index(flat, shape)
     parts = []
     for c in coords:
-        lo, hi = int(c.min()), int(c.max())
-        parts.append(str(lo) if lo == hi else f"{lo}..{hi}")
+        parts.append(_index_range(np.unique(c)))
     return f"{info.name}[{', '.join(parts)}]"
+
+
+def _index_range(u: np.ndarray) -> str:
+    """Sorted distinct indices in words: ``5``, ``0..31`` (every one), ``0, 2, …, 30`` (a stride),
+    ``3, 17`` (two), else ``12 of 0..200`` (scattered): never a range that claims cells not touched."""
+    lo, hi = int(u[0]), int(u[-1])
+    if lo == hi:
+        return str(lo)
+    if len(u) == hi - lo + 1:
+        return f"{lo}..{hi}"
+    if len(u) == 2:
+        return f"{lo}, {hi}"
+    d = np.diff(u)
+    if (d == d[0]).all():
+        return f"{lo}, {lo + int(d[0])}, …, {hi}"
+    return f"{len(u)} of {lo}..{hi}"
 
 
 class Frames:

@@ -98,6 +98,8 @@ def _subscripts(launch) -> dict[int, list[_Subscript]]:
     except SyntaxError:
         return out
     base = int(launch.first_line or 1) - 1
+    # ``a[i] += x`` reads a[i] before it writes it: its target is a load too (the first load of the line)
+    aug_targets = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.AugAssign)}
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
             continue
@@ -110,6 +112,8 @@ def _subscripts(launch) -> dict[int, list[_Subscript]]:
         out.setdefault(node.lineno + base, []).append(
             _Subscript(node.value.id, isinstance(node.ctx, ast.Store), dims)
         )
+        if id(node) in aug_targets:
+            out[node.lineno + base].append(_Subscript(node.value.id, False, dims))
     return out
 
 
