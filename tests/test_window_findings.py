@@ -88,3 +88,36 @@ def test_launch_panel_shows_the_size_and_block_of_the_trace_on_screen(window):
     assert p.kernel.currentData() == "transpose_shared"
     assert p.selected_recording() is not None and p.selected_recording().path.stem == "transpose_shared"
     assert p.run_button.text() == "Open recording"
+
+
+def test_an_uninitialised_read_is_in_the_banner_details_and_source_margin(window):
+    """Finding 6: `gpuviz info` named an uninitialised shared read; the window showed none of it."""
+    import gpuviz
+    from tests import capture_kernels as K
+
+    out = np.zeros(128, dtype=np.float32)
+    trace = gpuviz.capture(K.shared_read_before_write, 2, 64, out)
+    import inspect
+
+    src, first = inspect.getsourcelines(K.shared_read_before_write.py_func)
+    line = first + next(i for i, t in enumerate(src) if "= s[t]" in t)
+    assert any(f":{line}:" in w for w in trace.launch.warnings)
+    w = window(trace)
+    assert "before any thread of its block wrote it" in w.warning_text and w.warning_bar.isVisible()
+    assert "warning: " in w.views["details"].launch_text
+    assert "before any thread" in w.views["details"].launch_text
+    src = w.views["source"]
+    assert line in src.warning_lines
+    text = src.editor.document().findBlockByNumber(line - src._first_line).text()
+    assert text.startswith(f"{line}⚠")
+
+
+def test_races_are_in_the_banner_and_margin_and_go_with_their_trace(window):
+    w = window(kernel_trace("race_missing_sync"))
+    assert "data race" in w.warning_text and "tile" in w.warning_text
+    assert w.views["source"].warning_lines == {25, 28}  # the store and the read that race
+    assert "data race" in w.views["details"].launch_text
+    w.set_trace(kernel_trace("race_fixed"))
+    settle()
+    assert w.warning_text == "" and not w.warning_bar.isVisible()
+    assert w.views["source"].warning_lines == set() and "warning" not in w.views["details"].launch_text

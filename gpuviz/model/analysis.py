@@ -1168,3 +1168,45 @@ def summary(trace: Trace, device="H200") -> dict:
         "occupancy": trace_occupancy(trace, device),
     }
 
+
+
+# ---- what a person must be told about a trace ----------------------------------------------------------
+@dataclass(frozen=True)
+class TraceWarning:
+    """Something wrong or unsafe in a launch, in words, with the source lines it is about."""
+
+    kind: str  # "race" | "capture" (the executor's own warnings: uninitialised reads, wrapped indices...) | "untraced"
+    text: str
+    lines: tuple[int, ...] = ()
+
+
+def _lines_named(text: str) -> tuple[int, ...]:
+    import re
+
+    found = [int(m) for m in re.findall(r"(?::|\bline )(\d+)\b", text)]
+    return tuple(dict.fromkeys(found))
+
+
+def trace_warnings(trace: Trace, with_races: bool = True) -> list[TraceWarning]:
+    """The capture's warnings (uninitialised shared reads, negative indexes...), the data races and, for a
+    launch of a program run, why it was not traced: what ``gpuviz info`` reports, for the window's banner,
+    Details and the source margin. ``with_races`` False skips the race analysis (a trace too large to
+    analyse on the spot)."""
+    L = trace.launch
+    out = [TraceWarning("capture", str(w), _lines_named(str(w))) for w in L.warnings]
+    rec = (L.meta or {}).get("recording")
+    if isinstance(rec, dict) and rec.get("status") not in (None, "traced"):
+        out.append(TraceWarning("untraced", f"this launch was not traced ({rec.get('status')})"
+                                + (f": {rec['reason']}" if rec.get("reason") else "")))
+    if with_races and len(trace):
+        rc = races(trace)
+        if rc.count:
+            r = rc.records
+            arrays = sorted({rc.array_names[int(a)] for a in r["array"]})
+            lines = tuple(sorted({int(x) for x in np.r_[r["line_a"], r["line_b"]] if x > 0}))
+            first = rc.describe(1)[0]
+            out.append(TraceWarning(
+                "race", f"{rc.count:,} data race{'s' if rc.count != 1 else ''} on {', '.join(arrays)} "
+                        f"(lines {', '.join(str(x) for x in lines)}): threads read and write the same element with no "
+                        f"barrier between them, so the result depends on timing. First: {first}", lines))
+    return out

@@ -58,6 +58,9 @@ _BADGE_COLOURS = {
     "sim": (OKABE_ITO["reddish_purple"], "#000000"),
 }
 _NOTICE_STYLE = (f"background: {OKABE_ITO['yellow']}; color: #000000; border-radius: 4px; padding: 4px 8px;")
+#: warnings: black on vermillion (5.4:1), apart from the yellow notices
+_WARNING_STYLE = (f"background: {OKABE_ITO['vermillion']}; color: #000000; border-radius: 4px; padding: 4px 8px; "
+                  "font-weight: bold;")
 
 
 class RecordingsDialog(QDialog):
@@ -202,12 +205,19 @@ class _NarratorJob(QThread):
     def __init__(self, frames, notes, parent=None):
         super().__init__(parent)
         self.frames, self.notes, self.narrator = frames, notes, None
+        self.warnings = None  # the trace's warnings, races included (too large to analyse on the GUI thread)
 
     def run(self) -> None:
         try:
             self.narrator = _build_narrator(self.frames, self.notes)
         except Exception:  # noqa: BLE001 - no caption is better than a crashed thread; the view says so
             log.exception("narration failed")
+        try:
+            from ..model.analysis import trace_warnings
+
+            self.warnings = trace_warnings(self.frames.trace)
+        except Exception:  # noqa: BLE001
+            log.exception("the trace's warnings could not be worked out")
 
 
 class MainWindow(QMainWindow):
@@ -292,6 +302,7 @@ class MainWindow(QMainWindow):
         self.origin_badge.setToolTip(origin + (f"\n{s.source_label}" if s.source_label else ""))
         self.origin_status.setText(origin)
         self.clear_notice()
+        self._find_warnings()
         self.launch_panel.follow_trace()
         self.statusBar().showMessage(
             f"{L.kernel_name}: grid {L.grid} x block {L.block} = {L.n_threads:,} threads · "
@@ -328,6 +339,8 @@ class MainWindow(QMainWindow):
 
     def _narrator_ready(self, job) -> None:
         self._narrator_jobs.remove(job)
+        if job.frames is self.session.frames and job.warnings is not None:
+            self.set_trace_warnings(job.warnings)
         if job.frames is self._narrator_frames and job.narrator is not None:
             self._narrator = job.narrator
             self.caption_text.setText(self._caption(self.session.frame))
@@ -356,6 +369,41 @@ class MainWindow(QMainWindow):
     def clear_notice(self) -> None:
         self.notice_label.setText("")
         self.notice_bar.hide()
+
+    def _find_warnings(self) -> None:
+        """Races, the capture's warnings and an untraced launch, for the banner, Details and the source margin.
+        A trace too large to analyse on the spot shows the capture's warnings now, the races with its narration."""
+        from ..model.analysis import trace_warnings
+
+        tr = self.session.trace
+        try:
+            found = trace_warnings(tr, with_races=len(tr) <= _NARRATE_INLINE_EVENTS)
+        except Exception as e:  # noqa: BLE001 - an analysis that fails must not keep the trace from showing
+            log.exception("the trace's warnings could not be worked out")
+            found = []
+            self.statusBar().showMessage(f"the races could not be analysed: {type(e).__name__}: {e}", 15000)
+        self.set_trace_warnings(found)
+
+    def set_trace_warnings(self, found: list) -> None:
+        self.trace_warnings = list(found)
+        if found:
+            head = found[0].text if len(found) == 1 else f"{len(found)} warnings. " + found[0].text
+            more = [w.text for w in found[1:3]]
+            text = "⚠ " + "\n⚠ ".join([head] + more) + (f"\n… and {len(found) - 3} more in Details" if len(found) > 3 else "")
+            self.warning_label.setText(text)
+            self.warning_bar.show()
+        else:
+            self.warning_label.setText("")
+            self.warning_bar.hide()
+        for vid in ("details", "source"):
+            view = self.views.get(vid)
+            if view is not None and hasattr(view, "set_warnings"):
+                view.set_warnings(self.trace_warnings)
+
+    @property
+    def warning_text(self) -> str:
+        """The warnings banner's text ("" when none is shown)."""
+        return "" if self.warning_bar.isHidden() else self.warning_label.text()
 
     @property
     def notice_text(self) -> str:
@@ -521,6 +569,28 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, notice)
         notice.hide()
         self.notice_bar = notice
+        # warnings about the trace on screen (races, uninitialised reads, an untraced launch): a row of their
+        # own, shown while that trace is on screen, so that a notice never hides them
+        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
+        warn = QToolBar("Warnings", self)
+        warn.setObjectName("toolbar_warnings")
+        warn.setMovable(False)
+        self.warning_label = QLabel("", warn)
+        self.warning_label.setObjectName("warningText")
+        self.warning_label.setWordWrap(True)
+        self.warning_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.warning_label.setStyleSheet(_WARNING_STYLE)
+        self.warning_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        warn.addWidget(self.warning_label)
+        hide = QToolButton(warn)
+        hide.setText("Dismiss")
+        hide.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        hide.clicked.connect(warn.hide)
+        warn.addWidget(hide)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, warn)
+        warn.hide()
+        self.warning_bar = warn
+        self.trace_warnings: list = []  # gpuviz.model.analysis.TraceWarning of the trace on screen
         # where the trace came from, always in the status line (a permanent widget: messages do not cover it)
         self.origin_status = QLabel("", self)
         self.origin_status.setObjectName("originStatus")

@@ -176,6 +176,7 @@ class DetailsView(TraceView):
         self._thread_events: np.ndarray | None = None
         self._thread_key = None
         self._cache: dict = {}
+        self.warnings: list = []  # the trace's warnings (races, uninitialised reads...), set by the window
         self.text = ""  # plain text of what is shown: tests read it
         self.launch_text = ""  # plain text of the launch section
 
@@ -183,11 +184,18 @@ class DetailsView(TraceView):
         self._thread_events = None
         self._thread_key = None
         self._cache = {}
+        self.warnings = []  # the window hands this trace's warnings over once it has them
         self._render_launch()
         if self._live():
             self._render()  # nothing of the previous trace stays on screen, whatever is selected next
 
     def on_theme_changed(self) -> None:
+        if self.trace is not None:
+            self._render_launch()
+
+    def set_warnings(self, warnings: list) -> None:
+        """The trace's warnings (gpuviz.model.analysis.TraceWarning), listed in the launch section."""
+        self.warnings = list(warnings)
         if self.trace is not None:
             self._render_launch()
 
@@ -211,6 +219,7 @@ class DetailsView(TraceView):
         reason = fallback_reason(L)
         if reason:
             rows.append(("fallback", f"asked for the GPU: {reason}"))
+        rows += [("warning", w.text) for w in self.warnings]
         # what recording cost comes right after where it ran: it is what a reader of a GPU trace needs first
         later: list[tuple[str, str]] = [("schedule", schedule_text(L))]
         if L.versions:

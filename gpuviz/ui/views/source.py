@@ -30,8 +30,28 @@ class SourceView(TraceView):
         self._selected_thread_line: int | None = None
         self._first_line = 1
         self._n_lines = 0
+        self.warning_lines: set[int] = set()  # lines a warning is about (a race, an uninitialised read): marked ⚠
+        self._warning_text: dict[int, str] = {}
+
+    def set_warnings(self, warnings: list) -> None:
+        """Mark the lines the trace's warnings name (gpuviz.model.analysis.TraceWarning) in the margin."""
+        text: dict[int, str] = {}
+        for w in warnings:
+            for n in w.lines:
+                text.setdefault(int(n), w.text)
+        if set(text) != self.warning_lines:
+            self.warning_lines = set(text)
+            self._warning_text = text
+            if self.trace is not None:
+                self._fill()
+                self._apply()
 
     def on_trace_changed(self) -> None:
+        self.warning_lines, self._warning_text = set(), {}
+        self._fill()
+        self.highlighted = []
+
+    def _fill(self) -> None:
         L = self.trace.launch
         lines = L.source_lines()
         self._first_line = L.first_line
@@ -44,14 +64,15 @@ class SourceView(TraceView):
         for i, code in enumerate(lines):
             n = L.first_line + i
             c = counts.get(n)
-            out.append(f"{n:>{num_w}} {(f'{c:,}' if c else ''):>{width}}{_GUTTER_SEP}{code}")
+            mark = "⚠" if n in self.warning_lines else " "
+            out.append(f"{n:>{num_w}}{mark}{(f'{c:,}' if c else ''):>{width}}{_GUTTER_SEP}{code}")
         self._gutter_len = num_w + 1 + width + len(_GUTTER_SEP)
         self.editor.setPlainText("\n".join(out))
         self._style_gutter()
         total = sum(counts.values())
         where = L.source_file or "source"
-        self.caption.setText(f"{where} · events per line in the margin ({total:,} in all)")
-        self.highlighted = []
+        warned = f" · ⚠ {len(self.warning_lines)} line(s) with a warning (see Details)" if self.warning_lines else ""
+        self.caption.setText(f"{where} · events per line in the margin ({total:,} in all){warned}")
 
     def _style_gutter(self) -> None:
         if not self._n_lines:
