@@ -8,7 +8,7 @@
     gpuviz info FILE [--json]      what a trace holds
     gpuviz snapshot FILE ...       render a view (or the window) to PNG, headless
     gpuviz lesson FILE|NAME        play a lesson (a file, or a shipped one by name; --list shows them)
-    gpuviz export FILE ...         PNG / SVG of a view, GIF / MP4 of a frame range, Perfetto JSON timeline
+    gpuviz export FILE ...         PNG / SVG of a view, GIF / MP4 of a frame range, Perfetto JSON timeline, HTML page
 """
 
 from __future__ import annotations
@@ -426,10 +426,31 @@ def window_frames(text: str | None) -> str | None:
     return f"{start}:{stop}"
 
 
+def _export_html(args) -> int:
+    """``--format html``: one self-contained page of a trace, a bundled kernel or a lesson."""
+    from gpuviz.export.html import export_html
+    from gpuviz.lessons import LessonError, builtin_lessons, load_lesson
+    from gpuviz.model.tracefile import TraceFileError
+
+    src = args.file
+    try:
+        is_lesson = src.endswith((".toml", ".json")) or (not os.path.exists(src) and src in builtin_lessons())
+        source = load_lesson(src) if is_lesson else _trace_or_kernel(src, "export")
+        out = export_html(source, args.output, frames=window_frames(args.frames), theme=args.theme,
+                          max_bytes=int(args.max_mb * 1e6))
+    except (FileNotFoundError, TraceFileError, LessonError, ValueError, KeyError, OSError) as exc:
+        print(f"gpuviz export: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
+        return 1
+    print(f"{out} ({out.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
 def cmd_export(args) -> int:
     from gpuviz.export import export
     from gpuviz.model.tracefile import TraceFileError
 
+    if args.format == "html":
+        return _export_html(args)
     try:
         trace = _trace_or_kernel(args.file, "export")
         timing_sets = []
@@ -579,10 +600,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("export", help="export a view or the window (PNG, SVG), a frame range (GIF, MP4), the "
                                       "timeline (Perfetto / Chrome trace JSON)")
-    s.add_argument("file", help="a trace file, or a bundled kernel name (captured now at its small size)")
-    s.add_argument("--format", required=True, choices=("png", "svg", "gif", "mp4", "perfetto"))
+    s.add_argument("file", help="a trace file, or a bundled kernel name (captured now at its small size); for html "
+                                "also a lesson (a shipped lesson's name or a lesson file)")
+    s.add_argument("--format", required=True, choices=("png", "svg", "gif", "mp4", "perfetto", "html"))
     s.add_argument("--frames", default=None, help="frames A:B as the window numbers them, both included (1:120, "
-                                                  ":50, -30:), for gif, mp4 and perfetto")
+                                                  ":50, -30:), for gif, mp4, perfetto and html")
+    s.add_argument("--max-mb", type=float, default=3.0, help="html: refuse a page over this many MB (3)")
     s.add_argument("--frame", type=int, default=1, help="the frame for png and svg, as the window numbers it "
                                                        "(1 = first, -1 = last)")
     s.add_argument("--view", default=None, help="view id (default: the whole window)")

@@ -2,13 +2,14 @@
 
 * :mod:`.perfetto`  the timeline as Chrome / Perfetto trace JSON (Qt-free)
 * :mod:`.render`    a view or the window to PNG / SVG, a frame range to GIF / MP4 (offscreen Qt, imageio)
+* :mod:`.html`      one self-contained page that replays a trace or a lesson offline in a browser (Qt-free)
 
-``gpuviz export FILE --format png|svg|gif|mp4|perfetto ...`` is the command-line front end.
+``gpuviz export FILE --format png|svg|gif|mp4|perfetto|html ...`` is the command-line front end.
 """
 
 from .perfetto import trace_events, write_perfetto
 
-FORMATS = ("png", "svg", "gif", "mp4", "perfetto")
+FORMATS = ("png", "svg", "gif", "mp4", "perfetto", "html")
 
 
 def export(trace, out, fmt: str, frames=None, frame: int = 0, view: str | None = None, size=(1280, 720),
@@ -18,6 +19,10 @@ def export(trace, out, fmt: str, frames=None, frame: int = 0, view: str | None =
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if fmt == "html":
+        from .html import export_html
+
+        return export_html(trace, out, frames=frames, theme=theme)
     if fmt == "perfetto":
         from ..model.frames import Frames
         from .render import parse_frames

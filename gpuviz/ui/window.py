@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 from ..model import playback as pb
 from ..model.trace import Trace
 from .actions import Action, ActionRegistry
+from .export_html import export_html_dialog
 from .launch import LaunchPanel
 from .session import Session
 from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
@@ -516,6 +517,8 @@ class MainWindow(QMainWindow):
                    "Traces recorded on an NVIDIA H200, shipped with gpuviz: no GPU needed to watch them"))
         add(Action("file.save", "&Save trace…", self.save_dialog, ("Ctrl+S",), g))
         add(Action("file.snapshot", "Save a &picture of the window…", self.snapshot_dialog, ("Ctrl+Shift+S",), g))
+        add(Action("file.export_html", "&Export an HTML page…", lambda: export_html_dialog(self), ("Ctrl+E",), g,
+                   "One file that replays this launch offline in any browser: for students without gpuviz"))
         add(Action("file.run", "&Run capture", lambda: self.launch_panel.run(), ("Ctrl+R",), g,
                    "Capture the kernel chosen in the launch panel"))
         add(Action("file.quit", "&Quit", self.close, ("Ctrl+Q",), g))
@@ -996,4 +999,6 @@ class MainWindow(QMainWindow):
         self.session.shutdown()
         for job in list(self._narrator_jobs):
             job.wait()  # numpy work, seconds at most: the thread must not outlive its window
+        for job in list(getattr(self, "_html_jobs", [])):
+            job.wait()  # a page being written: the thread must not outlive its window either
         super().closeEvent(ev)

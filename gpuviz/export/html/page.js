@@ -1,0 +1,596 @@
+/* gpuviz exported page: draws the frames gpuviz computed and steps through them.
+
+Every word (frame titles, captions, notes, questions, answers) and every state (lanes, blocks) comes
+from the page's data, made by gpuviz's Python model; this code only draws them and navigates. */
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const S = {data: null, scene: null, si: -1, frame: 0, beat: -1, followed: null, followFrames: null,
+             playing: false, lastTick: 0, fps: 8, theme: document.documentElement.dataset.theme || "light",
+             pal: null, heat: null, heatAt: -1, arrays: [], laneEls: [], warpLabels: []};
+  const KIND = {START: 0, END: 1, GLOBAL_LOAD: 2, GLOBAL_STORE: 3, SHARED_LOAD: 4, SHARED_STORE: 5, ATOMIC: 6,
+                BARRIER: 7, WARP_OP: 8};
+  const ACTIVE = 2;
+
+  async function decode() {
+    const text = $("gpuviz-data").textContent.trim();
+    const bin = atob(text);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return JSON.parse(await new Response(stream).text());
+  }
+
+  // ---- colours: the app's themes --------------------------------------------------------------------
+  function rgb(css) { const c = d3.color(css).rgb(); return [Math.round(c.r), Math.round(c.g), Math.round(c.b)]; }
+  function applyTheme(name) {
+    S.theme = name;
+    const p = S.data.palettes[name];
+    document.documentElement.dataset.theme = name;
+    const st = document.documentElement.style;
+    for (const [v, k] of [["--bg", "background"], ["--panel", "panel"], ["--fg", "foreground"], ["--muted", "muted"],
+                          ["--grid", "grid"], ["--current", "current"], ["--selected", "selected"], ["--line", "line"]]) {
+      st.setProperty(v, p[k]);
+    }
+    const bg = rgb(p.background);
+    const lut = [];
+    for (let i = 0; i < 256; i++) {  // cividis, pulled toward the background as the app's heat maps are
+      const c = rgb(d3.interpolateCividis(i / 255));
+      lut.push(c.map((v, j) => Math.round(v * (1 - p.heat_toward) + bg[j] * p.heat_toward)));
+    }
+    S.pal = Object.assign({}, p, {lut: lut, untouchedRGB: rgb(p.untouched)});
+    legends();
+    if (S.scene) { S.laneEls.forEach((el) => { el.dataset.colour = ""; }); draw(); }
+  }
+
+  function sw(colour, text, outline) {
+    return `<span><span class="sw${outline ? " outline" : ""}" style="${outline ? "border-color" : "background"}:${colour}"></span>${text}</span>`;
+  }
+  function legends() {
+    const p = S.pal, L = S.scene ? S.scene.launch : S.data.scenes[0].launch;
+    $("lane-legend").innerHTML = L.lane_labels.map((lab, i) => sw(p.lane[i], lab)).join("") +
+      sw(p.selected, "followed thread", true);
+    $("grid-legend").innerHTML = L.block_labels.map((lab, i) => sw(p.block[i], lab)).join("") +
+      sw(p.current, "this frame's block", true);
+    $("global-legend").innerHTML = sw(p.read, "read now") + sw(p.write, "written now") + sw(p.atomic, "atomic now") +
+      sw(p.current, "its 32-byte sectors", true) +
+      `<span><span class="sw" style="width:3em;background:linear-gradient(90deg, rgb(${p.lut[0].join(",")}), ` +
+      `rgb(${p.lut[128].join(",")}), rgb(${p.lut[255].join(",")}))"></span>accesses so far (cividis)</span>`;
+    $("shared-legend").innerHTML = sw(p.read, "read now") + sw(p.write, "written now") +
+      sw(p.conflict, "bank serving more than one word (a conflict)") + "<span>one row = 32 banks × 4 bytes</span>";
+  }
+
+  // ---- a scene: one launch ----------------------------------------------------------------------------
+  function loadScene(i) {
+    if (i === S.si) return;
+    S.si = i;
+    const sc = S.scene = S.data.scenes[i];
+    const L = sc.launch;
+    S.followed = null; S.followFrames = null; S.heat = null; S.heatAt = -1;
+    // the notice: what this page leaves out, events a GPU buffer dropped
+    const notes = [];
+    if (sc.left_out) notes.push(sc.left_out);
+    if (L.dropped) notes.push(`${L.dropped.toLocaleString()} events were DROPPED when this trace was recorded.`);
+    $("notice").hidden = !notes.length;
+    $("notice").textContent = notes.join(" ");
+    $("origin").textContent = `${L.kernel} · ${L.device} · grid (${L.grid.join(", ")}) × block (${L.block.join(", ")}) = ` +
+      `${L.n_threads.toLocaleString()} threads · frames ${sc.first.toLocaleString()}–${sc.last.toLocaleString()} of ` +
+      `${sc.n_frames_total.toLocaleString()}`;
+    buildLanes(L);
+    buildSource(L);
+    buildArrays(sc);
+    const scrub = $("scrubber");
+    scrub.min = sc.first; scrub.max = sc.last;
+    if (S.data.kind === "lesson") $("scene-select").value = String(i);
+    legends();
+  }
+
+  function buildLanes(L) {
+    const box = $("lanes");
+    box.innerHTML = "";
+    S.laneEls = []; S.warpLabels = [];
+    const ws = L.warp_size, T = L.threads_per_block;
+    box.style.gridTemplateColumns = `2.4rem repeat(${ws}, minmax(0, 1fr))`;
+    for (let w = 0; w < L.warps_per_block; w++) {
+      const lab = document.createElement("div");
+      lab.className = "wlabel"; lab.textContent = `w${w}`;
+      box.appendChild(lab); S.warpLabels.push(lab);
+      for (let l = 0; l < ws; l++) {
+        const t = w * ws + l;
+        const el = document.createElement("button");
+        el.type = "button";
+        if (t >= T) { el.className = "lane pad"; el.tabIndex = -1; box.appendChild(el); continue; }
+        el.className = "lane";
+        el.dataset.thread = String(t);
+        el.setAttribute("aria-label", `thread ${threadName(L, t)}, warp ${w} lane ${l}`);
+        el.addEventListener("click", () => follow(t));
+        box.appendChild(el); S.laneEls.push(el);
+      }
+    }
+  }
+
+  function threadName(L, t) {
+    const [bx, by, bz] = L.block;
+    const x = t % bx, y = Math.floor(t / bx) % by, z = Math.floor(t / (bx * by));
+    if (by === 1 && bz === 1) return String(x);
+    return bz === 1 ? `(${x},${y})` : `(${x},${y},${z})`;
+  }
+
+  function buildSource(L) {
+    // Prism tokenises the whole source (strings over several lines stay strings); split into lines after
+    const text = L.source.join("\n");
+    const tokens = Prism.tokenize(text, Prism.languages.python);
+    const lines = [[]];
+    const esc = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    (function walk(toks, cls) {
+      for (const tk of toks) {
+        if (typeof tk === "string") {
+          tk.split("\n").forEach((part, k) => {
+            if (k) lines.push([]);
+            if (part) lines[lines.length - 1].push(cls.length ? `<span class="${cls.join(" ")}">${esc(part)}</span>` : esc(part));
+          });
+        } else {
+          const c = cls.concat(["token", tk.type]).concat(tk.alias ? [].concat(tk.alias) : []);
+          walk(Array.isArray(tk.content) ? tk.content : [tk.content], c);
+        }
+      }
+    })(tokens, []);
+    const pre = $("source");
+    pre.innerHTML = lines.map((parts, k) => {
+      const n = L.first_line + k;
+      return `<span class="src-line" data-line="${n}"><span class="ln">${n}</span>${parts.join("")}</span>`;
+    }).join("");
+    S.srcLines = new Map();
+    pre.querySelectorAll(".src-line").forEach((el) => S.srcLines.set(Number(el.dataset.line), el));
+    S.lit = [];
+  }
+
+  function buildArrays(sc) {
+    S.arrays = [];
+    const L = sc.launch;
+    for (const box of [$("global-arrays"), $("shared-arrays")]) box.innerHTML = "";
+    L.arrays.forEach((a, id) => {
+      if (a.space !== "global" && a.space !== "shared") return;
+      const box = a.space === "shared" ? $("shared-arrays") : $("global-arrays");
+      const div = document.createElement("div");
+      div.className = "array";
+      const shape = a.shape.length ? a.shape.join("×") : "1";
+      div.innerHTML = `<div class="aname">${a.space === "shared" ? "shared " : ""}${a.name} <span class="muted">` +
+        `(${shape} ${a.dtype})</span></div><canvas></canvas><div class="afig muted"></div>`;
+      box.appendChild(div);
+      const cv = div.querySelector("canvas");
+      const rec = {id: id, info: a, div: div, canvas: cv, fig: div.querySelector(".afig"), layout: a.layout};
+      if (a.space === "shared") {
+        rec.words = a.layout.size;
+      }
+      cv.addEventListener("click", (ev) => clickArray(rec, ev));
+      S.arrays.push(rec);
+    });
+    $("view-shared").hidden = !S.arrays.some((r) => r.info.space === "shared");
+    $("view-global").hidden = !S.arrays.some((r) => r.info.space === "global");
+    if ($("global-arrays").children.length === 0) $("global-arrays").innerHTML = '<div class="empty">no global arrays</div>';
+    // the heat scale of each global array: its busiest element over the page's frames
+    const ev = sc.events;
+    for (const r of S.arrays) {
+      if (r.info.space !== "global") continue;
+      const c = new Int32Array(r.layout.size);
+      for (let k = 0; k < ev.array.length; k++) {
+        if (ev.array[k] === r.id && isMemory(ev.kind[k]) && ev.index[k] >= 0 && ev.index[k] < c.length) c[ev.index[k]]++;
+      }
+      let m = 1; for (let k = 0; k < c.length; k++) if (c[k] > m) m = c[k];
+      r.vmax = m; r.counts = new Int32Array(r.layout.size);
+    }
+  }
+
+  function isMemory(k) { return k >= KIND.GLOBAL_LOAD && k <= KIND.ATOMIC; }
+
+  // ---- stepping --------------------------------------------------------------------------------------
+  function local(f) { return f - S.scene.first; }
+  function clampFrame(f) { return Math.max(S.scene.first, Math.min(S.scene.last, f)); }
+
+  function go(f, keepBeat) {
+    S.frame = clampFrame(f);
+    if (!keepBeat && S.beat >= 0) S.beat = -S.beat - 1;  // leave the lesson's beat, remembering which it was
+    draw();
+  }
+
+  function lessonBeat() { return S.beat >= 0 ? S.data.beats[S.beat] : null; }
+  function lastBeat() { return S.beat >= 0 ? S.beat : -S.beat - 1; }
+
+  function gotoBeat(k) {
+    const beats = S.data.beats;
+    k = Math.max(0, Math.min(beats.length - 1, k));
+    const b = beats[k];
+    stop();
+    loadScene(b.scene);
+    S.beat = k;
+    S.frame = b.frame;
+    draw();
+  }
+
+  function step(d) {
+    if (S.followed && S.followFrames && S.followFrames.length) {
+      const ff = S.followFrames;
+      let k = d > 0 ? ff.findIndex((x) => x > S.frame) : findLastIndex(ff, (x) => x < S.frame);
+      if (k >= 0) go(ff[k]);
+      return;
+    }
+    if (S.data.kind === "lesson") { gotoBeat(lastBeat() + d); return; }
+    go(S.frame + d);
+  }
+
+  function findLastIndex(a, pred) { for (let i = a.length - 1; i >= 0; i--) if (pred(a[i])) return i; return -1; }
+
+  function barrier(d) {
+    const bs = S.scene.barriers;
+    const k = d > 0 ? bs.findIndex((x) => x > S.frame) : findLastIndex(bs, (x) => x < S.frame);
+    if (k >= 0) go(bs[k]);
+  }
+
+  function togglePlay() { if (S.playing) stop(); else play(); }
+  function play() {
+    if (S.frame >= S.scene.last) go(S.scene.first);
+    S.playing = true; S.lastTick = performance.now();
+    $("b-play").textContent = "⏸ pause";
+    requestAnimationFrame(tick);
+  }
+  function stop() { S.playing = false; $("b-play").textContent = "▶ play"; }
+  function tick(now) {
+    if (!S.playing) return;
+    // advance by elapsed time: a slow machine drops frames, never queues them
+    const n = Math.floor((now - S.lastTick) * S.fps / 1000);
+    if (n > 0) {
+      S.lastTick += n * 1000 / S.fps;
+      const f = Math.min(S.scene.last, S.frame + n);
+      go(f);
+      if (f >= S.scene.last) { stop(); return; }
+    }
+    requestAnimationFrame(tick);
+  }
+
+  function follow(t) {
+    const sc = S.scene, b = sc.frames.block[local(S.frame)];
+    if (S.followed && S.followed.thread === t && S.followed.block === b) { unfollow(); return; }
+    S.followed = {block: b, thread: t};
+    const ff = [];
+    const ev = sc.events;
+    for (let i = 0; i <= sc.last - sc.first; i++) {
+      if (sc.frames.block[i] !== b) continue;
+      for (let k = ev.offsets[i]; k < ev.offsets[i + 1]; k++) if (ev.thread[k] === t) { ff.push(sc.first + i); break; }
+    }
+    S.followFrames = ff;
+    draw();
+  }
+  function unfollow() { S.followed = null; S.followFrames = null; draw(); }
+
+  function clickArray(rec, ev) {
+    // a click on an element: go to the next frame (after this one) that touches it
+    const sc = S.scene, r = rec.canvas.getBoundingClientRect();
+    const col = Math.floor((ev.clientX - r.left) / r.width * rec.layout.cols);
+    const row = Math.floor((ev.clientY - r.top) / r.height * rec.layout.rows);
+    let cell = row * rec.layout.cols + col;
+    if (cell < 0 || cell >= rec.layout.size) return;
+    const e = sc.events, item = rec.info.itemsize;
+    for (let i = local(S.frame) + 1; i <= sc.last - sc.first; i++) {
+      for (let k = e.offsets[i]; k < e.offsets[i + 1]; k++) {
+        if (e.array[k] !== rec.id || !isMemory(e.kind[k])) continue;
+        const c = rec.info.space === "shared" ? Math.floor(e.index[k] * item / 4) : e.index[k];
+        if (c === cell) { go(sc.first + i); return; }
+      }
+    }
+  }
+
+  // ---- drawing ---------------------------------------------------------------------------------------
+  function draw() {
+    const sc = S.scene, i = local(S.frame), F = sc.frames, L = sc.launch;
+    const beat = lessonBeat();
+    $("frame-title").textContent = F.title[i];
+    $("caption").textContent = beat ? beat.caption : F.caption[i];
+    const scrub = $("scrubber");
+    if (Number(scrub.value) !== S.frame) scrub.value = S.frame;
+    $("counter").textContent = `frame ${S.frame.toLocaleString()} of ${(sc.n_frames_total - 1).toLocaleString()}`;
+    document.body.dataset.frame = String(S.frame);
+    drawLesson();
+    drawFollow();
+    drawLanes(sc, i, L);
+    drawSource(F.lines[i], F.line[i]);
+    drawGrid(sc, i, L);
+    drawArrays(sc, i);
+  }
+
+  function drawLesson() {
+    if (S.data.kind !== "lesson") return;
+    const k = lastBeat(), b = S.data.beats[k], sc = S.data.scenes[b.scene];
+    const inBeat = S.beat >= 0;
+    $("progress").textContent = b.progress + (inBeat ? "" : " · stepping freely (→ goes on with the lesson)");
+    $("scene-notes").textContent = sc.notes;
+    $("question-box").hidden = !b.question;
+    $("question").textContent = b.question;
+    $("answer").hidden = !b.revealed || !b.question;
+    $("answer-text").textContent = b.revealed ? b.answer : "";
+    $("reveal-button").hidden = !b.question || b.revealed;
+    $("kernel-note").hidden = true;
+    $("beat-prev").disabled = k === 0 && inBeat;
+    $("beat-next").disabled = k === S.data.beats.length - 1 && inBeat;
+  }
+
+  function drawFollow() {
+    const el = $("follow");
+    if (!S.followed) { el.hidden = true; return; }
+    const sc = S.scene, L = sc.launch, f = S.followed;
+    const n = S.followFrames.length, k = S.followFrames.filter((x) => x <= S.frame).length;
+    let state = "";
+    if (sc.frames.block[local(S.frame)] === f.block) {
+      state = ` · now ${L.lane_labels[Number(sc.frames.lane_states[local(S.frame)][f.thread])]}`;
+    }
+    el.hidden = false;
+    el.textContent = `Following thread ${threadName(L, f.thread)} of block ${sc.block_names[f.block]}: it executes in ` +
+      `${n.toLocaleString()} frames of this page, ${k.toLocaleString()} so far${state}. → ← go to its next / previous; ` +
+      `Esc (or a click on it) stops following.`;
+  }
+
+  function drawLanes(sc, i, L) {
+    const states = sc.frames.lane_states[i], p = S.pal, w = sc.frames.warp[i];
+    const fb = S.followed && sc.frames.block[i] === S.followed.block ? S.followed.thread : -1;
+    $("block-heading").textContent = `Block ${sc.block_names[sc.frames.block[i]]}: ${L.warps_per_block} warps × ${L.warp_size} lanes`;
+    for (let t = 0; t < S.laneEls.length; t++) {
+      const el = S.laneEls[t], s = states.charCodeAt(t) - 48;
+      const colour = p.lane[s];
+      if (el.dataset.colour !== colour) { el.style.background = colour; el.dataset.colour = colour; }
+      const label = L.lane_labels[s];
+      if (el.dataset.state !== label) el.dataset.state = label;
+      el.classList.toggle("followed", t === fb);
+      el.classList.toggle("warp-now", Math.floor(t / L.warp_size) === w);
+    }
+    S.warpLabels.forEach((lab, k) => lab.classList.toggle("current", k === w));
+  }
+
+  function drawSource(lines, main) {
+    for (const el of S.lit) el.classList.remove("lit");
+    S.lit = [];
+    for (const n of lines) {
+      const el = S.srcLines.get(n);
+      if (el) { el.classList.add("lit"); S.lit.push(el); }
+    }
+    const el = S.srcLines.get(main) || S.lit[0];
+    if (el) {  // keep the lit line in sight inside the source box, without scrolling the page
+      const pre = $("source"), top = el.offsetTop - pre.offsetTop;
+      if (top < pre.scrollTop || top + el.offsetHeight > pre.scrollTop + pre.clientHeight) {
+        pre.scrollTop = Math.max(0, top - pre.clientHeight / 3);
+      }
+    }
+  }
+
+  function fitCanvas(cv, cssW, cssH) {
+    const dpr = window.devicePixelRatio || 1;
+    cv.style.height = `${cssH}px`;
+    const w = Math.max(1, Math.round(cssW * dpr)), h = Math.max(1, Math.round(cssH * dpr));
+    if (cv.width !== w || cv.height !== h) { cv.width = w; cv.height = h; }
+    const ctx = cv.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return ctx;
+  }
+
+  function drawGrid(sc, i, L) {
+    const cv = $("grid-canvas"), [gx, gy, gz] = L.grid, rows = gy * gz;
+    const W = cv.clientWidth || cv.parentElement.clientWidth;
+    const cell = Math.max(3, Math.min(64, W / gx, 260 / rows));
+    const ctx = fitCanvas(cv, W, cell * rows + 2);
+    const p = S.pal, states = sc.frames.block_states[i], cur = sc.frames.block[i];
+    ctx.fillStyle = p.background; ctx.fillRect(0, 0, W, cell * rows + 2);
+    const gap = cell > 8 ? 2 : 0;
+    for (let b = 0; b < L.n_blocks; b++) {
+      const x = b % gx, y = Math.floor(b / gx);
+      ctx.fillStyle = p.block[states.charCodeAt(b) - 48];
+      ctx.fillRect(x * cell + 1, y * cell + 1, cell - gap, cell - gap);
+    }
+    const outline = (b, colour, lw) => {
+      const x = b % gx, y = Math.floor(b / gx);
+      ctx.strokeStyle = colour; ctx.lineWidth = lw;
+      ctx.strokeRect(x * cell + 1 + lw / 2, y * cell + 1 + lw / 2, cell - gap - lw, cell - gap - lw);
+    };
+    if (S.followed) outline(S.followed.block, p.selected, Math.max(2, cell / 8));
+    outline(cur, p.current, Math.max(2, cell / 10));
+    if (cell >= 26) {
+      ctx.fillStyle = p.foreground; ctx.font = `${Math.min(14, cell / 3.2)}px system-ui, sans-serif`;
+      ctx.textAlign = "center"; ctx.textBaseline = "middle";
+      for (let b = 0; b < L.n_blocks; b++) {
+        const x = b % gx, y = Math.floor(b / gx);
+        ctx.fillText(sc.block_names[b], x * cell + cell / 2, y * cell + cell / 2);
+      }
+    }
+    cv.onclick = (ev) => {
+      const r = cv.getBoundingClientRect();
+      const b = Math.floor((ev.clientY - r.top - 1) / cell) * gx + Math.floor((ev.clientX - r.left - 1) / cell);
+      const k = sc.frames.block.indexOf(b);
+      if (k >= 0) go(sc.first + k);
+    };
+  }
+
+  function advanceHeat(sc, i) {
+    // accesses so far (frames first..i): move the running counts forward or back from where they are
+    const e = sc.events, gl = S.arrays.filter((r) => r.info.space === "global");
+    if (!gl.length) return;
+    const byId = new Map(gl.map((r) => [r.id, r.counts]));
+    const apply = (fi, sign) => {
+      for (let k = e.offsets[fi]; k < e.offsets[fi + 1]; k++) {
+        const c = byId.get(e.array[k]);
+        if (c && isMemory(e.kind[k]) && e.index[k] >= 0 && e.index[k] < c.length) c[e.index[k]] += sign;
+      }
+    };
+    if (S.heatAt > i && S.heatAt - i > i) { gl.forEach((r) => r.counts.fill(0)); S.heatAt = -1; }
+    while (S.heatAt < i) apply(++S.heatAt, 1);
+    while (S.heatAt > i) apply(S.heatAt--, -1);
+  }
+
+  function drawArrays(sc, i) {
+    advanceHeat(sc, i);
+    const e = sc.events, p = S.pal, facts = sc.frames.facts[i];
+    const lo = e.offsets[i], hi = e.offsets[i + 1];
+    const fb = S.followed && sc.frames.block[i] === S.followed.block ? S.followed.thread : -1;
+    for (const r of S.arrays) {
+      const shared = r.info.space === "shared", lay = r.layout;
+      const box = r.div.clientWidth || 300;
+      const cell = Math.max(1, Math.min(shared ? 18 : 18, box / lay.cols, (shared ? 96 : 230) / lay.rows));
+      const W = cell * lay.cols, H = cell * lay.rows + (shared ? 14 : 0);
+      r.canvas.style.width = `${W}px`;
+      const ctx = fitCanvas(r.canvas, W, H);
+      const top = shared ? 14 : 0;
+      // background: heat of accesses so far (global) or untouched words (shared), one pixel per cell, scaled up
+      const img = new ImageData(lay.cols, lay.rows);
+      const un = p.untouchedRGB;
+      for (let c = 0; c < lay.rows * lay.cols; c++) {
+        let col = un;
+        if (c >= lay.size) col = rgb(p.background);
+        else if (!shared && r.counts[c] > 0) col = p.lut[Math.round(Math.sqrt(Math.min(1, r.counts[c] / r.vmax)) * 255)];
+        img.data.set([col[0], col[1], col[2], 255], c * 4);
+      }
+      const off = r.off || (r.off = document.createElement("canvas"));
+      off.width = lay.cols; off.height = lay.rows;
+      off.getContext("2d").putImageData(img, 0, 0);
+      ctx.fillStyle = p.background; ctx.fillRect(0, 0, W, H);
+      ctx.imageSmoothingEnabled = false;
+      ctx.drawImage(off, 0, top, W, cell * lay.rows);
+      // this frame's accesses: cells lit by kind; sectors (global) or banks (shared)
+      const cells = new Map(), sectors = new Set(), bankWords = new Map();
+      let mine = -1;
+      for (let k = lo; k < hi; k++) {
+        if (e.array[k] !== r.id || !isMemory(e.kind[k]) || e.index[k] < 0) continue;
+        const kind = e.kind[k];
+        const colour = kind === KIND.ATOMIC ? p.atomic : (kind === KIND.GLOBAL_STORE || kind === KIND.SHARED_STORE) ? p.write : p.read;
+        const item = r.info.itemsize;
+        if (shared) {
+          const w0 = Math.floor(e.index[k] * item / 4), nw = Math.max(1, item / 4);
+          for (let w = w0; w < w0 + nw; w++) {
+            cells.set(w, colour);
+            const bank = w % 32;
+            if (!bankWords.has(bank)) bankWords.set(bank, new Set());
+            bankWords.get(bank).add(w);
+          }
+          if (e.thread[k] === fb) mine = w0;
+        } else {
+          cells.set(e.index[k], colour);
+          sectors.add(Math.floor(e.index[k] * item / 32));
+          if (e.thread[k] === fb) mine = e.index[k];
+        }
+      }
+      const inset = cell > 6 ? 1 : 0;
+      for (const [c, colour] of cells) {
+        if (c >= lay.size) continue;
+        ctx.fillStyle = colour;
+        ctx.fillRect((c % lay.cols) * cell + inset, top + Math.floor(c / lay.cols) * cell + inset, cell - 2 * inset, cell - 2 * inset);
+      }
+      const lw = Math.max(1.5, Math.min(3, cell / 5));
+      if (!shared) {
+        const per = Math.max(1, Math.floor(32 / r.info.itemsize));
+        ctx.strokeStyle = p.current; ctx.lineWidth = lw;
+        for (const s of sectors) {  // a sector's elements, one rectangle per row it spans
+          let a = s * per, b = Math.min(lay.size, a + per);
+          while (a < b) {
+            const row = Math.floor(a / lay.cols), end = Math.min(b, (row + 1) * lay.cols);
+            ctx.strokeRect((a % lay.cols) * cell + lw / 2, row * cell + lw / 2, (end - a) * cell - lw, cell - lw);
+            a = end;
+          }
+        }
+      } else {
+        for (const [bank, words] of bankWords) {  // bank header: conflict colour where a bank serves several words
+          ctx.fillStyle = words.size > 1 ? p.conflict : p.read;
+          ctx.fillRect(bank * cell + inset, 2, cell - 2 * inset, 9);
+        }
+      }
+      if (mine >= 0 && mine < lay.size) {
+        ctx.strokeStyle = p.selected; ctx.lineWidth = lw + 1;
+        ctx.strokeRect((mine % lay.cols) * cell, top + Math.floor(mine / lay.cols) * cell, cell, cell);
+      }
+      // the figure under the array: the model's numbers for this request
+      let fig = "", conflict = false;
+      if (cells.size) {
+        if (!shared && facts.sectors !== undefined) {
+          fig = `this warp: ${cells.size} element${cells.size === 1 ? "" : "s"} in ${facts.sectors} sector${facts.sectors === 1 ? "" : "s"}` +
+            (facts.ideal_sectors !== undefined ? ` (${facts.ideal_sectors} at best)` : "");
+        } else if (shared && facts.ways !== undefined) {
+          conflict = facts.ways > 1;
+          fig = conflict ? `this warp: ${facts.ways}-way bank conflict (${facts.ways} passes)` : "this warp: no bank conflict";
+        } else {
+          fig = `this warp: ${cells.size} element${cells.size === 1 ? "" : "s"}`;
+        }
+      }
+      r.fig.textContent = fig || "\u00a0";
+      r.fig.classList.toggle("conflict", conflict);
+      r.div.dataset.lit = String(cells.size);
+    }
+  }
+
+  // ---- keys and buttons ----------------------------------------------------------------------------
+  function onKey(ev) {
+    if (ev.target && ev.target.tagName === "SELECT") return;
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const k = ev.key;
+    const act = {
+      ArrowRight: () => step(1), PageDown: () => step(1), ArrowLeft: () => step(-1), PageUp: () => step(-1),
+      ArrowDown: () => barrier(1), ArrowUp: () => barrier(-1),
+      Home: () => go(S.scene.first), End: () => go(S.scene.last), " ": togglePlay,
+      Escape: () => { if (S.followed) unfollow(); $("keys").hidden = true; },
+      t: () => applyTheme(S.theme === "light" ? "dark" : "light"),
+      "?": () => { $("keys").hidden = !$("keys").hidden; },
+    }[k];
+    if (!act) return;
+    ev.preventDefault();
+    if (k !== " ") stop();
+    act();
+  }
+
+  function wire() {
+    document.addEventListener("keydown", onKey);
+    $("b-first").onclick = () => { stop(); go(S.scene.first); };
+    $("b-last").onclick = () => { stop(); go(S.scene.last); };
+    $("b-prev").onclick = () => { stop(); S.followed ? step(-1) : go(S.frame - 1); };
+    $("b-next").onclick = () => { stop(); S.followed ? step(1) : go(S.frame + 1); };
+    $("b-prev-barrier").onclick = () => { stop(); barrier(-1); };
+    $("b-next-barrier").onclick = () => { stop(); barrier(1); };
+    $("b-play").onclick = togglePlay;
+    $("scrubber").addEventListener("input", (ev) => { stop(); go(Number(ev.target.value)); });
+    $("theme-button").onclick = () => applyTheme(S.theme === "light" ? "dark" : "light");
+    $("help-button").onclick = () => { $("keys").hidden = !$("keys").hidden; };
+    if (S.data.kind === "lesson") {
+      $("beat-next").onclick = () => { S.followed = null; gotoBeat(S.beat >= 0 ? S.beat + 1 : lastBeat()); };
+      $("beat-prev").onclick = () => { S.followed = null; gotoBeat(S.beat >= 0 ? S.beat - 1 : lastBeat()); };
+      $("reveal-button").onclick = () => gotoBeat(lastBeat() + 1);
+      $("scene-select").addEventListener("change", (ev) => {
+        const i = Number(ev.target.value);
+        gotoBeat(S.data.beats.findIndex((b) => b.scene === i));
+      });
+    }
+    let pending = false;
+    new ResizeObserver(() => {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => { pending = false; if (S.scene) draw(); });
+    }).observe($("views"));
+  }
+
+  async function main() {
+    S.data = await decode();
+    const d = S.data;
+    $("page-title").textContent = d.title;
+    if (d.summary) { $("summary").hidden = false; $("summary").textContent = d.summary; }
+    document.title = `${d.title} · gpuviz`;
+    if (d.kind === "lesson") {
+      $("lesson").hidden = false;
+      $("scene-select").innerHTML = d.scenes.map((s, i) => `<option value="${i}"></option>`).join("");
+      [...$("scene-select").options].forEach((o, i) => { o.textContent = `${i + 1}. ${d.scenes[i].title}`; });
+    }
+
+    applyTheme(S.theme);
+    wire();
+    if (d.kind === "lesson") gotoBeat(0);
+    else { loadScene(0); go(S.scene.first); }
+    document.body.dataset.ready = "1";
+  }
+
+  main().catch((err) => {
+    document.body.dataset.ready = "error";
+    $("frame-title").textContent = `This page could not be read: ${err}`;
+    throw err;
+  });
+})();

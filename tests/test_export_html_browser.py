@@ -1,0 +1,295 @@
+"""The exported HTML page in a real headless browser: Debian's chromium, driven by Playwright.
+
+Keys are pressed and things clicked as a student would, and what the page then shows is checked
+against the Python model: the frame title is ``Frames.describe``, the caption ``Narrator.text``, the
+lit source lines ``Frames.lines_at``, the lanes drawn active ``Frames.lane_states``; a lesson's
+question hides its answer until it is revealed; the page logs no console error and asks the network
+for nothing beyond itself.
+
+No browser is downloaded: the tests use the system's chromium (``bash dev test`` installs it where it
+can). They are skipped only where no chromium can be found, and never in CI, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from gpuviz.model.frames import Frames, LaneState
+from gpuviz.model.narration import Narrator
+
+pytestmark = pytest.mark.slow
+
+
+def _chromium() -> str | None:
+    for c in (os.environ.get("GPUVIZ_CHROMIUM"), "chromium", "chromium-browser"):
+        if c and shutil.which(c):
+            return shutil.which(c)
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    missing = ("chromium (apt-get install chromium)" if exe is None else "") or (
+        "playwright for Python (pip install playwright)" if sync_playwright is None else "")
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"the browser tests must run in CI, but {missing} is missing: `bash dev test` installs both")
+        pytest.skip(f"no {missing} on this machine: the exported page cannot be opened in a browser here")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+class Opened:
+    """One page open in the browser, with everything it logged and asked the network for."""
+
+    def __init__(self, browser, path, size=(1600, 1000)):
+        self.url = path.resolve().as_uri()
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+        pg = self.page
+        pg.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
+        pg.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        pg.on("request", lambda r: self.requests.append(r.url))
+        # anything but the page itself is refused (and recorded above): the page must work offline
+        pg.route("**/*", lambda route: route.continue_() if route.request.url == self.url else route.abort())
+        pg.goto(self.url)
+        pg.wait_for_function("() => document.body.dataset.ready !== undefined", timeout=15000)
+        assert pg.evaluate("document.body.dataset.ready") == "1", pg.inner_text("#frame-title")
+
+    def frame(self) -> int:
+        return int(self.page.evaluate("document.body.dataset.frame"))
+
+    def title(self) -> str:
+        return self.page.inner_text("#frame-title").strip()
+
+    def caption(self) -> str:
+        return self.page.inner_text("#caption").strip()
+
+    def lit_lines(self) -> list[int]:
+        return self.page.eval_on_selector_all(".src-line.lit", "els => els.map(e => Number(e.dataset.line))")
+
+    def lane_states(self) -> list[str]:
+        return self.page.eval_on_selector_all(".lane:not(.pad)", "els => els.map(e => e.dataset.state)")
+
+    def press(self, key: str, n: int = 1) -> None:
+        for _ in range(n):
+            self.page.keyboard.press(key)
+
+    def visible(self, selector: str) -> bool:
+        return self.page.is_visible(selector)
+
+    def close(self) -> None:
+        assert self.errors == [], self.errors
+        assert self.requests == [self.url], f"the page asked for more than itself: {self.requests}"
+        self.page.close()
+
+
+@pytest.fixture(scope="module")
+def mm():
+    """The app's embedded default launch (tiled matmul, size 32) with its frames and narration."""
+    from gpuviz.app import default_trace
+
+    trace = default_trace()
+    frames = Frames(trace)
+    from gpuviz.export.html import kernel_notes
+
+    return trace, frames, Narrator(frames, notes=kernel_notes(trace))
+
+
+@pytest.fixture(scope="module")
+def mm_page(tmp_path_factory, mm):
+    from gpuviz.export.html import export_html
+
+    return export_html(mm[0], tmp_path_factory.mktemp("page") / "mm.html")
+
+
+def _rgb(hex_colour: str) -> str:
+    h = hex_colour.lstrip("#")
+    return f"rgb({int(h[0:2], 16)}, {int(h[2:4], 16)}, {int(h[4:6], 16)})"
+
+
+def test_keys_step_through_the_frames_the_window_describes(browser, mm, mm_page):
+    trace, frames, narrator = mm
+    page = Opened(browser, mm_page)
+    assert page.frame() == 0 and page.title() == frames.describe(0)
+    assert page.caption() == narrator.text(0)
+    for n in (1, 7, 19):
+        page.press("ArrowRight", n - page.frame())
+        assert page.frame() == n
+        assert page.title() == frames.describe(n)
+        assert page.caption() == narrator.text(n)
+        assert page.lit_lines() == frames.lines_at(n).tolist() and page.lit_lines()
+    page.press("ArrowLeft", 3)
+    assert page.title() == frames.describe(16)
+    # ↓ ↑: the barriers the window's keys go to; End, Home: the last and first frames
+    page.press("ArrowDown")
+    assert page.frame() == frames.next_barrier(16) and page.title() == frames.describe(frames.next_barrier(16))
+    b = page.frame()
+    page.press("ArrowDown")
+    assert page.frame() == frames.next_barrier(b) > b
+    page.press("ArrowUp")
+    assert page.frame() == b
+    page.press("End")
+    assert page.frame() == frames.n_frames - 1 and page.title() == frames.describe(frames.n_frames - 1)
+    page.press("Home")
+    assert page.frame() == 0
+    page.close()
+
+
+def test_the_lanes_drawn_are_the_models_lane_states(browser, mm, mm_page):
+    from gpuviz.ui.theme import DARK, LIGHT
+
+    trace, frames, _ = mm
+    page = Opened(browser, mm_page)
+    f = int(np.flatnonzero(frames.n_lanes == 32)[3])  # a frame where a whole warp executes
+    page.press("ArrowRight", f)
+    want = frames.lane_states(int(frames.block[f]), f)
+    assert page.lane_states() == [LaneState(s).label for s in want]
+    active = np.flatnonzero(want == LaneState.ACTIVE)
+    assert len(active) == 32 and set(active // 32) == {int(frames.warp[f])}
+    colours = page.page.eval_on_selector_all(".lane:not(.pad)", "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert {colours[t] for t in active} == {_rgb(LIGHT.lane[LaneState.ACTIVE])}
+    idle = np.flatnonzero(want == LaneState.IDLE)
+    assert len(idle) and {colours[t] for t in idle} == {_rgb(LIGHT.lane[LaneState.IDLE])}
+    # a barrier frame: the lanes that wait are drawn waiting
+    page.press("ArrowDown")
+    g = page.frame()
+    assert page.lane_states() == [LaneState(s).label for s in frames.lane_states(int(frames.block[g]), g)]
+    assert "at barrier" in page.lane_states()
+    # the dark theme draws the same states in the dark theme's colours
+    page.press("t")
+    assert page.page.evaluate("document.documentElement.dataset.theme") == "dark"
+    assert page.page.evaluate("getComputedStyle(document.body).backgroundColor") == _rgb(DARK.panel)
+    colours = page.page.eval_on_selector_all(".lane:not(.pad)", "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    by_label = {s.label: _rgb(DARK.lane[s]) for s in LaneState}
+    assert colours == [by_label[s] for s in page.lane_states()]
+    page.close()
+
+
+def test_scrubber_follow_a_thread_play_and_the_memory_figures(browser, mm, mm_page):
+    trace, frames, narrator = mm
+    page = Opened(browser, mm_page)
+    pg = page.page
+    # the scrubber
+    pg.eval_on_selector("#scrubber", "(el) => { el.value = 300; el.dispatchEvent(new Event('input')); }")
+    assert page.frame() == 300 and page.title() == frames.describe(300)
+    # a global load: the page says the model's sector count under the array
+    g = next(f for f in range(frames.n_frames) if "sectors" in narrator.facts(f) and frames.block[f] == frames.block[300])
+    page.press("Home")
+    page.press("ArrowRight", g)
+    facts = narrator.facts(g)
+    figs = pg.eval_on_selector_all("#global-arrays .afig", "els => els.map(e => e.textContent)")
+    assert any(f"in {facts['sectors']} sector" in t for t in figs), figs
+    # click a lane: the page follows that thread, → goes to its next instruction, as Frames says
+    b = int(frames.block[g])
+    t = 37
+    pg.click(f".lane[data-thread='{t}']")
+    assert page.visible("#follow") and "Following thread" in pg.inner_text("#follow")
+    assert pg.eval_on_selector(f".lane[data-thread='{t}']", "e => e.classList.contains('followed')")
+    mine = frames.frames_of_thread(b, t)
+    page.press("ArrowRight")
+    assert page.frame() == int(mine[mine > g][0])
+    page.press("ArrowRight")
+    assert page.frame() == int(mine[mine > g][1])
+    assert page.title() == frames.describe(page.frame())
+    page.press("Escape")
+    assert not page.visible("#follow")
+    # Space plays (frames go by) and pauses
+    before = page.frame()
+    page.press(" ")
+    pg.wait_for_function("(n) => Number(document.body.dataset.frame) > n", arg=before + 2, timeout=10000)
+    page.press(" ")
+    stopped = page.frame()
+    pg.wait_for_timeout(400)
+    assert page.frame() == stopped and page.title() == frames.describe(stopped)
+    page.close()
+
+
+def test_a_lesson_asks_then_reveals_in_order(browser, tmp_path):
+    from gpuviz.export.html import export_html
+    from gpuviz.lessons import LessonPlayer, load_lesson
+
+    lesson = load_lesson("shared_tiling")
+    player = LessonPlayer(lesson)
+    slides = player.play_all()
+    page = Opened(browser, export_html(lesson, tmp_path / "lesson.html"), size=(1280, 800))
+    pg = page.page
+    assert pg.inner_text("#page-title") == lesson.title
+    options = pg.eval_on_selector_all("#scene-select option", "els => els.map(e => e.textContent)")
+    assert options == [f"{i + 1}. {s.title}" for i, s in enumerate(lesson.scenes)]
+    asked = 0
+    for k, slide in enumerate(slides):
+        if k:
+            page.press("ArrowRight")
+        frames = player.load(slide.scene_index).frames
+        assert page.frame() == slide.frame
+        assert page.title() == frames.describe(slide.frame)
+        assert pg.inner_text("#progress").startswith(slide.progress)
+        assert pg.inner_text("#scene-notes") == slide.notes
+        if slide.question and not slide.answer:  # asked: the answer is nowhere on the page until revealed
+            asked += 1
+            assert page.visible("#question-box") and pg.inner_text("#question") == slide.question
+            assert not page.visible("#answer") and page.visible("#reveal-button")
+            assert slides[k + 1].answer and slides[k + 1].answer not in pg.inner_text("body")
+            assert page.caption() == ""  # the caption would give it away
+        elif slide.question:
+            assert page.visible("#answer") and pg.inner_text("#answer-text") == slide.answer
+            assert not page.visible("#reveal-button")
+        else:
+            assert not page.visible("#question-box")
+            assert page.caption() == (slide.caption + (f". {slide.kernel_note}" if slide.kernel_note else ""))
+    assert asked == sum(1 for s in lesson.scenes for _ in s.questions) and asked >= 2
+    # back to the start, then the reveal button instead of the key
+    page.press("Home")
+    page.press("ArrowLeft", len(slides))
+    first_q = next(k for k, s in enumerate(slides) if s.question)
+    page.press("ArrowRight", first_q)
+    assert not page.visible("#answer")
+    pg.click("#reveal-button")
+    assert page.visible("#answer") and pg.inner_text("#answer-text") == slides[first_q + 1].answer
+    # the scene list jumps to a scene's first step
+    pg.select_option("#scene-select", "1")
+    first_of_2 = next(s for s in slides if s.scene_index == 1)
+    assert pg.inner_text("#progress").startswith(first_of_2.progress) and page.frame() == first_of_2.frame
+    page.close()
+
+
+def test_a_cut_page_says_what_it_left_out(browser, mm, tmp_path):
+    from gpuviz.export.html import export_html
+
+    trace, frames, _ = mm
+    page = Opened(browser, export_html(trace, tmp_path / "cut.html", frames="100:160"))
+    notice = page.page.inner_text("#notice")
+    assert page.visible("#notice") and "frames 0–99" in notice and f"161–{frames.n_frames - 1:,}".replace("161", "160") in notice
+    assert page.frame() == 100 and page.title() == frames.describe(100)
+    page.press("End")
+    assert page.frame() == 159 and page.title() == frames.describe(159)
+    page.press("ArrowRight")
+    assert page.frame() == 159  # nothing past the range
+    page.press("Home")
+    assert page.frame() == 100
+    page.close()
+
+
+def test_the_page_fits_a_phone(browser, mm_page):
+    """390 x 844: nothing is wider than the screen; the frame title and transport are on it."""
+    page = Opened(browser, mm_page, size=(390, 844))
+    pg = page.page
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+    box = pg.eval_on_selector("#frame-title", "e => e.getBoundingClientRect().toJSON()")
+    assert box["width"] <= 390 and box["top"] < 844
+    page.press("ArrowRight", 3)
+    assert page.frame() == 3
+    page.close()
