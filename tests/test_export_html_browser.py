@@ -266,6 +266,25 @@ def test_a_lesson_asks_then_reveals_in_order(browser, tmp_path):
     page.close()
 
 
+def test_a_bank_conflict_is_drawn_with_the_models_figure(browser, tmp_path):
+    from gpuviz.export.html import export_html
+    from gpuviz.lessons import LessonPlayer, load_lesson
+
+    lesson = load_lesson("bank_conflicts")
+    player = LessonPlayer(lesson)
+    page = Opened(browser, export_html(lesson, tmp_path / "banks.html"))
+    pg = page.page
+    scene = next(i for i, s in enumerate(lesson.scenes) if s.kernel == "transpose_shared")
+    ls = player.load(scene)
+    f = next(f for f in range(ls.first, ls.last + 1) if ls.narrator.facts(f).get("ways", 1) > 1)
+    pg.select_option("#scene-select", str(scene))
+    pg.eval_on_selector("#scrubber", f"(el) => {{ el.value = {f}; el.dispatchEvent(new Event('input')); }}")
+    assert page.frame() == f and page.title() == ls.frames.describe(f) and page.caption() == ls.narrator.text(f)
+    figs = pg.eval_on_selector_all("#shared-arrays .afig.conflict", "els => els.map(e => e.textContent)")
+    assert figs == [f"this warp: {ls.narrator.facts(f)['ways']}-way bank conflict ({ls.narrator.facts(f)['ways']} passes)"]
+    page.close()
+
+
 def test_a_cut_page_says_what_it_left_out(browser, mm, tmp_path):
     from gpuviz.export.html import export_html
 

@@ -288,7 +288,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     $("caption").textContent = beat ? beat.caption : F.caption[i];
     const scrub = $("scrubber");
     if (Number(scrub.value) !== S.frame) scrub.value = S.frame;
-    $("counter").textContent = `frame ${S.frame.toLocaleString()} of ${(sc.n_frames_total - 1).toLocaleString()}`;
+    $("counter").textContent = `frame ${S.frame.toLocaleString()} of ${sc.first.toLocaleString()}–${sc.last.toLocaleString()}`;
     document.body.dataset.frame = String(S.frame);
     drawLesson();
     drawFollow();
