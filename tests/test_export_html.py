@@ -95,13 +95,15 @@ def test_a_cut_page_holds_its_range_and_says_what_it_left_out(mm):
     sc = data["scenes"][0]
     assert (sc["first"], sc["last"]) == (100, 159) and len(sc["frames"]["title"]) == 60
     assert sc["frames"]["title"][0] == frames.describe(100) and sc["frames"]["title"][-1] == frames.describe(159)
-    assert "frames 0–99" in sc["left_out"] and f"frames 160–{frames.n_frames - 1:,}" in sc["left_out"]
+    # numbered as the window numbers frames: index 100 is frame 101
+    assert "frames 101–160 of" in sc["left_out"]
+    assert "frames 1–100 " in sc["left_out"] and f"frames 161–{frames.n_frames:,}" in sc["left_out"]
     assert f"{int(frames.offsets[100]):,} events" in sc["left_out"]
     assert sc["events"]["offsets"][-1] == int(frames.offsets[160] - frames.offsets[100])
 
 
 def test_too_big_is_refused_with_a_range_that_fits(mm, tmp_path):
-    with pytest.raises(PageTooBig, match=r"over the 0\.10 MB limit.*--frames 0:\d+"):
+    with pytest.raises(PageTooBig, match=r"over the 0\.10 MB limit.*--frames 1:\d+"):
         export_html(mm, tmp_path / "big.html", max_bytes=100_000)
     assert not (tmp_path / "big.html").exists()
     msg = None
@@ -109,7 +111,7 @@ def test_too_big_is_refused_with_a_range_that_fits(mm, tmp_path):
         export_html(mm, tmp_path / "big.html", max_bytes=100_000)
     except PageTooBig as e:
         msg = str(e)
-    fit = re.search(r"--frames 0:(\d+)", msg).group(1)
+    fit = re.search(r"--frames 1:(\d+)", msg).group(1)  # frames 1..fit as the window numbers them
     out = export_html(mm, tmp_path / "fit.html", frames=f"0:{fit}", max_bytes=100_000)
     assert out.stat().st_size <= 100_000
 
@@ -154,7 +156,8 @@ def test_command_line_exports_a_lesson_a_kernel_and_a_trace_file(mm, tmp_path, c
     assert main(["export", str(tmp_path / "mm.gpuviz"), "--format", "html", "--frames", "10:20", "--theme", "dark",
                  "-o", str(tmp_path / "mm.html")]) == 0
     text = (tmp_path / "mm.html").read_text(encoding="utf-8")
-    assert 'data-theme="dark"' in text and _data_of(text)["scenes"][0]["first"] == 10
+    sc = _data_of(text)["scenes"][0]  # frames 10..20 as the window numbers them: indices 9..19
+    assert 'data-theme="dark"' in text and (sc["first"], sc["last"]) == (9, 19)
     assert main(["export", "vector_add", "--format", "html", "-o", str(tmp_path / "va.html")]) == 0
     assert _data_of((tmp_path / "va.html").read_text(encoding="utf-8"))["scenes"][0]["launch"]["kernel"] == "vector_add"
     capsys.readouterr()

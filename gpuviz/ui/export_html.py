@@ -50,7 +50,9 @@ def export_html_dialog(window, path: str | None = None, frame_range=None):
     if getattr(window, "_narrator_frames", None) is not s.frames:
         narrator = None  # the page narrates the launch itself
     theme = "dark" if s.theme.dark else "light"
-    job = HtmlExportJob(s.trace, s.frames, narrator, path, frame_range, theme, window)
+    from ..cli import window_frames  # a range typed as the window numbers frames (from 1, both ends included)
+
+    job = HtmlExportJob(s.trace, s.frames, narrator, path, window_frames(frame_range), theme, window)
     job.finished.connect(lambda: _done(window, job))
     window.statusBar().showMessage(f"writing {path} …")
     window._html_jobs = [*getattr(window, "_html_jobs", []), job]
@@ -66,10 +68,10 @@ def _done(window, job: HtmlExportJob) -> None:
     if job.too_big and window.isVisible():
         n = window.session.frames.n_frames
         f = window.session.frame
-        start = max(0, f - 1000)
+        start = max(1, f + 1 - 1000)
         text, ok = QInputDialog.getText(window, "Too big for one page",
-                                        f"{job.error}\n\nFrames to put in the page, A:B (B exclusive, of {n:,}):",
-                                        text=f"{start}:{min(n, start + 2000)}")
+                                        f"{job.error}\n\nFrames to put in the page, A:B (as numbered here, of {n:,}):",
+                                        text=f"{start}:{min(n, start + 1999)}")
         if ok and text.strip():
             export_html_dialog(window, job.path, text.strip())
             return

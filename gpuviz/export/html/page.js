@@ -74,7 +74,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     $("notice").hidden = !notes.length;
     $("notice").textContent = notes.join(" ");
     $("origin").textContent = `${L.kernel} · ${L.device} · grid (${L.grid.join(", ")}) × block (${L.block.join(", ")}) = ` +
-      `${L.n_threads.toLocaleString()} threads · frames ${sc.first.toLocaleString()}–${sc.last.toLocaleString()} of ` +
+      `${L.n_threads.toLocaleString()} threads · frames ${(sc.first + 1).toLocaleString()}–${(sc.last + 1).toLocaleString()} of ` +
       `${sc.n_frames_total.toLocaleString()}`;
     buildLanes(L);
     buildSource(L);
@@ -288,7 +288,9 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     $("caption").textContent = beat ? beat.caption : F.caption[i];
     const scrub = $("scrubber");
     if (Number(scrub.value) !== S.frame) scrub.value = S.frame;
-    $("counter").textContent = `frame ${S.frame.toLocaleString()} of ${sc.first.toLocaleString()}–${sc.last.toLocaleString()}`;
+    // numbered from 1, as the window numbers frames
+    $("counter").textContent = `frame ${(S.frame + 1).toLocaleString()} / ${sc.n_frames_total.toLocaleString()}` +
+      (sc.first > 0 || sc.last < sc.n_frames_total - 1 ? ` (here ${(sc.first + 1).toLocaleString()}–${(sc.last + 1).toLocaleString()})` : "");
     document.body.dataset.frame = String(S.frame);
     drawLesson();
     drawFollow();
