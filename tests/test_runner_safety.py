@@ -181,3 +181,20 @@ def test_a_capture_too_large_to_run_is_refused_before_its_inputs_are_allocated(t
     assert "its inputs would take" in proc.stderr or "no usable NVIDIA GPU" in proc.stderr or "GPU" in proc.stderr
     assert not (tmp_path / "va.gpuviz").exists()
     assert np.dtype(np.float32).itemsize == 4
+
+
+# ---- progress in the window ----------------------------------------------------------------------------------
+def test_the_windows_program_run_reports_progress_and_the_watchdogs_stop(qtbot):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from gpuviz.ui.views.launches import ScriptRunJob
+
+    job = ScriptRunJob(time_limit_s=QUICK)
+    seen, results = [], []
+    job.progress.connect(seen.append)
+    job.finished.connect(results.append)
+    job.start(SCRIPTS / "endless_kernel.py", watchdog=3.0)
+    qtbot.waitUntil(lambda: bool(results), timeout=int(QUICK * 1000))
+    (result,) = results
+    assert result.error["kind"] == "KernelStalled" and result.error["line"] == 8
+    assert seen and seen[-1]["number"] == 1 and seen[-1]["kernel"] == "wait_for_flag" and seen[-1]["threads"] == 32
+    assert not job.busy

@@ -149,7 +149,7 @@ def test_gpuviz_run_stops_an_endless_kernel_with_its_line_at_a_short_watchdog():
 
 
 def test_gpuviz_run_stops_an_endless_kernel_over_many_blocks_at_a_short_watchdog():
-    # 64 blocks: the size estimate samples 8 of them first (cut short at its time budget), then the real run
+    # 8,192 threads in 64 blocks: every block spins, the report names the first three
     result = run_script(SCRIPTS / "endless_many_blocks.py", watchdog=1.0, timeout=120)
     assert result.error["kind"] == "KernelStalled" and result.error["line"] == 10
     assert "8,192 thread(s) keep looping" in result.message and "and 61 more block(s)" in result.message
@@ -196,12 +196,13 @@ def test_the_estimate_of_a_uniform_launch_is_its_trace_and_record_blocks_count()
     a = np.arange(64 * 64, dtype=np.float32)
     out = np.zeros(32, np.float32)
     ck = compile_for_cpu(tiled)
-    est = estimate_trace(ck, (64, 1, 1), (64, 1, 1), [a, out])
+    est = estimate_trace(ck, (64, 1, 1), (64, 1, 1), [a, out], min_threads=0)
     trace = gpuviz.capture(tiled, 64, 64, a.copy(), np.zeros(32, np.float32))
     assert est.complete and est.events == len(trace)
-    est = estimate_trace(ck, (64, 1, 1), (64, 1, 1), [a, out], record_blocks=list(range(0, 64, 2)))
+    est = estimate_trace(ck, (64, 1, 1), (64, 1, 1), [a, out], record_blocks=list(range(0, 64, 2)), min_threads=0)
     assert est.recorded_blocks == 32 and est.events == len(trace) // 2
-    assert estimate_trace(ck, (8, 1, 1), (64, 1, 1), [a, out]) is None  # 8 blocks: the run is its own sample
+    assert estimate_trace(ck, (8, 1, 1), (64, 1, 1), [a, out], min_threads=0) is None  # its own sample
+    assert estimate_trace(ck, (64, 1, 1), (64, 1, 1), [a, out]) is None  # 4,096 threads: the run is as quick
 
 
 def test_a_sample_of_blocks_records_what_the_whole_launch_records_for_them():

@@ -52,6 +52,9 @@ def check_launch(grid, block, *, shared_bytes: int = 0, where: str = "", kernel:
 SAMPLE_BLOCKS = 8  # blocks run to estimate a launch's trace (spread over the grid, first and last included)
 SAMPLE_SECONDS = 3.0  # the most a sample may take; past it the events counted so far give a lower bound
 SAMPLE_MAX_EVENTS = 20_000_000  # counted, not kept
+# below this many recorded threads no sample is run: the real run reaches the event limit (and stops) about as
+# soon as a sample would, since the lockstep steps are narrow; a sample would only add its own time
+SAMPLE_MIN_THREADS = 1 << 16
 
 
 @dataclass
@@ -81,10 +84,12 @@ def sample_blocks(recorded: list[int], k: int = SAMPLE_BLOCKS) -> list[int]:
 
 
 def estimate_trace(ck, grid, block, args, *, record_blocks=None, seconds: float = SAMPLE_SECONDS,
-                   sample_max_events: int = SAMPLE_MAX_EVENTS) -> SizeEstimate | None:
+                   sample_max_events: int = SAMPLE_MAX_EVENTS, min_threads: int = SAMPLE_MIN_THREADS
+                   ) -> SizeEstimate | None:
     """Run a few blocks of the launch on copies of its inputs, counting events without keeping them, and
-    scale up to the recorded blocks. None when the launch has so few blocks that the run is its own sample,
-    or when the sample itself fails (the real run then reports the fault where it happens)."""
+    scale up to the recorded blocks. None when the launch has so few blocks (or recorded threads, under
+    ``min_threads``) that the real run is as quick to find out, or when the sample itself fails (the real
+    run then reports the fault where it happens)."""
     import time
 
     from .errors import TraceTooLarge
@@ -95,7 +100,7 @@ def estimate_trace(ck, grid, block, args, *, record_blocks=None, seconds: float 
     n_blocks = grid[0] * grid[1] * grid[2]
     recorded = sorted({int(b) for b in record_blocks if 0 <= int(b) < n_blocks}) if record_blocks is not None else None
     n_recorded = len(recorded) if recorded is not None else n_blocks
-    if n_recorded <= SAMPLE_BLOCKS:
+    if n_recorded <= SAMPLE_BLOCKS or n_recorded * block[0] * block[1] * block[2] < min_threads:
         return None
     if recorded is None:
         picks = sorted({int(b) for b in np.linspace(0, n_blocks - 1, SAMPLE_BLOCKS).round().astype(np.int64)})
