@@ -113,6 +113,34 @@ for estimate in (True, False):
 """)
 
 
+COST = '''
+import os, time, numpy as np
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+import gpuviz
+from kernels import get_kernel
+spec = get_kernel("matmul_tiled")
+res = {}
+for r in range(15):
+    for label, kw in (("watchdog 10 s", {}), ("no watchdog", {"watchdog": None}),
+                      ("no watchdog, no estimate", {"watchdog": None, "estimate": False})):
+        args = spec.make_args(128, np.random.default_rng(0))
+        grid, block = spec.launch(128, spec.default_block)
+        t = time.perf_counter()
+        gpuviz.capture(spec.kernel, grid, block, *args, **kw)
+        res.setdefault(label, []).append(time.perf_counter() - t)
+base = min(res["no watchdog, no estimate"])
+for label, v in res.items():
+    print(f"gpuviz.capture matmul_tiled N=128, {label}: min {min(v):.3f} s, median {sorted(v)[7]:.3f} s "
+          f"(15 runs interleaved), {min(v) / base:.2f}x")
+'''
+
+
+def cost() -> str:
+    """What the watchdog and the estimate cost a launch that needs neither (interleaved, same process)."""
+    _, proc = timed([sys.executable, "-c", COST], cwd=ROOT)
+    return (proc.stdout.strip() + "\n" + proc.stderr.strip()[-500:]).strip()
+
+
 def baseline_2g() -> str:
     """gpuviz.capture() of the 2G-event launch with and without the estimate, in one process."""
     with tempfile.TemporaryDirectory(prefix="gpuviz-bench-baseline-") as d:
@@ -127,7 +155,10 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--baseline", action="store_true",
                     help="also time the 2G-event launch without the estimate (how it went before: a minute or more)")
+    ap.add_argument("--cost", action="store_true", help="also time a launch that needs no watchdog nor estimate")
     opts = ap.parse_args()
+    if opts.cost:
+        print(cost())
     if opts.baseline:
         print(baseline_2g())
     gpuviz = [sys.executable, "-m", "gpuviz"]
