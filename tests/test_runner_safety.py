@@ -117,11 +117,13 @@ def test_only_trace_files_the_worker_wrote_in_its_own_folder_are_loaded(tmp_path
     assert "changed after gpuviz wrote it" in trace_file_problem(run, {"trace_file": good.name, "sha256": digest})
 
 
-def test_a_program_that_kills_its_runner_leaves_its_finished_launches_saved(tmp_path):
-    out = tmp_path / "run.gpuviz"
-    proc = subprocess.run([sys.executable, "-m", "gpuviz", "run", str(SCRIPTS / "kills_runner.py"), "-o", str(out)],
-                          capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=QUICK)
+def test_a_program_that_kills_its_runner_leaves_its_finished_launches_saved_and_dies_with_it(tmp_path):
+    out, pidfile = tmp_path / "run.gpuviz", tmp_path / "pids"
+    proc = subprocess.run([sys.executable, "-m", "gpuviz", "run", str(SCRIPTS / "kills_runner.py"), str(pidfile),
+                           "-o", str(out)], capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=QUICK)
     assert proc.returncode == -signal.SIGKILL and "killing my runner" in proc.stdout
+    pids = [int(p) for p in pidfile.read_text().split()]  # the worker and a child it forked: both would wait 600 s
+    assert len(pids) == 2 and _wait_gone(pids) == []
     traces = load_traces(out)
     assert [t.launch.meta["recording"]["number"] for t in traces] == [1, 2]
     assert all(t.launch.meta["recording"]["status"] == "traced" and len(t) > 0 for t in traces)

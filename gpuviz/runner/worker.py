@@ -194,6 +194,14 @@ def main(argv: list[str]) -> int:
 
     procs.die_with_parent(request.get("parent_pid"))
     procs.become_subreaper()  # what the program starts and orphans stays ours to end
+    if hasattr(os, "register_at_fork"):  # a child the program forks dies with the worker, even a killed one
+        worker = os.getpid()
+
+        def _child_dies_with_worker():
+            if os.getppid() == worker:  # not a grandchild: a daemon's double fork must outlive its middle process
+                procs.die_with_parent()
+
+        os.register_at_fork(after_in_child=_child_dies_with_worker)
     parent = Parent(_take_stdin())
     log = EventLog(folder / "events.jsonl", parent.key())
     try:
