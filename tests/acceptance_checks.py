@@ -202,7 +202,10 @@ def source_problems(window, min_columns: int = 60) -> list[str]:
         i = view.highlighted[0] - view._first_line
         block = ed.document().findBlockByNumber(i)
         geo = ed.blockBoundingGeometry(block).translated(ed.contentOffset())
-        rect = geo.toRect().intersected(ed.viewport().rect())
+        # its first row, inside: the rect rounded out touches the next line, a wrapped row leaves its margin dark
+        first = geo.toRect()
+        first.setHeight(fm.lineSpacing())
+        rect = first.adjusted(8, 2, -8, -2).intersected(ed.viewport().rect())  # inside the document margin
         if rect.height() > 4 and rect.width() > 4:
             px = image_array(ed.viewport().grab(rect).toImage())
             c = text_contrast(px)

@@ -121,3 +121,70 @@ def test_races_are_in_the_banner_and_margin_and_go_with_their_trace(window):
     settle()
     assert w.warning_text == "" and not w.warning_bar.isVisible()
     assert w.views["source"].warning_lines == set() and "warning" not in w.views["details"].launch_text
+
+
+def test_dark_theme_lights_the_current_line_and_details_readably(window):
+    """Finding 9: after Ctrl+T the current source line stayed pale yellow under white text."""
+    from PySide6.QtGui import QColor
+
+    from tests.acceptance_checks import contrast_problems, source_problems
+
+    w = window(kernel_trace("matmul_tiled"), size=(1920, 1080))
+    w.session.set_frame(40)
+    settle()
+    w.actions.trigger("view.theme")
+    settle()
+    src = w.views["source"]
+    t = w.session.theme
+    assert t.dark
+    sels = src.editor.extraSelections()
+    assert sels and sels[0].format.background().color() == QColor(t.highlight_line)
+    assert source_problems(w) == []
+    w.docks["details"].raise_()
+    w.session.selection.select_block(0)
+    settle()
+    assert contrast_problems(w) == []
+    # the check sees what it is for: white text on the light theme's pale yellow fails it
+    sels[0].format.setBackground(QColor("#FBE7A1"))
+    src.editor.setExtraSelections(sels)
+    settle()
+    assert any("contrast" in p for p in source_problems(w))
+
+
+def test_blank_covers_the_screen_in_black(window):
+    """Finding 8: B showed nothing (the cover drew no background) and the next → only took it away."""
+    from gpuviz.ui.presenter import enter_presenter
+
+    from tests.acceptance_checks import image_array
+
+    w = window(kernel_trace("matmul_tiled"))
+    p = enter_presenter(w, theme="light", size=(1280, 720), fullscreen=False)
+    settle()
+    p.keys.trigger("blank")
+    settle()
+    px = image_array(w.grab().toImage())
+    assert (px.reshape(-1, 3) == 0).all(axis=1).mean() > 0.99  # all black
+    f = w.session.frame
+    p.keys.trigger("next")  # the clicker's first press brings the picture back, the second steps
+    settle()
+    assert not p.blanked and w.session.frame == f
+    p.keys.trigger("next")
+    assert w.session.frame == f + 1
+
+
+def test_leaving_presenter_mode_brings_the_caption_back_at_once(window):
+    """Finding 13: the top bar's caption stayed blank after F5 until the next step."""
+    w = window(kernel_trace("matmul_tiled"))
+    w.session.set_frame(12)
+    settle()
+    before = w.caption_text.text()
+    assert before
+    w.actions.trigger("view.present")
+    settle()
+    assert not w.caption_text.isVisible()  # the caption bar says it; the top bar's room goes to the views
+    from gpuviz.ui.presenter import presenter_of
+
+    presenter_of(w).keys.trigger("stop_presenting")  # F5 again, through the presenter's own key
+    settle()
+    assert w.caption_text.text() == before and w.caption_text.isVisible()
+    assert not w.actions.qaction("view.present").isChecked()

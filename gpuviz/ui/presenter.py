@@ -25,7 +25,7 @@ import re
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtGui import QAction, QColor, QFont, QKeySequence
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidget
 
 from ..model import playback as pb
@@ -34,6 +34,10 @@ from .theme import DARK, LIGHT, Theme, state_colours
 
 MIN_TEXT_PX = 18
 SCALE_STEP = 1.12
+#: docks presenter mode hides (restored on leaving): the launch form, details of a click, and desk analyses
+PRESENTER_HIDES = ("launch", "details", "occupancy", "lines", "timings", "launches")
+#: column widths of presenter mode: blocks and lanes | memory | source
+PRESENTER_COLUMNS = (0.25, 0.37, 0.38)
 
 #: high-contrast themes for projectors: pale greys of the desk themes vanish on a washed-out image
 PRESENT_LIGHT = replace(
@@ -288,6 +292,14 @@ class BlankScreen(QWidget):
         self.setStyleSheet("QWidget#presenterBlank { background: #000000; }")
         self.hide()
 
+    def paintEvent(self, ev) -> None:
+        # painted here: a plain QWidget draws no style-sheet background, so it showed the docks through it
+        from PySide6.QtGui import QPainter
+
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("#000000"))
+        p.end()
+
     def cover(self) -> None:
         self.setGeometry(self.parentWidget().rect())
         self.raise_()
@@ -315,8 +327,12 @@ class Presenter(QObject):
         self._saved_geometry = window.saveGeometry()
         self._was_fullscreen = window.isFullScreen()
         # the details panel answers clicks; nobody clicks during a talk, and its room goes to the views
+        # the caption bar says what the top bar's second line would (hidden: its room goes to the views); the
+        # occupancy, per-line and timings views are desk work: a projector shows what the launch does
+        docks = window.docks
         self._chrome = [w for w in (window.menuBar(), window.statusBar(), getattr(window, "transport", None),
-                                    window.docks.get("launch"), window.docks.get("details"))
+                                    getattr(window, "caption_text", None),
+                                    *(docks.get(v) for v in PRESENTER_HIDES))
                         if w is not None and not w.isHidden()]
         for w in self._chrome:
             w.hide()
@@ -363,7 +379,25 @@ class Presenter(QObject):
             self._auto_scale = float(scale)
         if self.size is not None:
             window.resize(*self.size)
+        self.arrange()
         self._on_frame(self.session.frame)
+
+    def arrange(self) -> None:
+        """Three columns for a projector: grid and block on the left, memory in the middle, the source on
+        the right with the height of the window (the widths of :data:`PRESENTER_COLUMNS`)."""
+        w = self.window
+        self._settle()
+        areas = getattr(w, "_by_area", {})
+        width = max(w.width(), 640)
+        cols = []
+        for area in ("left", "bottom", "right"):
+            d = next((w.docks[v] for v in areas.get(area, []) if v in w.docks and w.docks[v].isVisible()), None)
+            cols.append(d)
+        pairs = [(d, int(width * f)) for d, f in zip(cols, PRESENTER_COLUMNS) if d is not None]
+        side = [(d, px) for d, px in pairs if w.dockWidgetArea(d) in (Qt.DockWidgetArea.LeftDockWidgetArea,
+                                                                     Qt.DockWidgetArea.RightDockWidgetArea)]
+        if side:
+            w.resizeDocks([d for d, _ in side], [px for _, px in side], Qt.Orientation.Horizontal)
 
     # ---- scale and theme ---------------------------------------------------------------------------------
     @property
@@ -536,6 +570,12 @@ def leave_presenter(window) -> None:
         p.lesson.presenter_left()
     p.close()
     p.deleteLater()
+    # the desk's own caption and the menu's check mark, now (not at the next step)
+    if hasattr(window, "_presenting"):
+        window._presenting = False
+        window.actions.sync_checked()
+    if hasattr(window, "_on_frame"):
+        window._on_frame(window.session.frame)
 
 
 def toggle_presenter(window, theme: str = "dark") -> Presenter | None:

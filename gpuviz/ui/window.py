@@ -13,6 +13,7 @@ bar under the top bar until dismissed or until another trace is opened.
 
 from __future__ import annotations
 
+import html
 import logging
 import time
 from pathlib import Path
@@ -141,23 +142,42 @@ class ShortcutOverlay(QWidget):
         lay.addWidget(self.label, 0, 0, Qt.AlignmentFlag.AlignCenter)
         self.hide()
 
-    def refresh(self) -> None:
+    def _html(self, px: int, per_row: int) -> str:
         t = self.window_.session.theme
-        self.setStyleSheet(f"ShortcutOverlay {{ background: {t.background}; }} QLabel {{ background: {t.background}; }}")
         groups: dict[str, list] = {}
         for group, text, keys in self.window_.actions.help_rows():
-            groups.setdefault(group, []).append((text, keys))
-        cols = []
+            groups.setdefault(group, []).append((html.escape(text), html.escape(keys)))
+        cells = []
         for group, rows in groups.items():
             body = "".join(
-                f"<tr><td style='padding:2px 18px 2px 0'><b>{keys}</b></td><td>{text}</td></tr>" for text, keys in rows
+                f"<tr><td style='padding:1px 14px 1px 0'><b>{keys}</b></td><td>{text}</td></tr>" for text, keys in rows
             )
-            cols.append(f"<td style='vertical-align:top; padding:0 28px'><h3>{group}</h3><table>{body}</table></td>")
-        self.label.setText(
-            f"<div style='font-size:{t.px(18)}px; color:{t.foreground}'>"
-            f"<h2>Keyboard shortcuts</h2><table><tr>{''.join(cols)}</tr></table>"
-            f"<p style='color:{t.muted}'>Press any key or click to close.</p></div>"
-        )
+            cells.append(f"<td style='vertical-align:top; padding:0 20px 10px 0'><h3>{group}</h3><table>{body}</table></td>")
+        rows = "".join(f"<tr>{''.join(cells[i:i + per_row])}</tr>" for i in range(0, len(cells), per_row))
+        return (f"<div style='font-size:{px}px; color:{t.foreground}'>"
+                f"<h2>Keyboard shortcuts</h2><table>{rows}</table>"
+                f"<p style='color:{t.muted}'>Press any key or click to close.</p></div>")
+
+    def refresh(self) -> None:
+        """Every shortcut, as large as the window allows: the groups side by side, or two by two, and the
+        text smaller (never below 12 px) until it fits the window."""
+        t = self.window_.session.theme
+        self.setStyleSheet(f"ShortcutOverlay {{ background: {t.background}; }} QLabel {{ background: {t.background}; }}")
+        room = self.window_.rect().size()
+        n_groups = len({g for g, _, _ in self.window_.actions.help_rows()}) or 1
+        px = t.px(18)
+        best = None
+        while True:
+            for per_row in (n_groups, 2, 1):
+                self.label.setText(self._html(px, per_row))
+                hint = self.label.sizeHint()
+                if hint.width() <= room.width() - 16 and hint.height() <= room.height() - 16:
+                    return
+                best = best or (px, per_row)
+            if px <= 12:
+                break
+            px = max(12, int(px * 0.9))
+        self.label.setText(self._html(12, 2))
 
     def show_over(self) -> None:
         self.refresh()
@@ -165,6 +185,14 @@ class ShortcutOverlay(QWidget):
         self.raise_()
         self.show()
         self.setFocus()
+
+    def paintEvent(self, ev) -> None:
+        # a plain QWidget draws no style-sheet background: without this the docks showed through the overlay
+        from PySide6.QtGui import QColor, QPainter
+
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(self.window_.session.theme.background))
+        p.end()
 
     def keyPressEvent(self, ev) -> None:
         self.hide()
@@ -840,7 +868,10 @@ class MainWindow(QMainWindow):
         t = self.session.theme
         for label, pad in ((self.frame_text, 2 * t.px(4)), (self.caption_text, t.px(4))):
             label.ensurePolished()
-            label.setFixedHeight(2 * QFontMetrics(label.font()).lineSpacing() + pad)
+            fm = QFontMetrics(label.font())
+            # two lines hold ~70 characters a line; a narrower bar (a projector's 1280 at presenter sizes) gets a third
+            lines = 2 if label.width() <= 0 or label.width() >= 70 * fm.averageCharWidth() else 3
+            label.setFixedHeight(lines * fm.lineSpacing() + pad)
 
     def _apply_theme(self) -> None:
         self.setStyleSheet(stylesheet(self.session.theme))
@@ -857,6 +888,8 @@ class MainWindow(QMainWindow):
         toggle_presenter(self, theme="dark" if self.session.theme.dark else "light")
         self._presenting = presenter_of(self) is not None
         self.actions.sync_checked()
+        if not self._presenting:
+            self._on_frame(self.session.frame)  # the top bar's caption again, now, not at the next step
 
     def escape(self) -> None:
         """Esc: close the shortcuts overlay if it is up, else clear the selection."""
@@ -877,6 +910,7 @@ class MainWindow(QMainWindow):
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         self._fit_transport()
+        QTimer.singleShot(0, self._fit_now_labels)  # once the top bar has its new width
         if self.overlay.isVisible():
             self.overlay.setGeometry(self.rect())
 

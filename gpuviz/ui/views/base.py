@@ -184,6 +184,7 @@ class TraceView(QWidget):
         self._trace_stale = False
         self._call(self.on_trace_changed)
         self._stale = True
+        self.keep_labels_whole()
 
     def _catch_up_trace(self) -> None:
         if self._trace_stale and self.session.trace is not None:
@@ -229,6 +230,32 @@ class TraceView(QWidget):
             self._stale = False
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)
+
+    #: the plot keeps at least this height; a legend that would leave it less is hidden
+    MIN_PLOT_PX = 60
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.keep_labels_whole()
+
+    def keep_labels_whole(self) -> None:
+        """A wrapped caption or legend keeps the height its text needs at the view's width; the plot below it
+        gives the room up. (A short dock squeezed them otherwise: "running now" cut in half.)"""
+        legend = getattr(self, "legend", None)
+        total = 0
+        for label in self.findChildren(QLabel):
+            if label.wordWrap() and label.parentWidget() is self and (label.isVisibleTo(self) or label is legend):
+                need = label.heightForWidth(max(1, label.width())) if label.text() else 0
+                total += need
+                if need > 0 and label.minimumHeight() != need:
+                    label.setMinimumHeight(need)
+        if isinstance(legend, QLabel) and self.height() > 0:
+            # a dock too short for its texts and a plot: the colour key goes (its colours are named in the
+            # view's tooltip), never the caption, and never a key drawn over the caption
+            fits = self.height() - total >= self.MIN_PLOT_PX
+            if legend.isVisibleTo(self) != fits:
+                legend.setVisible(fits)
+                self.setToolTip("" if fits else legend.text())
 
     def on_screen(self) -> bool:
         """Shown and not hidden behind another tab: Qt keeps a tabbed-behind dock 'visible', off-screen."""
@@ -305,6 +332,7 @@ def style_plot(plot: pg.PlotWidget, theme) -> None:
         ax.setTextPen(pg.mkPen(theme.foreground))
         ax.setTickFont(font)
         ax.label.setFont(font)
+        thin_tick_labels(ax)
 
 
 def text_item(text: str, theme, size: float | None = None, color: str | None = None, bold: bool = False,
@@ -337,3 +365,31 @@ def legend_html(items: list[tuple[str, str]], theme) -> str:
         f"&nbsp;{label}</span>&nbsp;&nbsp;"
         for c, label in items
     )
+
+
+def thin_tick_labels(axis: pg.AxisItem, gap_px: float = 4.0) -> pg.AxisItem:
+    """Draw only the tick labels that fit: a label that would overlap the last one drawn is left out (its
+    tick mark stays). Custom ticks (``setTicks``) are all drawn by pyqtgraph, however narrow the plot;
+    "0 48121620…" on a 32-bank axis at projector size reads as noise."""
+    if getattr(axis, "_gpuviz_thinned", False):
+        return axis
+    draw_specs = axis.generateDrawSpecs
+
+    def thinned(p):
+        specs = draw_specs(p)
+        if not specs:
+            return specs
+        axis_spec, tick_specs, text_specs = specs
+        horizontal = axis.orientation in ("top", "bottom")
+        kept, last = [], None
+        for spec in sorted(text_specs, key=lambda s: s[0].left() if horizontal else s[0].top()):
+            r = spec[0]
+            lo, hi = (r.left(), r.right()) if horizontal else (r.top(), r.bottom())
+            if last is None or lo >= last + gap_px:
+                kept.append(spec)
+                last = hi
+        return axis_spec, tick_specs, kept
+
+    axis.generateDrawSpecs = thinned
+    axis._gpuviz_thinned = True
+    return axis

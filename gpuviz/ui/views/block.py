@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QPainterPath
+from PySide6.QtGui import QFont, QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel
 
 from ...model.frames import LaneState, format_block
@@ -43,6 +43,12 @@ class BlockView(TraceView):
         super().__init__(session, parent)
         layout, self.caption = captioned_layout(self)
         self.plot, self.image = make_image_plot(self)
+        vb = self.plot.getPlotItem().getViewBox()
+        # lanes fill the dock: a 1-d block of 8 warps x 32 lanes locked square is a strip ~7 px tall in a dock
+        # three times that height; the cells may be taller than wide, the lanes stay in their rows and columns
+        vb.setAspectLocked(False)
+        vb.sigResized.connect(self._fit_labels)
+        vb.sigRangeChanged.connect(self._fit_labels)
         self.legend = QLabel(self)
         self.legend.setWordWrap(True)
         layout.addWidget(self.legend)
@@ -121,9 +127,42 @@ class BlockView(TraceView):
                 self.plot.addItem(label)
                 self._labels.append(label)
         self.shown_block = None
-        margin = max(2.5, ncols * 0.12)
-        self.plot.getPlotItem().getViewBox().setRange(QRectF(-margin, 0, ncols + margin, nrows), padding=0.03)
+        self._rows_per_warp = max(1, int(row[min(ws, T) - 1]) - int(row[0]) + 1) if T else 1
+        self._fit_range()
         self.on_theme_changed()
+        self._fit_labels()
+
+    def _fit_range(self) -> None:
+        """The lanes and, on their left, room for the widest warp label (in plot units, from pixels)."""
+        if self.rgba is None:
+            return
+        nrows, ncols = self.rgba.shape[:2]
+        vb = self.plot.getPlotItem().getViewBox()
+        label_px = max((t.boundingRect().width() for t in self._labels), default=0) + 6
+        plot_px = max(vb.width(), 1.0)
+        # label_px of plot_px goes to the labels: margin / (ncols + margin) = label_px / plot_px
+        share = min(0.45, label_px / plot_px)
+        margin = max(0.5, ncols * share / (1 - share))
+        vb.setRange(QRectF(-margin, 0, ncols + margin, nrows), padding=0.02)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._fit_range()
+        self._fit_labels()
+
+    def _fit_labels(self, *_signal_args) -> None:
+        """Label every warp where the rows leave room, else every 2nd, 4th... one: labels never pile up."""
+        if not self._labels:
+            return
+        vb = self.plot.getPlotItem().getViewBox()
+        cell = vb.mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
+        warp_h = max(cell.height() * getattr(self, "_rows_per_warp", 1), 1e-6)
+        label_h = max(t.boundingRect().height() for t in self._labels)
+        step = 1
+        while step * warp_h < label_h * 0.95 and step < len(self._labels):
+            step *= 2
+        for w, t in enumerate(self._labels):
+            t.setVisible(w % step == 0)
 
     def _paint_gaps(self) -> None:
         if self.rgba is not None:
@@ -147,6 +186,12 @@ class BlockView(TraceView):
                  LaneState.NOT_STARTED]
         self.legend.setText(legend_html([(t.lane[s], s.label) for s in shown], t)
                             + f" &nbsp; <b style='color:{t.current}'>&#9633;</b> issuing warp")
+        font = QFont()
+        font.setPixelSize(t.px(15))
+        for item in self._labels:
+            item.setFont(font)
+        self._fit_range()
+        self._fit_labels()
 
     # ---- per frame: colours only ----------------------------------------------------------------------
     def block_to_show(self) -> int:

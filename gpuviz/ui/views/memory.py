@@ -28,7 +28,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...model.trace import EventKind
 from .. import render
 from ..theme import hex_to_rgba
-from .base import TraceView, register_view
+from .base import TraceView, register_view, thin_tick_labels
 
 # ---- small Qt pieces the memory views share (shared.py, barriers.py and occupancy.py import them) --
 
@@ -162,6 +162,7 @@ def style_axes(plot: pg.PlotItem, style: MemoryStyle, factor: float = 0.85) -> N
         ax.setTextPen(pg.mkPen(style.foreground))
         ax.setTickFont(font)
         ax.label.setFont(font)
+        thin_tick_labels(ax)
 
 
 def best_columns(shapes: list[tuple[int, int]], width: float, height: float) -> int:
@@ -224,6 +225,7 @@ def fit_left_axis(plot: pg.PlotItem, ticks: list[tuple[float, str]], style: Memo
     """Give the left axis sparse ticks and room for its widest label (pyqtgraph would clip it)."""
     ax = plot.getAxis("left")
     ax.setTicks([ticks, []])
+    thin_tick_labels(ax)
     ax.setStyle(textFillLimits=[(0, 0.95)])  # the ticks are sparse already: let each carry its text
     widest = max((len(t) for _, t in ticks), default=1)
     ax.setWidth(int(style.px(style.theme.font_px * factor) * 0.62 * widest + style.px(14)))

@@ -23,7 +23,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...model import analysis
 from ...model.trace import EventKind, Trace
 from .. import render
-from .base import TraceView, register_view
+from .base import TraceView, register_view, thin_tick_labels
 from .memory import (
     ArrayPanelsMixin,
     CellImage,
@@ -191,6 +191,7 @@ class _SharedPanel:
         self.flat = self.buffer.reshape(-1, 4)[: self.layout.size]
         top = self.plot.getAxis("top")
         top.setTicks([[(b + 0.5, str(b)) for b in range(0, 32, 4)], [(b + 0.5, "") for b in range(32)]])
+        thin_tick_labels(top)
         top.setStyle(textFillLimits=[(0, 0.95)])
         # at most 4 byte-offset labels: a short tile must not stack its labels on top of each other
         step = max(1, -(-self.layout.rows // 4))

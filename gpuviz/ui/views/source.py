@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextBlockFormat, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
 from .base import captioned_layout, TraceView, register_view
@@ -68,6 +68,7 @@ class SourceView(TraceView):
             out.append(f"{n:>{num_w}}{mark}{(f'{c:,}' if c else ''):>{width}}{_GUTTER_SEP}{code}")
         self._gutter_len = num_w + 1 + width + len(_GUTTER_SEP)
         self.editor.setPlainText("\n".join(out))
+        self._fit_wrap()
         self._style_gutter()
         total = sum(counts.values())
         where = L.source_file or "source"
@@ -81,22 +82,47 @@ class SourceView(TraceView):
         fmt.setForeground(QColor(self.theme.muted))
         doc = self.editor.document()
         cursor = QTextCursor(doc)
+        # a wrapped line goes on under its code, not under the line numbers (a hanging indent of the margin)
+        gutter_px = self.editor.fontMetrics().horizontalAdvance("0" * getattr(self, "_gutter_len", 0))
+        hang = QTextBlockFormat()
+        hang.setLeftMargin(gutter_px)
+        hang.setTextIndent(-gutter_px)
         cursor.beginEditBlock()
         for i in range(self._n_lines):
             block = doc.findBlockByNumber(i)
             cursor.setPosition(block.position())
+            cursor.setBlockFormat(hang)
             cursor.setPosition(block.position() + min(self._gutter_len, block.length() - 1), QTextCursor.MoveMode.KeepAnchor)
             cursor.setCharFormat(fmt)
         cursor.endEditBlock()
+
+    #: fewer columns of code than this in the view's width: long lines wrap instead of being cut off
+    MIN_COLUMNS = 60
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._fit_wrap()
+
+    def _fit_wrap(self) -> None:
+        """Wrap long lines when the view is narrower than :data:`MIN_COLUMNS` of code (a projector, a
+        laptop): a line cut at the margin hides what it does; on a wide view lines stay one row each."""
+        fm = self.editor.fontMetrics()
+        cols = self.editor.viewport().width() / max(1, fm.horizontalAdvance("0")) - getattr(self, "_gutter_len", 0)
+        mode = (QPlainTextEdit.LineWrapMode.WidgetWidth if cols < self.MIN_COLUMNS
+                else QPlainTextEdit.LineWrapMode.NoWrap)
+        if self.editor.lineWrapMode() != mode:
+            self.editor.setLineWrapMode(mode)
 
     def on_theme_changed(self) -> None:
         t = self.theme
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPixelSize(t.px(17))
         self.editor.setFont(font)
+        self._fit_wrap()
         self.editor.setStyleSheet(f"QPlainTextEdit {{ background: {t.background}; color: {t.foreground}; }}")
         if self.trace is not None:
             self._style_gutter()
+            self._apply()  # the lit line takes the new theme's colours (not the last theme's pale yellow)
 
     def on_frame_changed(self) -> None:
         lines = [int(x) for x in self.frames.lines_at(self.frame)]
@@ -118,13 +144,18 @@ class SourceView(TraceView):
                 continue
             sel = QTextEdit.ExtraSelection()
             sel.format.setBackground(QColor(t.highlight_line))
+            sel.format.setForeground(QColor(t.foreground))
             sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
             sel.format.setFontWeight(QFont.Weight.Bold)
-            sel.cursor = QTextCursor(doc.findBlockByNumber(i))
+            cursor = QTextCursor(doc.findBlockByNumber(i))
+            # the whole block selected: a wrapped line is lit on every row it takes, not its first only
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cursor
             sels.append(sel)
         self.editor.setExtraSelections(sels)
         if sels:
             # keep the lit line in view without jumping when it already is
             cursor = QTextCursor(sels[0].cursor)
+            cursor.clearSelection()
             self.editor.setTextCursor(cursor)
             self.editor.ensureCursorVisible()

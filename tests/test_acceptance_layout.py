@@ -1,0 +1,35 @@
+"""The acceptance layer, layout: what a person sees at 1280x720, 1366x768 and 1920x1080, normal and presenter,
+light and dark, on a 2-d and a 1-d kernel: no label's text wider than its rect, no sibling labels on top of
+each other, no overlapping texts or tick labels in a plot, at least 60 columns of source (or wrapped lines),
+the F1 overlay inside the window, and every text, the current source line included, at 4.5:1 contrast or
+better as drawn (tests/acceptance_checks.py)."""
+
+import pytest
+
+from gpuviz.ui.presenter import enter_presenter
+from kernels import get_kernel
+from tests.acceptance_checks import layout_problems, overlay_problems, settle
+from tests.test_acceptance import SIZES, kernel_trace, person  # noqa: F401 - person is a fixture
+
+LAYOUT_KERNELS = ("matmul_tiled", "reduce_sum")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("name", LAYOUT_KERNELS)
+def test_layout_fits_and_reads(person, name, size, present, theme):
+    spec = get_kernel(name)
+    w = person(kernel_trace(name, spec.default_size if name != "matmul_tiled" else 32), size=size, theme=theme)
+    if present:
+        enter_presenter(w, theme=theme, size=size, fullscreen=False)
+    settle()
+    s = w.session
+    problems = []
+    for f in (0, s.frames.n_frames // 3):
+        s.set_frame(f)
+        settle()
+        problems += [f"frame {f}: {p}" for p in layout_problems(w)]
+    problems += overlay_problems(w)
+    person.check(w, "layout")
+    assert not problems, "\n".join(dict.fromkeys(problems))
