@@ -243,9 +243,13 @@ class TraceView(QWidget):
         gives the room up. (A short dock squeezed them otherwise: "running now" cut in half.)"""
         legend = getattr(self, "legend", None)
         total = 0
+        # the width the labels will have once the layout has run (their own width may still be the old one)
+        lay = self.layout()
+        m = lay.contentsMargins() if lay is not None else None
+        width = self.width() - ((m.left() + m.right()) if m is not None else 0)
         for label in self.findChildren(QLabel):
             if label.wordWrap() and label.parentWidget() is self and (label.isVisibleTo(self) or label is legend):
-                need = label.heightForWidth(max(1, label.width())) if label.text() else 0
+                need = wrapped_text_height(label, width) if label.text() else 0
                 total += need
                 if need > 0 and label.minimumHeight() != need:
                     label.setMinimumHeight(need)
@@ -278,6 +282,25 @@ class TraceView(QWidget):
             self._stale = False
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)
+
+
+def wrapped_text_height(label: QLabel, width: int) -> int:
+    """The height ``label``'s text takes wrapped at ``width`` (QLabel.heightForWidth over-asks, by lines)."""
+    from PySide6 import QtGui
+    from PySide6.QtCore import Qt as _Qt
+    from PySide6.QtGui import QTextDocument
+
+    label.ensurePolished()
+    doc = QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setDocumentMargin(0)
+    text = label.text()
+    rich = label.textFormat() == _Qt.TextFormat.RichText or (
+        label.textFormat() == _Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text))
+    doc.setHtml(text) if rich else doc.setPlainText(text)
+    cr = label.contentsMargins()
+    doc.setTextWidth(max(1, width - cr.left() - cr.right() - 2 * label.margin()))
+    return int(doc.size().height() + 0.999) + cr.top() + cr.bottom() + 2 * label.margin()
 
 
 # ---- helpers for pixel views ----------------------------------------------------------------------

@@ -207,6 +207,11 @@ class ArrayPanelsMixin:
             return
         shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
         ncols = best_columns(shapes, self.canvas.width(), self.canvas.height())
+        # never more columns than fit side by side: a plot's title and axes have a width of their own, and a
+        # row of plots wider than the view pushed the last array (global C) off its right edge
+        widest = max(p.plot.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width() for p in self._panels)
+        while ncols > 1 and ncols * widest > self.canvas.width():
+            ncols -= 1
         if ncols != self._ncols:
             self._ncols = ncols
             arrange_plots(self.canvas, [p.plot for p in self._panels], ncols)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextBlockFormat, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
 from .base import captioned_layout, TraceView, register_view
@@ -82,16 +82,10 @@ class SourceView(TraceView):
         fmt.setForeground(QColor(self.theme.muted))
         doc = self.editor.document()
         cursor = QTextCursor(doc)
-        # a wrapped line goes on under its code, not under the line numbers (a hanging indent of the margin)
-        gutter_px = self.editor.fontMetrics().horizontalAdvance("0" * getattr(self, "_gutter_len", 0))
-        hang = QTextBlockFormat()
-        hang.setLeftMargin(gutter_px)
-        hang.setTextIndent(-gutter_px)
         cursor.beginEditBlock()
         for i in range(self._n_lines):
             block = doc.findBlockByNumber(i)
             cursor.setPosition(block.position())
-            cursor.setBlockFormat(hang)
             cursor.setPosition(block.position() + min(self._gutter_len, block.length() - 1), QTextCursor.MoveMode.KeepAnchor)
             cursor.setCharFormat(fmt)
         cursor.endEditBlock()
