@@ -188,3 +188,42 @@ def test_leaving_presenter_mode_brings_the_caption_back_at_once(window):
     settle()
     assert w.caption_text.text() == before and w.caption_text.isVisible()
     assert not w.actions.qaction("view.present").isChecked()
+
+
+def test_per_line_table_keeps_the_line_in_view_sorts_worst_first_and_w_jumps_there(window):
+    """Finding 15 and "finding the worst line": at the default width only line and source showed, and
+    scrolling right to the metrics lost the line numbers."""
+    from PySide6.QtTest import QTest
+
+    from gpuviz.model import analysis
+    from gpuviz.ui.views.occupancy import _COLUMNS
+
+    w = window(kernel_trace("transpose_shared"), size=(1280, 720))
+    w.docks["lines"].show()
+    w.docks["lines"].raise_()
+    settle()
+    view = w.views["lines"]
+    t = view.table
+    assert _COLUMNS[0] == "bank conflicts" and _COLUMNS[-1] == "source"  # metrics first, source last
+    assert t.verticalHeader().isVisible()
+    lines = [int(t.verticalHeaderItem(r).text()) for r in range(t.rowCount())]
+    assert lines == sorted(lines) and lines == [r["line"] for r in view.rows]
+    t.horizontalScrollBar().setValue(t.horizontalScrollBar().maximum())
+    settle()
+    assert t.verticalHeader().isVisible() and t.verticalHeader().width() > 0  # the line numbers stay
+    # a header click sorts worst first
+    per_line = {r["line"]: r["bank_conflicts"] for r in analysis.shared_banks(w.session.trace).per_line}
+    worst = max(per_line, key=per_line.get)
+    assert per_line[worst] > 0
+    header = t.horizontalHeader()
+    QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(header.sectionViewportPosition(0) + 5, 5))
+    settle()
+    assert view.sort_column == "bank conflicts" and view.line_of_row(0) == worst
+    w.session.set_frame(0)
+    f = w.jump_to_worst_line()
+    assert f is not None and int(w.session.frames.line[w.session.frame]) == worst
+    assert f == int(np.flatnonzero(w.session.frames.line == worst)[0])  # its first frame
+    w.session.set_frame(0)
+    w.actions.trigger("playback.worst_line")  # the W key's action
+    assert int(w.session.frames.line[w.session.frame]) == worst
+    assert view.table.selectionModel().isRowSelected(0)  # the table follows: the worst row, on top

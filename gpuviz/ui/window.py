@@ -527,6 +527,9 @@ class MainWindow(QMainWindow):
                    ("Ctrl+Left",), g))
         add(Action("playback.next_warp_step", "This warp's next instruction", lambda: pb.next_warp_step(P),
                    ("Ctrl+Right",), g))
+        add(Action("playback.worst_line", "Jump to the &worst line", self.jump_to_worst_line, ("W",), g,
+                   "First frame of the line with the most bank conflicts, else the most sectors per request, else "
+                   "the most divergence (the Per line table's sorted column, if one is)"))
         add(Action("playback.faster", "Fas&ter", lambda: pb.speed_up(P), ("+", "="), g, icon_text="+"))
         add(Action("playback.slower", "Slo&wer", lambda: pb.speed_down(P), ("-",), g, icon_text="−"))
         add(Action("playback.loop", "L&oop", lambda: pb.toggle_loop(P), ("L",), g, checkable=True,
@@ -890,6 +893,32 @@ class MainWindow(QMainWindow):
         self.actions.sync_checked()
         if not self._presenting:
             self._on_frame(self.session.frame)  # the top bar's caption again, now, not at the next step
+
+    def jump_to_worst_line(self) -> int | None:
+        """W: the first frame of the worst source line (gpuviz.ui.views.occupancy.worst_line); returns it."""
+        import numpy as np
+
+        from .views.occupancy import line_table_rows, worst_line
+
+        s = self.session
+        if s.trace is None or not s.frames.n_frames:
+            return None
+        table = self.views.get("lines")
+        row = worst_line(line_table_rows(s.trace), getattr(table, "sort_column", None))
+        if row is None:
+            self.statusBar().showMessage("no line has bank conflicts, wasted sectors or divergence", 8000)
+            return None
+        frames_on_line = np.flatnonzero(s.frames.line == row["line"])
+        if not len(frames_on_line):
+            return None
+        f = int(frames_on_line[0])
+        s.playback.pause()
+        s.set_frame(f)
+        why = [f"{row['bank_conflicts']:,} bank conflicts" if row.get("bank_conflicts") else "",
+               f"{row['sectors_per_request']:.1f} sectors/request" if row.get("sectors_per_request") else "",
+               f"{row['diverged']:,} diverged" if row.get("diverged") else ""]
+        self.statusBar().showMessage(f"worst line: {row['line']} ({', '.join(w for w in why if w)}), frame {f + 1:,}", 15000)
+        return f
 
     def escape(self) -> None:
         """Esc: close the shortcuts overlay if it is up, else clear the selection."""

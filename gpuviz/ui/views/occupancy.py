@@ -245,7 +245,45 @@ class OccupancyView(TraceView):
 
 # ---- per-line table ---------------------------------------------------------------------------------
 
-_COLUMNS = ("line", "source", "events", "sectors / request", "bank conflicts", "diverged", "SIMT efficiency")
+#: metrics first, the source last (it stretches); the line number is the row header, so it stays in view
+#: while the table scrolls sideways
+_COLUMNS = ("bank conflicts", "sectors / request", "diverged", "SIMT efficiency", "events", "source")
+_SOURCE_COLUMN = _COLUMNS.index("source")
+#: what "the worst line" means, in the order asked: most bank conflicts, then most sectors per request
+#: above ideal, then most diverged lanes
+WORST_BY = ("bank conflicts", "sectors / request", "diverged")
+
+
+class _SortItem(QtWidgets.QTableWidgetItem):
+    """A cell that sorts by its number (UserRole), worst first when sorted descending; blanks sort as 0."""
+
+    def __lt__(self, other) -> bool:
+        a = self.data(QtCore.Qt.ItemDataRole.UserRole)
+        b = other.data(QtCore.Qt.ItemDataRole.UserRole)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return a < b
+        return super().__lt__(other)
+
+
+def worst_line(rows: list[dict], by: str | None = None) -> dict | None:
+    """The row of the worst line: by ``by`` (a column of :data:`WORST_BY`), else by bank conflicts, then
+    excess sectors per request, then divergence; None when no line has any of them."""
+    def score(r, what):
+        if what == "bank conflicts":
+            return r.get("bank_conflicts") or 0
+        if what == "sectors / request":
+            spr, ideal = r.get("sectors_per_request"), r.get("ideal_per_request")
+            return (spr - ideal) if spr is not None and ideal is not None else 0
+        if what == "diverged":
+            return r.get("diverged") or 0
+        return 0
+
+    order = [by] if by in WORST_BY else list(WORST_BY)
+    for what in order:
+        best = max(rows, key=lambda r: score(r, what), default=None)
+        if best is not None and score(best, what) > 0:
+            return best
+    return None
 
 
 def line_table_rows(trace) -> list[dict]:
@@ -283,15 +321,17 @@ class LineTableView(TraceView):
         box.setContentsMargins(0, 0, 0, 0)
         self.table = QtWidgets.QTableWidget(0, len(_COLUMNS))
         self.table.setHorizontalHeaderLabels(list(_COLUMNS))
-        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(_SOURCE_COLUMN, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setToolTip("click a column to sort by it: the worst lines first")
+        self.table.horizontalHeader().sectionClicked.connect(self._sort_by)
         self.table.cellClicked.connect(self._row_clicked)
+        self.sort_column: str | None = None  # the column the rows are sorted by, worst first (None: line order)
         box.addWidget(self.table)
         self.rows: list[dict] = []
-        self._row_of_line: dict[int, int] = {}
         self._first_frame: dict[int, int] = {}
         self.current_row = -1
         self.on_theme_changed()
@@ -311,34 +351,44 @@ class LineTableView(TraceView):
         self.rows = line_table_rows(tr)
         src = tr.launch.source_lines()
         first = tr.launch.first_line
+        self.table.setSortingEnabled(False)
         self.table.setRowCount(len(self.rows))
-        self._row_of_line = {}
+        right = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
+        mono = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
+        mono.setPixelSize(self.style.px(self.style.theme.font_px * 0.9))
         for i, r in enumerate(self.rows):
-            self._row_of_line[r["line"]] = i
             k = r["line"] - first
             text = src[k].strip() if 0 <= k < len(src) else ""
             spr = r.get("sectors_per_request")
             ideal = r.get("ideal_per_request")
-            cells = [
-                str(r["line"]),
-                text,
-                f"{r['events']:,}",
-                "" if spr is None else (f"{spr:.1f}" + (f" (ideal {ideal:.1f})" if ideal and spr > ideal * 1.05 else "")),
-                "" if "bank_conflicts" not in r else f"{r['bank_conflicts']:,}",
-                "" if "diverged" not in r else f"{r['diverged']:,}",
-                "" if r.get("simt_efficiency") is None else f"{r['simt_efficiency']:.0%}",
-            ]
-            for c, value in enumerate(cells):
-                item = QtWidgets.QTableWidgetItem(value)
-                if c != 1:
-                    item.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
-                else:
-                    mono = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
-                    mono.setPixelSize(self.style.px(self.style.theme.font_px * 0.9))
+            cells = {
+                "bank conflicts": ("" if "bank_conflicts" not in r else f"{r['bank_conflicts']:,}", r.get("bank_conflicts", 0)),
+                "sectors / request": ("" if spr is None else (f"{spr:.1f}" + (f" (ideal {ideal:.1f})" if ideal and spr > ideal * 1.05 else "")),
+                                      (spr - ideal) if spr is not None and ideal is not None else (spr or 0.0)),
+                "diverged": ("" if "diverged" not in r else f"{r['diverged']:,}", r.get("diverged", 0)),
+                "SIMT efficiency": ("" if r.get("simt_efficiency") is None else f"{r['simt_efficiency']:.0%}",
+                                    # worst first when sorted descending: the least efficient line on top
+                                    -(r["simt_efficiency"]) if r.get("simt_efficiency") is not None else -1.0),
+                "events": (f"{r['events']:,}", r["events"]),
+                "source": (text, r["line"]),
+            }
+            header = QtWidgets.QTableWidgetItem(str(r["line"]))
+            header.setData(QtCore.Qt.ItemDataRole.UserRole, r["line"])
+            self.table.setVerticalHeaderItem(i, header)
+            for c, name in enumerate(_COLUMNS):
+                value, key = cells[name]
+                item = _SortItem(value)
+                item.setData(QtCore.Qt.ItemDataRole.UserRole + 1, r["line"])  # the line, wherever sorting puts the row
+                item.setData(QtCore.Qt.ItemDataRole.UserRole, key)
+                if name == "source":
                     item.setFont(mono)
+                else:
+                    item.setTextAlignment(right)
                 self.table.setItem(i, c, item)
         self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(_SOURCE_COLUMN, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        if self.sort_column is not None:
+            self._apply_sort()
         # first frame of each line, for "click a row to jump there"
         self._first_frame = {}
         if frames is not None and frames.n_frames:
@@ -346,12 +396,49 @@ class LineTableView(TraceView):
             self._first_frame = {int(l): int(i) for l, i in zip(lines, idx) if l > 0}
         self.current_row = -1
 
+    def line_of_row(self, row: int) -> int | None:
+        item = self.table.item(row, 0)
+        return None if item is None else item.data(QtCore.Qt.ItemDataRole.UserRole + 1)
+
+    def row_of_line(self, line: int) -> int:
+        for row in range(self.table.rowCount()):
+            if self.line_of_row(row) == line:
+                return row
+        return -1
+
+    def _sort_by(self, column: int) -> None:
+        name = _COLUMNS[column]
+        self.sort_column = None if name == "source" else name
+        self._apply_sort()
+
+    def _apply_sort(self) -> None:
+        """Worst first by the chosen column (a header click), line order again for the source column."""
+        if self.sort_column is None:  # the source column sorts by line number: back to line order
+            self.table.sortItems(_SOURCE_COLUMN, QtCore.Qt.SortOrder.AscendingOrder)
+        else:
+            self.table.sortItems(_COLUMNS.index(self.sort_column), QtCore.Qt.SortOrder.DescendingOrder)
+        self.current_row = -1
+        self.on_frame_changed()
+
+    def worst(self) -> dict | None:
+        """The worst line's row (by the sorted column when it is one of :data:`WORST_BY`)."""
+        return worst_line(self.rows, self.sort_column)
+
+    def jump_to_worst(self) -> int | None:
+        """Show the worst line's first frame (its row selected); returns the frame, None when no line is bad."""
+        r = self.worst()
+        f = None if r is None else self._first_frame.get(r["line"])
+        if f is not None:
+            self.session.playback.pause()
+            self.session.set_frame(f)
+        return f
+
     def on_frame_changed(self) -> None:
         frames = self.frames
         if frames is None or not frames.n_frames:
             return
         f = min(max(int(self.frame), 0), frames.n_frames - 1)
-        row = self._row_of_line.get(int(frames.line[f]), -1)
+        row = self.row_of_line(int(frames.line[f]))
         if row != self.current_row:
             self.current_row = row
             self.table.blockSignals(True)
@@ -363,7 +450,7 @@ class LineTableView(TraceView):
             self.table.blockSignals(False)
 
     def _row_clicked(self, row: int, _col: int) -> None:
-        if 0 <= row < len(self.rows):
-            f = self._first_frame.get(self.rows[row]["line"])
-            if f is not None:
-                self.session.set_frame(f)
+        line = self.line_of_row(row)
+        f = self._first_frame.get(line) if line is not None else None
+        if f is not None:
+            self.session.set_frame(f)
