@@ -518,8 +518,10 @@ def _play_lesson_window(lesson, present: bool, theme: str) -> int:
     from gpuviz.ui.window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    from gpuviz.app import fit_to_screen
+
     window = MainWindow(theme=get_theme(theme))
-    window.resize(1600, 950)
+    fit_to_screen(window)  # a 1280x720 projector gets a window that fits it
     window.show()
     try:
         play_lesson(window, lesson, present=present, theme=theme)

@@ -127,7 +127,7 @@ TRACE_ACTION_IDS = {"view.theme", "view.present", "help.shortcuts", "selection.c
 def sweep_actions(w: MainWindow, where: str, every: bool = True) -> list[str]:
     done = []
     for a in list(w.actions):
-        if a.id in NOT_SWEPT:
+        if a.id in NOT_SWEPT or a.group == "Lessons":  # lessons: test_every_lesson_from_the_menu
             continue
         if not every and a.group not in TRACE_ACTIONS and a.id not in TRACE_ACTION_IDS:
             continue
@@ -198,3 +198,50 @@ def test_every_gpu_recording_survives_a_person(person, name):
 def test_recordings_are_all_there():
     shipped = {p.stem for p in (RECORDINGS and next(iter(RECORDINGS.values())).path.parent or ".").glob("*.gpuviz")}
     assert shipped and shipped == set(RECORDINGS)
+
+
+# ---- lessons from the Lessons menu --------------------------------------------------------------------------
+LESSONS = sorted(MainWindow._lesson_titles())
+#: what a scene's title or notes talk about -> the view that shows it
+TALKED_ABOUT = ((("timings", "how long", "microsecond", " µs"), "timings"), (("bank conflict", "banks"), "shared"))
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_lesson_from_the_menu(person, name):
+    """Each shipped lesson started from the Lessons menu, clicked through to its end with the clicker key,
+    in presenter mode at 1280x720: no error anywhere, every scene shows the views it names."""
+    from PySide6.QtTest import QTest
+
+    from gpuviz.ui.presenter import enter_presenter
+
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    w.person_check = person.check
+    enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    menus = {a.text().replace("&", ""): a.menu() for a in w.menuBar().actions() if a.menu() is not None}
+    assert w.actions.qaction(f"lesson.{name}") in menus["Lessons"].actions()
+    w.actions.trigger(f"lesson.{name}")
+    settle()
+    ctl = w.lesson
+    assert ctl is not None and ctl.errors == []
+    seen_scenes = set()
+    for _ in range(200):
+        settle(1)
+        scene = ctl.player.scene_index
+        if scene not in seen_scenes:
+            seen_scenes.add(scene)
+            views = ctl.player.current.scene.views
+            hidden = [v for v in views if not w.docks[v].isVisible()]
+            assert not hidden, f"{name} scene {scene + 1}: views {hidden} not shown"
+            text = " ".join([ctl.player.current.scene.title, ctl.player.current.scene.notes or ""]).lower()
+            for words, view in TALKED_ABOUT:
+                if any(wd in text for wd in words):
+                    assert view in views, f"{name} scene {scene + 1} talks about {words[0]} but shows no {view} view"
+        person.check(w, f"lesson {name}, scene {scene + 1}")
+        if ctl.player.finished:
+            break
+        QTest.keyClick(w, Qt.Key.Key_Right)
+    assert ctl.player.finished and len(seen_scenes) == len(ctl.lesson.scenes)
+    w.actions.trigger("lesson.stop")
+    settle()
+    assert w.lesson is None
+    person.check(w, f"lesson {name}, leaving")

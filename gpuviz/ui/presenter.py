@@ -379,7 +379,11 @@ class Presenter(QObject):
             self._auto_scale = float(scale)
         if self.size is not None:
             window.resize(*self.size)
-        self.arrange()
+        lesson = getattr(window, "_gpuviz_lesson", None)
+        if lesson is not None:  # a lesson plays: the clicker drives it, its scene keeps its own views
+            lesson.attach(self)
+        else:
+            self.arrange()
         self._on_frame(self.session.frame)
 
     def arrange(self) -> None:

@@ -553,6 +553,11 @@ class MainWindow(QMainWindow):
         add(Action("file.run", "&Run capture", lambda: self.launch_panel.run(), ("Ctrl+R",), g,
                    "Capture the kernel chosen in the launch panel"))
         add(Action("file.quit", "&Quit", self.close, ("Ctrl+Q",), g))
+        g = "Lessons"
+        for name, title in self._lesson_titles().items():
+            add(Action(f"lesson.{name}", title, lambda name=name: self.start_lesson(name), (), g,
+                       f"Play the lesson {name!r}: its scenes, notes and predict-then-reveal questions (→ / PageDown)"))
+        add(Action("lesson.stop", "Leave the &lesson", self.stop_lesson, (), g, "Back to the trace and layout as before"))
         g = "Help"
         add(Action("help.shortcuts", "&Keyboard shortcuts", self.show_shortcuts, ("F1", "?"), g))
 
@@ -847,8 +852,8 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         mb = self.menuBar()
         groups = self.actions.groups()
-        for group in sorted(groups, key=lambda g: ["File", "Playback", "View", "Help"].index(g) if g in
-                            ("File", "Playback", "View", "Help") else 9):
+        order = ["File", "Playback", "View", "Lessons", "Help"]
+        for group in sorted(groups, key=lambda g: order.index(g) if g in order else 9):
             actions = groups[group]
             menu = mb.addMenu(f"&{group}")
             for a in actions:
@@ -893,6 +898,50 @@ class MainWindow(QMainWindow):
         self.actions.sync_checked()
         if not self._presenting:
             self._on_frame(self.session.frame)  # the top bar's caption again, now, not at the next step
+
+    # ---- lessons ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _lesson_titles() -> dict[str, str]:
+        """The shipped lessons by name, with their titles for the Lessons menu (a broken one says so)."""
+        from ..lessons import LessonError, builtin_lessons, load_lesson
+
+        out = {}
+        for name, path in builtin_lessons().items():
+            try:
+                out[name] = load_lesson(path).title.replace("&", "&&")
+            except (LessonError, OSError) as e:
+                out[name] = f"{name} (cannot be read: {e})"
+        return out
+
+    @property
+    def lesson(self):
+        """The lesson playing in this window (a gpuviz.ui.lesson_player.LessonController), or None."""
+        return getattr(self, "_gpuviz_lesson", None)
+
+    def start_lesson(self, name: str):
+        """Play a shipped lesson here (in presenter mode if the window is presenting); returns its controller."""
+        from ..lessons import LessonError, builtin_lessons, load_lesson
+        from .lesson_player import play_lesson
+        from .presenter import presenter_of
+
+        self.stop_lesson()
+        try:
+            lesson = load_lesson(builtin_lessons()[name])
+            self.statusBar().showMessage(f"lesson {lesson.title}: capturing its scenes…")
+            return play_lesson(self, lesson, present=False)
+        except (LessonError, KeyError, ValueError) as e:
+            self._gpuviz_lesson = None
+            self.launch_panel.show_error(f"The lesson {name!r} could not start: {e}")
+            return None
+        finally:
+            if presenter_of(self) is not None:
+                presenter_of(self).refresh_caption()
+
+    def stop_lesson(self) -> None:
+        ctl = self.lesson
+        if ctl is not None:
+            self._gpuviz_lesson = None
+            ctl.stop()
 
     def jump_to_worst_line(self) -> int | None:
         """W: the first frame of the worst source line (gpuviz.ui.views.occupancy.worst_line); returns it."""
