@@ -1,5 +1,7 @@
 """Playback model and commands, without a window."""
 
+import pytest
+
 from gpuviz.model import playback as pbm
 from gpuviz.model.frames import Frames
 from gpuviz.model.playback import Playback
@@ -74,3 +76,36 @@ def test_selection_links_fields_and_notifies_once():
     assert len(calls) == 3
     s.clear()
     assert s.empty
+
+
+def test_play_to_the_next_barrier_or_block_pauses_there():
+    """A demo's pace: play up to where the barrier opens (or the next block starts), then stop to talk."""
+    F = Frames(matmul_tiled_trace(16, 8))
+    pb = Playback(frames=F, fps=10)
+    target = pbm.play_to_next_barrier(pb, now=0.0)
+    assert target == F.next_barrier(0) > 1 and pb.playing
+    t = 0.0
+    while pb.playing and t < 1000:
+        t += 0.1
+        pb.tick(t)
+    assert pb.frame == target and not pb.playing and pb.stop_at is None  # stopped on it, not past it
+    nxt = pbm.play_to_next_block(pb, now=t)
+    assert nxt == F.next_block(target)
+    pb.tick(t + 10_000)  # however late the next tick, it stops at the block
+    assert pb.frame == nxt and not pb.playing
+
+
+def test_a_launch_plays_in_about_a_minute_at_speed_one():
+    """Finding 14: the default launch (2,528 frames) took 10.5 minutes at 4 frames/s."""
+    assert pbm.demo_fps(2528) * 60 == pytest.approx(2528, rel=0.02)
+    assert pbm.demo_fps(100) == 4.0  # a short launch stays readable frame by frame
+    assert pbm.demo_fps(10_000_000) == 120.0
+
+
+def test_the_window_plays_the_default_launch_in_about_a_minute(qapp):
+    from gpuviz.app import default_trace
+    from gpuviz.ui.session import Session
+
+    s = Session()
+    s.set_trace(default_trace())
+    assert 50 <= s.frames.n_frames / s.playback.rate <= 70

@@ -20,6 +20,16 @@ from typing import Callable
 
 #: speed multipliers offered by speed_up/speed_down
 SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+#: a launch plays through in about this many seconds at speed 1 (a demo's pace), within the fps bounds below
+DEMO_SECONDS = 60.0
+DEMO_FPS_RANGE = (4.0, 120.0)
+
+
+def demo_fps(n_frames: int, seconds: float = DEMO_SECONDS) -> float:
+    """The frames per second that play ``n_frames`` in about ``seconds``: a short launch no faster than
+    4 frames a second (each frame readable), a long one no faster than 120."""
+    lo, hi = DEMO_FPS_RANGE
+    return float(min(hi, max(lo, round(max(0, int(n_frames)) / seconds))))
 
 
 class Playback:
@@ -37,6 +47,7 @@ class Playback:
         self._carry = 0.0  # fraction of a frame owed from earlier ticks
         self.frames = frames  # a gpuviz.model.frames.Frames (navigation commands use it), or None
         self.dropped = 0  # frames skipped because drawing fell behind (for the status bar and tests)
+        self.stop_at: int | None = None  # playing pauses on reaching this frame (play to the next barrier)
         if frames is not None:
             self._n_frames = frames.n_frames
 
@@ -140,6 +151,7 @@ class Playback:
         self._notify("playing")
 
     def pause(self) -> None:
+        self.stop_at = None
         if self._playing:
             self._playing = False
             self._clock_t = None
@@ -168,6 +180,10 @@ class Playback:
         if advance > 1:
             self.dropped += advance - 1
         target = self._frame + advance
+        if self.stop_at is not None and target >= self.stop_at > self._frame:
+            self.frame = self.stop_at
+            self.pause()
+            return advance
         last = self._n_frames - 1
         if target > last:
             if self._loop:
@@ -250,6 +266,31 @@ def next_warp_step(pb: Playback) -> int:
 
 def prev_warp_step(pb: Playback) -> int:
     return _nav(pb, "prev_warp_step")
+
+
+def play_until(pb: Playback, f: int, now: float | None = None) -> int:
+    """Play, and pause on reaching frame ``f`` (a demo: watch the warps run up to the barrier, then talk)."""
+    f = pb.clamp(f)
+    if f <= pb.frame:
+        return pb.frame
+    pb.pause()
+    pb.play(now)
+    pb.stop_at = f
+    return f
+
+
+def play_to_next_barrier(pb: Playback, now: float | None = None) -> int:
+    """Play up to where the next barrier opens; returns that frame."""
+    if pb.frames is None or pb.n_frames == 0:
+        return pb.frame
+    return play_until(pb, pb.frames.next_barrier(pb.frame), now)
+
+
+def play_to_next_block(pb: Playback, now: float | None = None) -> int:
+    """Play to the first frame of the next block; returns that frame."""
+    if pb.frames is None or pb.n_frames == 0:
+        return pb.frame
+    return play_until(pb, pb.frames.next_block(pb.frame), now)
 
 
 def toggle_play(pb: Playback, now: float | None = None) -> bool:

@@ -21,7 +21,7 @@ import time
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..model.frames import Frames
-from ..model.playback import Playback
+from ..model.playback import Playback, demo_fps
 from ..model.selection import Selection
 from ..model.trace import Trace
 from .theme import LIGHT, Theme, get_theme
@@ -68,8 +68,12 @@ class Session(QObject):
         self._quiet = True
         try:
             self.playback.set_frames(frames)
+            # a demo's pace: the whole launch in about a minute at speed 1 (- and + still halve and double it)
+            self.playback.fps = demo_fps(frames.n_frames)
+            self.playback.speed = 1.0
         finally:
             self._quiet = False
+        self.playback_changed.emit("fps")
         self.trace_changed.emit()
         self.frame_changed.emit(self.playback.frame)
 

@@ -527,6 +527,10 @@ class MainWindow(QMainWindow):
                    ("Ctrl+Left",), g))
         add(Action("playback.next_warp_step", "This warp's next instruction", lambda: pb.next_warp_step(P),
                    ("Ctrl+Right",), g))
+        add(Action("playback.play_to_barrier", "Play to the next barrier", lambda: pb.play_to_next_barrier(
+            P, time.perf_counter()), ("Ctrl+Down",), g, "Play, and pause where the next barrier opens"))
+        add(Action("playback.play_to_block", "Play to the next block", lambda: pb.play_to_next_block(
+            P, time.perf_counter()), ("Ctrl+Shift+Down",), g, "Play, and pause at the first frame of the next block"))
         add(Action("playback.worst_line", "Jump to the &worst line", self.jump_to_worst_line, ("W",), g,
                    "First frame of the line with the most bank conflicts, else the most sectors per request, else "
                    "the most divergence (the Per line table's sorted column, if one is)"))
