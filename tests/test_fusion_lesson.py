@@ -115,7 +115,7 @@ def test_lesson_loads_validates_and_plays_first_to_last_headless():
     # the bytes come from the traces
     scale, add, fused = player.load(0).metrics, player.load(2).metrics, player.load(3).metrics
     assert (scale["global_bytes"], add["global_bytes"], fused["global_bytes"]) == (8_000, 12_000, 12_000)
-    chain_notes = [s.notes for s in slides if s.scene_index == 2][0]
+    chain_notes = [s.notes for s in slides if s.scene_index == 2][-1]  # after the reveal: the figures in full
     assert "8.0 KB for a * x, 8.0 KB for b * y and 12.0 KB for the add" in chain_notes
     assert "8 bytes + 8 bytes + 12 bytes" in chain_notes
     answers = [s.answer for s in slides if s.answer]

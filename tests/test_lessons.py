@@ -145,3 +145,36 @@ def test_lesson_plays_in_the_window_with_presenter(qapp):
         window.close()
         window.deleteLater()
         qapp.processEvents()
+
+
+def test_a_predict_step_hides_its_answer_everywhere_until_revealed():
+    """Finding 11: bank_conflicts' scene title said "32-way" before the question; custom_kernel's notes gave
+    the byte counts before each question."""
+    import re
+
+    from gpuviz.lessons import LessonPlayer, builtin_lessons, load_lesson
+
+    checked = 0
+    for name in ("bank_conflicts", "custom_kernel", "host_device_flow", "fused_attention"):
+        slides = LessonPlayer(load_lesson(builtin_lessons()[name])).play_all(lambda s: None)
+        for i, sl in enumerate(slides):
+            if not sl.question or sl.answer:
+                continue
+            reveal = next(s for s in slides[i:] if s.question == sl.question and s.answer)
+            shown = reveal.answer.split(". ")[0]  # "32-way", "8 bytes", "12.0 KB"
+            if re.fullmatch(r"[\d.,]+", shown):
+                continue  # a bare count: "32" may well stand in the notes for something else
+            for text in (sl.scene_title, sl.notes, sl.caption):
+                assert not re.search(r"(?<![\w.,])" + re.escape(shown) + r"(?!\w)", text), (name, shown, text)
+            # before the question too: from the scene's first beat on
+            before = [s for s in slides[:i] if s.scene_index == sl.scene_index]
+            for s in before:
+                assert shown not in s.scene_title and not re.search(r"(?<![\w.,])" + re.escape(shown) + r"(?!\w)", s.notes)
+            # and after the reveal the title is whole again
+            after = [s for s in slides[i:] if s.scene_index == sl.scene_index and s.answer]
+            assert "▢" not in after[-1].scene_title or any("▢" in s.scene_title for s in after[:-1])
+            checked += 1
+    assert checked >= 6
+    bc = LessonPlayer(load_lesson(builtin_lessons()["bank_conflicts"])).play_all(lambda s: None)
+    scene2 = [s for s in bc if s.scene_index == 1]
+    assert "32-way" not in scene2[0].scene_title and "32-way" in scene2[-1].scene_title

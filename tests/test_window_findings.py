@@ -227,3 +227,27 @@ def test_per_line_table_keeps_the_line_in_view_sorts_worst_first_and_w_jumps_the
     w.actions.trigger("playback.worst_line")  # the W key's action
     assert int(w.session.frames.line[w.session.frame]) == worst
     assert view.table.selectionModel().isRowSelected(0)  # the table follows: the worst row, on top
+
+
+def test_views_and_captions_hold_the_answer_back_until_it_is_revealed(window):
+    """Finding 11: at bank_conflicts' "how many ways?" the shared view's header and the caption said 32-way."""
+    w = window(kernel_trace("vector_add"), size=(1920, 1080))
+    ctl = w.start_lesson("bank_conflicts")
+    settle()
+    while not (ctl.player.slide().question and "ways" in ctl.player.slide().question):
+        assert ctl.next()
+        settle(1)
+    slide = ctl.player.slide()
+    assert not slide.answer and w.session.predicting == slide.question
+    shared = w.views["shared"]
+    shared.refresh()
+    assert "32-way" not in shared.header.text() and "Predict first" in shared.header.text()
+    assert w.caption_text.text() == f"Predict: {slide.question}"
+    assert "32-way" not in ctl.panel.plain
+    ctl.next()  # the reveal
+    settle()
+    shared.refresh()
+    assert ctl.player.slide().answer and w.session.predicting == ""
+    assert "32-way bank conflict" in shared.header.text() and "32-way" in w.caption_text.text()
+    assert "32-way" in ctl.panel.plain
+    w.stop_lesson()

@@ -90,6 +90,44 @@ def capture_scene(scene: Scene):
     return trace, spec
 
 
+HIDDEN = "▢"
+
+
+def mask_answers(text: str, answers: list) -> str:
+    """``text`` with every answer still to be revealed blanked (▢). ``answers``: (answer as shown, question)
+    pairs. Blanked: the answer as shown ("32-way", "8 bytes", "12.0 KB", "1 (no conflict)" and its words "no
+    conflict"), and its number where a word of the question or the answer's unit follows it ("worst: 32",
+    "4 blocks" for "how many blocks?")."""
+    import re
+
+    if not text or not answers:
+        return text
+    for ans, ask in answers:
+        ans = str(ans).strip()
+        if not ans:
+            continue
+        parts = [ans] + [m.strip() for m in re.findall(r"\(([^)]*)\)", ans)]  # "1 (no conflict)": also "no conflict"
+        if re.fullmatch(r"[\d.,]+", ans):
+            parts = []  # a bare number: blanked below, only where it counts what the question asks about
+        for part in parts:
+            text = re.sub(r"(?<![\w.,])" + re.escape(part) + r"(?![\w])", HIDDEN, text, flags=re.I)
+        number = re.match(r"^\d[\d.,]*", ans)
+        if number:
+            n = number.group(0).rstrip(".,")
+            unit = re.sub(r"[^\w].*$", "", ans[number.end():].strip(" -"))
+            nouns = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", str(ask))} | ({unit.lower()} if unit else set())
+            pattern = r"(?<![\w.,])" + re.escape(n) + r"(?![\w]|[.,]\d)(?=(\s*-?\s*(\w+))?)"
+
+            def blank(m):
+                follower = (m.group(2) or "").lower()
+                after = m.string[m.end():m.end() + 1]
+                known = follower and any(follower.startswith(x) or x.startswith(follower) for x in nouns)
+                return HIDDEN if known or after == ")" else m.group(0)
+
+            text = re.sub(pattern, blank, text)
+    return text
+
+
 class LessonPlayer:
     """Plays a :class:`Lesson` beat by beat. ``loader(scene) -> (trace, spec | None)``."""
 
@@ -249,13 +287,30 @@ class LessonPlayer:
                 answer = self._answer(loaded, b)
             else:
                 caption = ""
+        hide = self._open_answers(loaded)
         return Slide(
-            lesson=self.lesson.title, scene_title=scene.title, scene_index=self.scene_index,
+            lesson=self.lesson.title, scene_title=mask_answers(scene.title, hide), scene_index=self.scene_index,
             n_scenes=len(self.lesson.scenes), beat_index=self.beat_index, n_beats=len(loaded.beats),
             frame=b.frame, caption=caption, kernel_note=loaded.narrator.note(b.frame) if (b.revealed) else "",
-            notes=self._format(scene.notes, loaded, "notes"), question=question, answer=answer,
+            notes=mask_answers(self._format(scene.notes, loaded, "notes"), hide), question=question, answer=answer,
             views=list(scene.views), layout=scene.layout,
         )
+
+    def _open_answers(self, loaded: LoadedScene) -> list[str]:
+        """The answers of this scene's questions not revealed yet at the current beat (each as shown, e.g.
+        "32-way" or "8 bytes"): the title and notes must not give them away before the reveal."""
+        revealed = set()
+        for i, beat in enumerate(loaded.beats[: self.beat_index + 1]):
+            if beat.question is not None and beat.revealed:
+                revealed.add(id(beat.question))
+        out = []
+        for beat in loaded.beats:
+            if beat.question is not None and id(beat.question) not in revealed and beat.revealed:
+                try:
+                    out.append((format_value(beat.question.answer, self.answer_value(loaded, beat)), beat.question.ask))
+                except LessonError:
+                    continue
+        return out
 
     def answer_value(self, loaded: LoadedScene, beat: Beat):
         """The computed answer of a beat's question (a number or text)."""

@@ -143,6 +143,7 @@ class LessonController:
         slide = self.player.slide()
         self.session.playback.pause()
         self.session.set_frame(slide.frame)
+        self.session.set_predicting(slide.question if slide.question and not slide.answer else "")
         p = presenter_of(self.window)
         self.panel.show_slide(slide, self.session.theme, with_caption=p is None)
         if p is not None:
@@ -214,6 +215,7 @@ class LessonController:
     def stop(self) -> None:
         """Leave the lesson: the window's docks and keys as they were."""
         self._unobserve()
+        self.session.set_predicting("")
         if self.keys is not None:
             self.keys.release()
             self.keys = None

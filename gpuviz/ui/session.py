@@ -45,6 +45,9 @@ class Session(QObject):
         self.selection = Selection()
         self.theme = theme
         self.source_label = ""  # where the trace came from ("embedded default", a file path, ...)
+        # a lesson's question waiting for its answer ("" when none): views and captions that would give the
+        # answer away (an n-way conflict, a sector count) hold it back until it is revealed
+        self.predicting = ""
         self._unobserve = [
             self.playback.observe(self._on_playback),
             self.selection.observe(self.selection_changed.emit),
@@ -62,6 +65,7 @@ class Session(QObject):
         self.trace = trace
         self.frames = frames
         self.source_label = source_label
+        self.predicting = ""
         self.selection.warp_size = trace.launch.warp_size
         self.selection._state = type(self.selection.state)()  # cleared silently: trace_changed redraws all
         # views rebuild on trace_changed, then draw frame 0 on the frame_changed that set_frames sends
@@ -80,6 +84,13 @@ class Session(QObject):
     @property
     def frame(self) -> int:
         return self.playback.frame
+
+    def set_predicting(self, question: str) -> None:
+        """A question is asked (its answer must not show anywhere yet), or answered (``""``): views redraw."""
+        question = question or ""
+        if question != self.predicting:
+            self.predicting = question
+            self.frame_changed.emit(self.playback.frame)
 
     def set_frame(self, f: int) -> None:
         self.playback.frame = f

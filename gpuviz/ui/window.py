@@ -359,6 +359,8 @@ class MainWindow(QMainWindow):
                 job.finished.connect(lambda job=job: self._narrator_ready(job))
                 self._narrator_jobs.append(job)
                 job.start()
+        if s.predicting:  # a lesson's question is open: the narration would answer it
+            return f"Predict: {s.predicting}"
         if self._narrator is None:
             return "narrating this launch…"
         try:

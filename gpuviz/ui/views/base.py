@@ -61,6 +61,9 @@ BUILTIN_VIEW_MODULES = (
 
 _REGISTRY: dict[str, type["TraceView"]] = {}
 
+#: what a view says in place of a figure that would answer a lesson's open question
+PREDICT_TEXT = "<i>what happens here? Predict first: the answer shows once it is revealed</i>"
+
 
 def register_view(cls: type["TraceView"]) -> type["TraceView"]:
     """Class decorator: make a view available to the main window and to ``snapshot --view``."""

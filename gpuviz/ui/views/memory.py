@@ -28,7 +28,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...model.trace import EventKind
 from .. import render
 from ..theme import hex_to_rgba
-from .base import TraceView, register_view, thin_tick_labels
+from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
 
 # ---- small Qt pieces the memory views share (shared.py, barriers.py and occupancy.py import them) --
 
@@ -419,6 +419,10 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
                 set_segments(p.sectors, np.zeros((0, 2)))
             p.image.setImage(p.buffer, autoLevels=False)
         lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"]
+        if self.session.predicting and stats:  # a lesson asks how many sectors: hold the count back
+            stats = [PREDICT_TEXT]
+            for p in self._panels:
+                set_segments(p.sectors, np.zeros((0, 2)))
         lines.append(" &nbsp;·&nbsp; ".join(stats) if stats else "this step touches no global array")
         self.header.setText("<br>".join(lines))
 

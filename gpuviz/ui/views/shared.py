@@ -23,7 +23,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...model import analysis
 from ...model.trace import EventKind, Trace
 from .. import render
-from .base import TraceView, register_view, thin_tick_labels
+from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
 from .memory import (
     ArrayPanelsMixin,
     CellImage,
@@ -343,6 +343,8 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
                     what = "broadcast, no conflict" if n_words < n_lanes else "every lane its own bank: no conflict"
                     stats.append(f"{name}: {n_lanes} lanes, {n_words} word{'s' if n_words != 1 else ''} ({what})")
                 labels = _value_labels(access, p.lay)
+            if self.session.predicting:  # a lesson asks how many ways: the marks would answer it
+                conflict_segs, p.conflict_banks = np.zeros((0, 2)), []
             set_segments(p.conflict, conflict_segs)
             self._set_band(p, p.conflict_banks)
             title = f"<b>{p.info.name}</b> &nbsp;{p.info.dtype}[{','.join(map(str, p.info.shape))}] · {p.info.nbytes:,} B"
@@ -355,6 +357,8 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
             self._set_labels(p, labels)
             p.image.setImage(p.buffer, autoLevels=False)
         lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"]
+        if self.session.predicting and stats:
+            stats = [PREDICT_TEXT]
         lines.append(f"block {block}: " + (" &nbsp;·&nbsp; ".join(stats) if stats else "this step touches no shared array"))
         self.header.setText("<br>".join(lines))
 
