@@ -340,3 +340,13 @@ def test_window_launch_list_runs_a_program_and_survives_its_failure(qtbot, cli_r
     errors = {vid: v.errors for vid, v in w.views.items() if v.errors}
     assert errors == {}
     w.close()
+
+
+def test_the_first_cause_is_reported_when_the_untraced_fallback_fails_too():
+    """Finding 24: a kernel gpuviz cannot instrument fell back to numba's simulator, whose own error
+    ('FakeCUDAModule' has no attribute 'shfl_down_sync') was all the report said."""
+    result = run_script(SCRIPTS / "unsupported_with_shuffle.py", timeout=QUICK)
+    assert not result.ok
+    msg = result.message
+    assert "slicing" in msg and "unsupported_with_shuffle.py:9" in msg, msg
+    assert msg.index("slicing") < msg.index("shfl_down_sync"), msg  # the first cause first, the second after

@@ -236,7 +236,14 @@ class LaunchPolicy:
             return self._trace(rec, kernel, args, run_original)
         except UnsupportedConstruct as exc:
             _restore(args, saved)
-            self._run_plain(rec, kernel, run_original, f"gpuviz cannot instrument this kernel: {exc}")
+            try:
+                self._run_plain(rec, kernel, run_original, f"gpuviz cannot instrument this kernel: {exc}")
+            except Exception as plain_exc:  # noqa: BLE001 - what the fallback hit is the second cause, not the first
+                # the first cause leads: running it untraced (numba's simulator) failed because of something else
+                # (it has no warp shuffles, say), and that message alone hid why it was not traced
+                raise UnsupportedConstruct(
+                    f"{exc}\nBecause of that the launch ran untraced on numba's original launcher, which failed too: "
+                    f"{type(plain_exc).__name__}: {plain_exc}", file=exc.file, line=exc.line) from plain_exc
             return None
         except TraceTooLarge as exc:
             if backend == "sim":  # the simulator checks after the launch: the arguments are already right
