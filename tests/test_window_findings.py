@@ -251,3 +251,19 @@ def test_views_and_captions_hold_the_answer_back_until_it_is_revealed(window):
     assert "32-way bank conflict" in shared.header.text() and "32-way" in w.caption_text.text()
     assert "32-way" in ctl.panel.plain
     w.stop_lesson()
+
+
+def test_a_gpu_recording_says_where_its_sms_and_its_source_are(window):
+    """Finding 21: the grid's caption promised SMs that were not drawn; the source showed the recording
+    machine's path. Finding 23: "1 blocks of 128 threads"."""
+    w = window(_recording("vector_add").load()[0])
+    grid, src = w.views["grid"], w.views["source"]
+    labels_shown = bool(grid._labels) and grid._labels[0].isVisible()
+    assert ("the SM each block ran on is on it" in grid.caption.text()) == labels_shown
+    assert labels_shown or "Details names the SM" in grid.caption.text()
+    path = w.session.trace.launch.source_file
+    assert path not in src.caption.text() and "as recorded" in src.caption.text()
+    assert path.rsplit("/", 1)[-1] in src.caption.text()
+    w.set_trace(kernel_trace("vector_add", 100))
+    settle()
+    assert "1 block of 256 threads" in grid.caption.text() and "SM" not in grid.caption.text()

@@ -27,7 +27,7 @@ def grid_layout(grid: tuple[int, int, int], max_cols: int = 64) -> tuple[np.ndar
         cols = max_cols
         return b % cols, b // cols, cols, -(-gx // cols), f"1-d grid of {gx} blocks, wrapped in rows of {cols}"
     if gz == 1:
-        note = f"{gx} x {gy} blocks" if gy > 1 else f"{gx} blocks"
+        note = f"{gx} x {gy} blocks" if gy > 1 else (f"{gx} blocks" if gx != 1 else "1 block")
         return x, y, gx, gy, note
     # z slices side by side, one column of gap between them
     col = z * (gx + 1) + x
@@ -92,8 +92,8 @@ class GridView(TraceView):
                 self._gap_path.lineTo(ncols, r)
         self.gaps.setPath(self._gap_path)
         self._gap_width = 3 if max(ncols, nrows) <= 16 else (2 if max(ncols, nrows) <= 48 else 1)
-        sm = " · SM of each block shown" if self.trace.has("sm") else ""
-        self.caption.setText(f"{L.kernel_name}: {note} of {L.threads_per_block} threads{sm}")
+        self._caption_head = f"{L.kernel_name}: {note} of {L.threads_per_block} thread{'s' if L.threads_per_block != 1 else ''}"
+        self.caption.setText(self._caption_head)
         for item in self._labels:
             self.plot.removeItem(item)
         self._labels = []
@@ -111,6 +111,7 @@ class GridView(TraceView):
         self._grid_shape = (ncols, nrows)
         self.on_theme_changed()
         self._fit_labels()
+        self._say_sms()
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
@@ -129,6 +130,18 @@ class GridView(TraceView):
         fits = widest <= 0.95 * cell_w and tallest <= 0.95 * cell_h
         for t in self._labels:
             t.setVisible(fits)
+        self._say_sms()
+
+    def _say_sms(self) -> None:
+        """The caption says where a GPU recording's SMs are: on the blocks when their labels show, else in
+        Details (a block click), never a promise of labels that are not drawn."""
+        if self.trace is None or not hasattr(self, "_caption_head"):
+            return
+        sm = ""
+        if self.trace.has("sm"):
+            on_blocks = bool(self._labels) and self._labels[0].isVisible()
+            sm = " · the SM each block ran on is on it" if on_blocks else " · click a block: Details names the SM it ran on"
+        self.caption.setText(self._caption_head + sm)
 
     def _paint_empty(self) -> None:
         if self.rgba is not None:

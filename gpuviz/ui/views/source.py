@@ -11,6 +11,19 @@ from .base import captioned_layout, TraceView, register_view
 _GUTTER_SEP = " │ "
 
 
+def source_label(launch) -> str:
+    """Where the source shown came from. A GPU recording's path is the recording machine's: its file name,
+    said to be the source as recorded (the file on this machine may differ or not exist)."""
+    import os
+
+    path = launch.source_file or ""
+    if not path or path.startswith("<"):
+        return path or "source"
+    if launch.backend == "gpu":
+        return f"{os.path.basename(path)} as recorded with the trace"
+    return path
+
+
 @register_view
 class SourceView(TraceView):
     view_id = "source"
@@ -71,7 +84,7 @@ class SourceView(TraceView):
         self._fit_wrap()
         self._style_gutter()
         total = sum(counts.values())
-        where = L.source_file or "source"
+        where = source_label(L)
         warned = f" · ⚠ {len(self.warning_lines)} line(s) with a warning (see Details)" if self.warning_lines else ""
         self.caption.setText(f"{where} · events per line in the margin ({total:,} in all){warned}")
 
