@@ -267,3 +267,25 @@ def test_a_gpu_recording_says_where_its_sms_and_its_source_are(window):
     w.set_trace(kernel_trace("vector_add", 100))
     settle()
     assert "1 block of 256 threads" in grid.caption.text() and "SM" not in grid.caption.text()
+
+
+def test_a_bad_block_size_is_said_where_the_run_button_is(window):
+    """Finding 20: Run, Open recording and capture errors sat below the fold; a bad block size seemed to do
+    nothing."""
+    from tests.acceptance_checks import shown
+
+    w = window(kernel_trace("matmul_tiled"), size=(1280, 720))
+    w.launch_panel.load_kernels()
+    p = w.launch_panel
+    w.docks["launch"].raise_()
+    settle()
+    assert shown(p.run_button), "Run is below the fold"
+    p.block.setText("16 by 16")
+    from PySide6.QtTest import QTest
+
+    QTest.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    settle()
+    assert shown(p.error) and "block size" in p.error.text()
+    assert not p.runner.busy
+    ev = p.error.mapTo(w, QPoint(0, 0))
+    assert 0 <= ev.y() < w.height() // 2 + 200

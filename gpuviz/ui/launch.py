@@ -319,15 +319,17 @@ class LaunchPanel(QWidget):
         self.error.setObjectName("errorText")
         self.error.setWordWrap(True)
         self.error.setVisible(False)
+        # what the person acts on and what went wrong come first, above the fold of a 720-pixel screen: an error
+        # (a bad block size), Run / Open recording, progress; the descriptions after them
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.recording_info)
-        layout.addWidget(self.note)
+        layout.addWidget(self.error)
+        layout.addWidget(self.notice)
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
-        layout.addWidget(self.notice)
-        layout.addWidget(self.error)
+        layout.addLayout(form)
+        layout.addWidget(self.recording_info)
+        layout.addWidget(self.note)
         layout.addStretch(1)
         self.runner.stage.connect(self.status.setText)
         self.runner.busy_changed.connect(self._busy)
@@ -513,3 +515,6 @@ class LaunchPanel(QWidget):
         dock = getattr(self.window_, "docks", {}).get("launch")
         if dock is not None and not dock.isFloating():
             dock.raise_()  # the panel may sit behind the details tab: bring the message forward
+        scroll = dock.widget() if dock is not None else None
+        if hasattr(scroll, "ensureWidgetVisible"):
+            scroll.ensureWidgetVisible(self.error)  # scrolled down to the form's end: bring the message into view
