@@ -33,3 +33,23 @@ def test_layout_fits_and_reads(person, name, size, present, theme):
     problems += overlay_problems(w)
     person.check(w, "layout")
     assert not problems, "\n".join(dict.fromkeys(problems))
+
+
+#: the views that start behind a tab in the default layout: each brought to the front in turn
+TABBED = ("lines", "occupancy", "launch", "barriers", "timings")
+
+
+@pytest.mark.parametrize("size", [SIZES[0], SIZES[2]], ids=["1280x720", "1920x1080"])
+def test_tabbed_views_fit_when_brought_forward(person, size):
+    w = person(kernel_trace("matmul_tiled", 32), size=size)
+    w.launch_panel.load_kernels()
+    settle()
+    problems = []
+    for vid in TABBED:
+        dock = w.docks[vid]
+        dock.show()
+        dock.raise_()
+        settle()
+        problems += [f"{vid} in front: {p}" for p in layout_problems(w) if f"dock_{vid}" in p]
+    person.check(w, "tabbed views")
+    assert not problems, "\n".join(dict.fromkeys(problems))

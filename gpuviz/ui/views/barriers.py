@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...model.frames import format_block
 from .. import render
-from .base import TraceView, register_view
+from .base import TraceView, hide_overlapping_texts, register_view
 from .memory import (
     MemoryStyle,
     colour_css,
@@ -77,6 +77,10 @@ class BarrierView(TraceView):
         box.addWidget(self.legend)
         box.addWidget(self.canvas, 1)
         self.plot = self.canvas.addPlot()
+        # the labels move after the view box has changed: thinned once they have
+        self.plot.getViewBox().sigResized.connect(lambda *_: QtCore.QTimer.singleShot(0, self._thin_sync_labels))
+        self.plot.getViewBox().sigRangeChanged.connect(lambda *_: QtCore.QTimer.singleShot(0, self._thin_sync_labels))
+        self.plot.getViewBox().sigTransformChanged.connect(lambda *_: QtCore.QTimer.singleShot(0, self._thin_sync_labels))
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.invertY(True)
@@ -94,6 +98,17 @@ class BarrierView(TraceView):
         self.on_theme_changed()
 
     # -- theme -------------------------------------------------------------------------------------
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        QtCore.QTimer.singleShot(0, self._thin_sync_labels)
+
+    def _thin_sync_labels(self, *_signal_args) -> None:
+        """Barrier labels that would cover each other in a narrow plot: every other one steps aside."""
+        lines = self.sync_lines[: getattr(self, "_shown_syncs", 0)]
+        for line in lines:
+            line.label.updatePosition()  # where the current view puts it (pyqtgraph moves it only later)
+        hide_overlapping_texts([line.label for line in lines])
+
     def on_theme_changed(self) -> None:
         st = self.style = memory_style(self.theme)
         restyle_label(self.header, st)
@@ -156,6 +171,8 @@ class BarrierView(TraceView):
             line.show()
         for line in self.sync_lines[len(syncs):]:
             line.hide()
+        self._shown_syncs = len(syncs)
+        self._thin_sync_labels()
         # vermillion boxes around the instructions of the warps that arrived last at each barrier
         segs = []
         for p in range(tl.n_phases):

@@ -419,3 +419,22 @@ def thin_tick_labels(axis: pg.AxisItem, gap_px: float = 4.0) -> pg.AxisItem:
     axis.generateDrawSpecs = thinned
     axis._gpuviz_thinned = True
     return axis
+
+
+def hide_overlapping_texts(items, gap_px: float = 2.0) -> int:
+    """Show each text item unless it would overlap one shown before it (in the order given); returns how
+    many are hidden. For labels pinned to data (barrier lines, blocks) that pile up when a plot is narrow."""
+    shown_rects = []
+    hidden = 0
+    for item in items:
+        item.setVisible(True)
+    for item in items:
+        if not item.isVisible() or not item.scene():
+            continue
+        r = item.sceneBoundingRect().adjusted(-gap_px, -gap_px, gap_px, gap_px)
+        if any(r.intersects(o) for o in shown_rects):
+            item.setVisible(False)
+            hidden += 1
+        else:
+            shown_rects.append(r)
+    return hidden

@@ -62,11 +62,22 @@ class OccupancyView(TraceView):
         self.shared_bytes = 0
         self.estimated: list[str] = []
         self.result: dict | None = None
-        box = QtWidgets.QVBoxLayout(self)
+        # a docked Occupancy is short (a tab under the source at 1280x720): its text, controls and plots keep
+        # the height they need and the view scrolls, rather than squeezing them on top of each other
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.scroll = QtWidgets.QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body = QtWidgets.QWidget()
+        self.scroll.setWidget(self.body)
+        outer.addWidget(self.scroll)
+        box = QtWidgets.QVBoxLayout(self.body)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(2)
         self.header = header_label(self.style)
-        controls = QtWidgets.QHBoxLayout()
+        controls = QtWidgets.QGridLayout()
         controls.setContentsMargins(6, 2, 6, 2)
         self.device_box = QtWidgets.QComboBox()
         for key, d in DEVICES.items():
@@ -75,12 +86,16 @@ class OccupancyView(TraceView):
         self.slider.setRange(0, len(BLOCK_SIZES) - 1)
         self.slider.setPageStep(4)
         self.slider_label = QtWidgets.QLabel()
+        self.slider_label.setWordWrap(True)
         self.device_label = QtWidgets.QLabel("GPU model")
-        controls.addWidget(self.device_label)
-        controls.addWidget(self.device_box)
-        controls.addSpacing(12)
-        controls.addWidget(self.slider_label)
-        controls.addWidget(self.slider, 1)
+        self.device_box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.device_box.setMinimumContentsLength(10)
+        # two rows: the model, then the block size with its slider (one row cut both off in a narrow dock)
+        controls.addWidget(self.device_label, 0, 0)
+        controls.addWidget(self.device_box, 0, 1)
+        controls.addWidget(self.slider_label, 1, 0, 1, 2)
+        controls.addWidget(self.slider, 2, 0, 1, 2)
+        controls.setColumnStretch(1, 1)
         self.note = header_label(self.style, 0.8, bold=False)
         self.canvas = pg.GraphicsLayoutWidget()
         box.addWidget(self.header)
@@ -131,6 +146,8 @@ class OccupancyView(TraceView):
         restyle_label(self.header, st)
         restyle_label(self.note, st, 0.8, bold=False)
         self.canvas.setBackground(st.background)
+        # room for the SM picture and four limit bars whose labels do not touch, at any text size
+        self.canvas.setMinimumHeight(st.px(st.theme.font_px) * 16)
         for p in (self.bars_plot, self.curve_plot, self.sm_plot):
             style_axes(p, st)
         size = f"{st.px(st.theme.font_px * 0.85)}px"
