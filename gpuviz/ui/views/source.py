@@ -163,6 +163,6 @@ class SourceView(TraceView):
         if sels:
             # keep the lit line in view without jumping when it already is
             cursor = QTextCursor(sels[0].cursor)
-            cursor.clearSelection()
+            cursor.setPosition(cursor.selectionStart())  # the line's first row in view, not its last
             self.editor.setTextCursor(cursor)
             self.editor.ensureCursorVisible()
