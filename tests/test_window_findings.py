@@ -289,3 +289,20 @@ def test_a_bad_block_size_is_said_where_the_run_button_is(window):
     assert not p.runner.busy
     ev = p.error.mapTo(w, QPoint(0, 0))
     assert 0 <= ev.y() < w.height() // 2 + 200
+
+
+def test_escape_in_presenter_mode_closes_the_shortcuts_first(window):
+    """Seen driving the app: F1 then Esc in presenter mode left presenter mode with the overlay still up."""
+    from gpuviz.ui.presenter import enter_presenter, presenter_of
+
+    w = window(kernel_trace("matmul_tiled"))
+    p = enter_presenter(w, theme="dark", size=(1280, 720), fullscreen=False)
+    w.actions.trigger("help.shortcuts")
+    settle()
+    assert w.overlay.isVisible()
+    p.keys.trigger("leave")  # Esc
+    settle()
+    assert not w.overlay.isVisible() and presenter_of(w) is p
+    p.keys.trigger("leave")
+    settle()
+    assert presenter_of(w) is None

@@ -380,6 +380,7 @@ class Presenter(QObject):
         if self.size is not None:
             window.resize(*self.size)
         lesson = getattr(window, "_gpuviz_lesson", None)
+        self._memory_tabs = False
         if lesson is not None:  # a lesson plays: the clicker drives it, its scene keeps its own views
             lesson.attach(self)
         else:
@@ -397,6 +398,16 @@ class Presenter(QObject):
         for area in ("left", "bottom", "right"):
             d = next((w.docks[v] for v in areas.get(area, []) if v in w.docks and w.docks[v].isVisible()), None)
             cols.append(d)
+        # global and shared memory share the middle column as tabs, the one the frame uses in front: stacked,
+        # each got half a projector's height and 32x32 arrays became strips a pixel or two tall
+        mem = w.docks.get("memory")
+        if mem is not None and mem.isVisible():
+            for vid in ("shared", "barriers"):
+                d = w.docks.get(vid)
+                if d is not None and d.isVisible():
+                    w.tabifyDockWidget(mem, d)
+                    self._memory_tabs = True
+            self._front_memory(self.session.frame)
         pairs = [(d, int(width * f)) for d, f in zip(cols, PRESENTER_COLUMNS) if d is not None]
         side = [(d, px) for d, px in pairs if w.dockWidgetArea(d) in (Qt.DockWidgetArea.LeftDockWidgetArea,
                                                                      Qt.DockWidgetArea.RightDockWidgetArea)]
@@ -482,7 +493,11 @@ class Presenter(QObject):
             self.blank.cover()
 
     def escape(self) -> None:
-        if self.blank.isVisible():
+        """Esc closes what is over the picture first (the shortcuts overlay, the blank), then leaves."""
+        overlay = getattr(self.window, "overlay", None)
+        if overlay is not None and overlay.isVisible():
+            overlay.hide()
+        elif self.blank.isVisible():
             self.blank.hide()
         else:
             leave_presenter(self.window)
@@ -500,7 +515,24 @@ class Presenter(QObject):
             self._narrator = Narrator(s.frames)
         return self._narrator
 
+    def _front_memory(self, f: int) -> None:
+        """The view the frame is about in front: shared memory for a shared access, global for a global one,
+        the barrier swimlanes at a syncthreads (a shuffle or a start leaves the tab as it is)."""
+        from ..model.trace import EventKind as K
+
+        frames = self.session.frames
+        if not self._memory_tabs or frames is None or not frames.n_frames:
+            return
+        kind = int(frames.kind[min(max(f, 0), frames.n_frames - 1)])
+        vid = ("shared" if kind in (K.SHARED_LOAD, K.SHARED_STORE) else
+               "memory" if kind in (K.GLOBAL_LOAD, K.GLOBAL_STORE, K.ATOMIC) else
+               "barriers" if kind == K.BARRIER else None)
+        dock = self.window.docks.get(vid) if vid else None
+        if dock is not None and dock.visibleRegion().isEmpty():
+            dock.raise_()
+
     def _on_frame(self, f: int) -> None:
+        self._front_memory(f)
         enforce_min_text(self.window)
         if self.caption_override is not None:
             caption, note = self.caption_override()
