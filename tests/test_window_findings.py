@@ -306,3 +306,16 @@ def test_escape_in_presenter_mode_closes_the_shortcuts_first(window):
     p.keys.trigger("leave")
     settle()
     assert presenter_of(w) is None
+
+
+def test_memory_axes_say_what_they_count(window):
+    """Finding 18 (part): the shared y-axis counts bytes and the global one elements, neither said so."""
+    w = window(kernel_trace("reduce_sum"))
+    for vid in ("shared", "memory"):
+        w.docks[vid].raise_()
+        settle()
+    shared_ticks = [t for _, t in w.views["shared"]._panels[0].plot.getAxis("left")._tickLevels[0]]
+    assert shared_ticks and all(t.endswith(" B") for t in shared_ticks)
+    strip = next(p for p in w.views["memory"]._panels if len(p.info.shape) == 1)
+    global_ticks = [t for _, t in strip.plot.getAxis("left")._tickLevels[0]]
+    assert global_ticks and all(t.startswith("[") and t.endswith("]") for t in global_ticks)

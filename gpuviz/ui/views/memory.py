@@ -288,7 +288,8 @@ class _ArrayPanel:
             self.plot.hideAxis("bottom")
             self.plot.setAspectLocked(False)  # cells of a strip are nearly square anyway; fill the width
             step = max(1, -(-self.layout.rows // 4))
-            ticks = [(r + 0.5, f"{r * self.layout.cols:,}") for r in range(0, self.layout.rows, step)]
+            # the element index each row starts at, written as an index (the shared view's axis counts bytes)
+            ticks = [(r + 0.5, f"[{r * self.layout.cols:,}]") for r in range(0, self.layout.rows, step)]
             fit_left_axis(self.plot, ticks, style)
         self.image = CellImage()
         self.plot.addItem(self.image)

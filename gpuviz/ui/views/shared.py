@@ -196,7 +196,8 @@ class _SharedPanel:
         # at most 4 byte-offset labels: a short tile must not stack its labels on top of each other
         step = max(1, -(-self.layout.rows // 4))
         row0 = self.lay.row0
-        fit_left_axis(self.plot, [(r + 0.5, f"{(r + row0) * 128}") for r in range(0, self.layout.rows, step)], style)
+        # rows are 128-byte lines of 32 banks: the axis says bytes (the global view's says element indexes)
+        fit_left_axis(self.plot, [(r + 0.5, f"{(r + row0) * 128} B") for r in range(0, self.layout.rows, step)], style)
         self.plot.setRange(xRange=(0, 32), yRange=(0, self.layout.rows), padding=0.02)
         self.labels: list[pg.TextItem] = []
         self.race_cells = np.zeros(0, dtype=np.int64)
