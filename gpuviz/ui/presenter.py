@@ -407,6 +407,7 @@ class Presenter(QObject):
                 if d is not None and d.isVisible():
                     w.tabifyDockWidget(mem, d)
                     self._memory_tabs = True
+            mem.raise_()  # global memory first (tabifying raised the last tab), then what the frame is about
             self._front_memory(self.session.frame)
         pairs = [(d, int(width * f)) for d, f in zip(cols, PRESENTER_COLUMNS) if d is not None]
         side = [(d, px) for d, px in pairs if w.dockWidgetArea(d) in (Qt.DockWidgetArea.LeftDockWidgetArea,
