@@ -76,6 +76,16 @@ def test_saved_file_carries_the_index_and_opening_reads_it(trace, tmp_path, monk
     np.testing.assert_array_equal(back.phase, trace.phase)
     for name in analysis.REPORT_NAMES:
         same_report(getattr(analysis, name)(trace), getattr(analysis, name)(back))
+    from gpuviz.model.narration import Narrator
+
+    monkeypatch.setattr(Narrator, "_compute", no_sorting)
+    saved_narrator = Narrator(frames)
+    saved_narrator.caption(0)  # built from the file's index: computing would raise
+    monkeypatch.undo()
+    computed = Narrator(fresh)
+    for f in range(0, fresh.n_frames, max(1, fresh.n_frames // 97)):
+        assert saved_narrator.caption(f) == computed.caption(f)
+        assert saved_narrator.facts(f) == computed.facts(f)
     # what the window asks per block and per thread agrees with the whole-trace answers
     for b in (0, 3):
         for f in (0, fresh.block_first[b] + 5):

@@ -171,7 +171,7 @@ class Frames:
         "perm", "offsets", "block", "warp", "step", "phase", "line", "array", "kind_mask", "kind", "n_lanes",
         "frame_of_event", "block_first", "block_last", "block_phases", "barrier_frames",
         "barrier_complete_frames", "release_frame", "waiting_warps", "_by_block_key", "step_starts",
-        "unit_starts", "block_starts",
+        "unit_starts", "block_starts", "memory_events", "line_count_table",
     )
 
     def __init__(self, trace: Trace, order: str = "block", blocks_per_wave: int = 4, arrays: dict | None = None,
@@ -600,10 +600,40 @@ class Frames:
 
     def line_counts(self) -> dict[int, int]:
         """Events per source line over the whole trace."""
+        table = self.line_count_table
+        return {int(a): int(b) for a, b in zip(table[0], table[1])}
+
+    @cached_property
+    def line_count_table(self) -> np.ndarray:
+        """``[lines, counts]`` (2 x n int64): the source lines that have events, and how many each."""
         lines = self.trace.line
+        if len(lines) and 0 < int(lines.max()) < (1 << 24):
+            c = np.bincount(np.maximum(lines, 0), minlength=1)
+            c[0] = 0
+            u = np.flatnonzero(c)
+            return np.stack([u, c[u]]).astype(np.int64)
         ok = lines > 0
         u, c = np.unique(lines[ok], return_counts=True)
-        return {int(a): int(b) for a, b in zip(u, c)}
+        return np.stack([u, c]).astype(np.int64).reshape(2, -1)
+
+    @cached_property
+    def memory_events(self) -> np.ndarray:
+        """Indices of the memory events on an array (loads, stores, atomics), in frame order: what the memory
+        views count, without sorting or scanning the whole trace again."""
+        if not len(self.perm):
+            return np.zeros(0, dtype=self.perm.dtype)
+        is_mem = np.zeros(256, dtype=bool)
+        is_mem[[int(k) for k in EventKind if k.is_memory]] = True
+        kinds = self.trace.kind
+        arrays = self.trace.array
+        mem = is_mem[kinds]
+        mem &= arrays >= 0
+        ev = np.flatnonzero(mem)
+        # in frame order: sort the few memory events by their frame (stable: lanes stay in order)
+        fr = self.frame_of_event[ev]
+        if len(fr) > 1 and not bool(np.all(fr[1:] >= fr[:-1])):
+            ev = ev[np.argsort(fr, kind="stable")]
+        return ev.astype(self.perm.dtype)
 
     def lines_at(self, f: int) -> np.ndarray:
         """Source lines of the events of frame ``f`` (unique, sorted)."""

@@ -7,6 +7,7 @@ change per frame is collected here as named numpy arrays plus a little JSON:
                             permutation and frame offsets, per-frame block/warp/step/phase/line/kind,
                             per-block frame ranges, barrier bookkeeping (``Frames.STORED``)
     trace.phase             barrier phase of every event (``Trace.phase``)
+    narration.<name>        the captions' per-frame and per-thread facts (``Narrator.state``)
     <report>.<field>[.<k>]  the analysis reports the views and the narration read
                             (:data:`gpuviz.model.analysis.REPORT_NAMES`): their numpy parts; the rest is JSON
 
@@ -38,7 +39,7 @@ from .frames import Frames
 from .trace import Trace
 
 #: bump when what the index holds or how it is computed changes: older indexes are then rebuilt
-INDEX_VERSION = 1
+INDEX_VERSION = 3
 
 _REPORT_CLASSES = {
     "global_memory": analysis.GlobalMemoryReport,
@@ -48,7 +49,8 @@ _REPORT_CLASSES = {
 }
 
 # share of the build's time each stage takes (measured on a 16.8M-event reduction), for a progress bar
-_STAGES = (("frames", 0.62), ("global_memory", 0.14), ("shared_banks", 0.06), ("divergence", 0.14), ("races", 0.04))
+_STAGES = (("frames", 0.35), ("global_memory", 0.08), ("shared_banks", 0.04), ("divergence", 0.08), ("races", 0.03),
+           ("narration", 0.42))
 
 
 class Cancelled(Exception):
@@ -96,6 +98,19 @@ def build_index(trace: Trace, progress=None, cancelled=None, frames: Frames | No
         arrays.update({f"{name}.{k}": v for k, v in parts.items()})
         info["reports"][name] = js
         done += weight[name]
+    check("narration", 0.0, weight["narration"])
+    from .narration import Narrator
+
+    narrator = Narrator(frames)
+
+    def narration_check() -> None:
+        check("narration", 0.5, weight["narration"])
+
+    narrator._check_cancel = narration_check
+    n_arrays, n_js = narrator.state()
+    arrays.update({f"narration.{k}": np.asarray(v) for k, v in n_arrays.items()})
+    info["narration"] = n_js
+    done += weight["narration"]
     check("done", 0.0, 0.0)
     progress(1.0, "done")
     return TraceIndex(arrays, info)
@@ -166,6 +181,7 @@ def check_index(index: TraceIndex, trace: Trace, crcs: dict[str, int]) -> str | 
             return "its per-block ranges do not match the launch's blocks"
         for name in analysis.REPORT_NAMES:
             _report_from_parts(name, index.arrays, info["reports"][name])
+        _narration_state(index)
     except (KeyError, TypeError, ValueError) as exc:
         return f"it is incomplete ({type(exc).__name__}: {exc})"
     return None if n_frames is not None else "it holds no frames"
@@ -177,8 +193,20 @@ def apply_index(trace: Trace, index: TraceIndex) -> None:
     trace.trace_index = index
     trace.saved_frames = {k[len("frames."):]: v for k, v in index.arrays.items() if k.startswith("frames.")}
     trace.__dict__["phase"] = index.arrays["trace.phase"]  # Trace.phase is a cached_property
+    trace.saved_narration = _narration_state(index)
     for name in analysis.REPORT_NAMES:
         analysis.seed_report(trace, name, _report_from_parts(name, index.arrays, index.info["reports"][name]))
+
+
+def _narration_state(index: TraceIndex) -> tuple[dict, dict]:
+    from .narration import Narrator
+
+    names = list(Narrator.STATE_ARRAYS) + ["bar_keys", "bar_threads"]
+    arrays = {k: index.arrays[f"narration.{k}"] for k in names}
+    js = index.info["narration"]
+    if not isinstance(js.get("n_ph"), int) or not isinstance(js.get("phase_shared"), list):
+        raise ValueError("the narration's JSON part is malformed")
+    return arrays, js
 
 
 def has_index(trace: Trace) -> bool:

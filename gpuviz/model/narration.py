@@ -121,6 +121,33 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 
 
 # ---- the narrator --------------------------------------------------------------------------------
+#: traces with up to this many frames keep their per-frame facts as Python lists
+_LIST_FRAMES = 200_000
+
+
+def _as_list(arr) -> list:
+    return np.asarray(arr).tolist()
+
+
+class _Column:
+    """A numpy array read one Python value at a time (what a list of it would give, without the list)."""
+
+    __slots__ = ("_a",)
+
+    def __init__(self, arr):
+        self._a = np.asarray(arr)
+
+    def __getitem__(self, i):
+        return self._a[i].item()
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+
+class NarrationCancelled(Exception):
+    """A narrator's build was cancelled (:meth:`Narrator.cancel`)."""
+
+
 class Narrator:
     """Captions (and the facts behind them) for every frame of one :class:`Frames`."""
 
@@ -135,9 +162,58 @@ class Narrator:
         self._notes: dict[int, str] | None = None
 
     # ---- construction (vectorised, once) ------------------------------------------------------------
+    _cancelled = False
+
+    def cancel(self) -> None:
+        """Stop a build running on another thread at its next stage (it raises :class:`NarrationCancelled`);
+        the window does when another trace replaces this one before its captions are ready."""
+        self._cancelled = True
+
+    def _check_cancel(self) -> None:
+        if self._cancelled:
+            raise NarrationCancelled(self.launch.kernel_name)
+
+    #: what a trace index keeps of a narrator (gpuviz.model.index): its per-frame and per-thread arrays
+    STATE_ARRAYS = (
+        "lanes", "lane_lo", "lane_hi", "idx_lo", "idx_hi", "idx_stride", "idx_regular", "lane_step", "distinct",
+        "max_mult", "_n_main", "g_row", "s_row", "d_row", "t_first", "t_last", "n_waiting", "wait_lo", "wait_hi",
+    )
+
+    def state(self) -> tuple[dict, dict]:
+        """(arrays, JSON) of the built narrator, for a trace index; :meth:`_restore` takes them back."""
+        self._build()
+        arrays = {k: getattr(self, k) for k in self.STATE_ARRAYS}
+        keys = np.array(sorted(self._bar_threads), dtype=np.int64)
+        arrays["bar_keys"] = keys
+        arrays["bar_threads"] = np.array([self._bar_threads[k] for k in keys.tolist()], dtype=np.int64)
+        js = {"n_ph": int(self._n_ph),
+              "phase_shared": [[int(bp), sorted(st), sorted(ld)] for bp, (st, ld) in sorted(self._phase_shared.items())]}
+        return arrays, js
+
+    def _restore(self, arrays: dict, js: dict) -> None:
+        for k in self.STATE_ARRAYS:
+            setattr(self, k, arrays[k])
+        self._bar_threads = dict(zip(arrays["bar_keys"].tolist(), arrays["bar_threads"].tolist()))
+        self._n_ph = int(js["n_ph"])
+        self._phase_shared = {int(bp): (set(st), set(ld)) for bp, st, ld in js["phase_shared"]}
+        tr = self.trace
+        self.gm = analysis.global_memory(tr)
+        self.sb = analysis.shared_banks(tr)
+        self.dv = analysis.divergence(tr)
+
     def _build(self) -> None:
         if self._built:
             return
+        self._check_cancel()
+        saved = getattr(self.trace, "saved_narration", None)
+        frames_saved = getattr(self.trace, "saved_frames", None)
+        if saved is not None and frames_saved is not None and self.frames.perm is frames_saved.get("perm"):
+            self._restore(*saved)  # the trace's file (or the cache) holds it: nothing to compute
+        else:
+            self._compute()
+        self._finish()
+
+    def _compute(self) -> None:
         F, tr, L = self.frames, self.trace, self.launch
         n_frames = F.n_frames
         ws = L.warp_size
@@ -219,14 +295,23 @@ class Narrator:
             self.max_mult[irregular] = 0
             np.maximum.at(self.max_mult, ufr, uc)
 
+        self._check_cancel()
         self._join_analyses()
+        self._check_cancel()
         self._lifetimes()
+        self._check_cancel()
         self._waiting_table(ev_frame)
+        self._check_cancel()
         self._barrier_facts()
+
+    def _finish(self) -> None:
+        F, L = self.frames, self.launch
         # per-frame values as Python lists: composing a caption reads a dozen of them, and indexing a list
-        # is ten times cheaper than indexing a numpy array
+        # is ten times cheaper than indexing a numpy array; for a large trace, lists would take hundreds of
+        # megabytes and a second to make: the arrays are read one value at a time instead
+        listed = _as_list if F.n_frames <= _LIST_FRAMES else _Column
         self._l = {
-            name: np.asarray(arr).tolist()
+            name: listed(arr)
             for name, arr in (
                 ("kind", F.kind), ("block", F.block), ("warp", F.warp), ("array", F.array), ("line", F.line),
                 ("lanes", self.lanes), ("lane_lo", self.lane_lo), ("lane_hi", self.lane_hi),
@@ -247,9 +332,9 @@ class Narrator:
         self._sizes = [a.size for a in L.arrays]
         gr, sr = self.gm.requests, self.sb.requests
         self._req = {
-            "sectors": np.asarray(gr["sectors"]).tolist(), "ideal": np.asarray(gr["ideal_sectors"]).tolist(),
-            "eff": np.asarray(gr["efficiency"]).tolist(), "ways": np.asarray(sr["ways"]).tolist(),
-            "active": np.asarray(self.dv.steps["active"]).tolist(),
+            "sectors": listed(gr["sectors"]), "ideal": listed(gr["ideal_sectors"]),
+            "eff": listed(gr["efficiency"]), "ways": listed(sr["ways"]),
+            "active": listed(self.dv.steps["active"]),
         }
         self._built = True
 

@@ -332,6 +332,8 @@ class Trace:
     #: the frames index read from this trace's file (``{name: array}``, see :mod:`gpuviz.model.index`), or
     #: None: ``Frames(trace)`` then adopts it instead of sorting the events again
     saved_frames: dict | None = None
+    #: the narrator's facts read with the index (``Narrator.state()``), or None
+    saved_narration = None
     #: the :class:`~gpuviz.model.index.TraceIndex` in use (read from the file, the cache, or built), or None
     trace_index = None
     #: CRC-32 of each stored event field's member in the file this trace was read from ({} when not read)

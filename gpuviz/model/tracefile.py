@@ -212,7 +212,7 @@ def load_traces(path, with_index: bool = True) -> list[Trace]:
             f"{where}: damaged or truncated ({exc}); the zip directory at the end of the file is missing "
             "or corrupt, which is what an interrupted download or copy leaves"
         ) from exc
-    except (OSError, ValueError, EOFError) as exc:
+    except (OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise TraceFileError(f"{where}: damaged or truncated, cannot open it as a zip archive ({exc})") from exc
     with zf:
         meta = _read_meta(zf, where)
@@ -416,10 +416,12 @@ def _read_npy(src: "_Source", what: str, member: str) -> np.ndarray:
     try:
         with src.zf.open(info) as fh:
             shape, fortran, dtype = _npy_header(fh)
-        if dtype.hasobject or fortran or len(shape) != 1:
+        if dtype.hasobject or fortran:
             raise TraceFileError(f"{where}: {what} has dtype {dtype}, shape {shape}: not an index array")
-        out = _mapped(src, info, dtype, int(shape[0]), what)
-        if out is None:
+        out = _mapped(src, info, dtype, int(np.prod(shape, dtype=np.int64)), what)
+        if out is not None:
+            out = out.reshape(shape)
+        else:
             out = np.load(io.BytesIO(_read_member_bytes(src.zf, where, member, 1 << 40)), allow_pickle=False)
         return out
     except TraceFileError:

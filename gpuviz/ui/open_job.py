@@ -37,9 +37,12 @@ _STAGE_WORDS = {
 class OpenJob(QThread):
     progress = Signal(int, str)
 
-    def __init__(self, path, parent=None):
+    def __init__(self, path, parent=None, prepare=()):
+        """``prepare``: callables ``(trace, frames)`` run on the thread once the frames are there (the
+        ``prepare`` hooks of the views on screen), so the window only lays out what they built."""
         super().__init__(parent)
         self.path = str(path)
+        self._prepare = list(prepare)
         self.result = None  # (trace, frames)
         self.error: str | None = None
         self.cancelled = False
@@ -59,6 +62,8 @@ class OpenJob(QThread):
         from ..model.tracefile import load_trace
 
         try:
+            import numpy.ma  # noqa: F401 - numpy imports it lazily, on first use by a view: not on the GUI thread
+
             self._percent(0.0, "reading the file")
             trace = load_trace(self.path)
             if self._cancel:
@@ -71,6 +76,14 @@ class OpenJob(QThread):
             self._percent(_READ_SHARE, "looking for the index")
             self.index_source = index_mod.ensure_index(trace, progress=built, cancelled=lambda: self._cancel)
             frames = Frames(trace)
+            for hook in self._prepare:
+                if self._cancel:
+                    raise index_mod.Cancelled("prepare")
+                self._percent(0.99, "preparing the views")
+                try:
+                    hook(trace, frames)
+                except Exception:  # noqa: BLE001 - the view reports its own error when it draws
+                    log.debug("a view's prepare hook failed", exc_info=True)
             if self._cancel:
                 raise index_mod.Cancelled("frames")
             self._percent(1.0, "done")

@@ -11,6 +11,7 @@ Conventions: an RGBA image is ``(rows, cols, 4) uint8`` with row 0 at the top; a
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -227,7 +228,7 @@ def frame_of_events(frames, n_events: int) -> np.ndarray:
     for name in ("frame_of_event", "event_frame", "frame_of"):
         arr = getattr(frames, name, None)
         if isinstance(arr, np.ndarray) and arr.shape == (n_events,):
-            return arr.astype(np.int64, copy=False)
+            return arr  # as stored (int32 for Frames): a trace-sized copy per view is not worth it
     out = np.full(n_events, -1, dtype=np.int64)
     order = getattr(frames, "order", None)
     offsets = getattr(frames, "offsets", None)
@@ -257,6 +258,23 @@ def block_events(trace: Trace, block: int, frames=None) -> np.ndarray:
     return np.flatnonzero(trace.block == block)
 
 
+# ---- per-trace values shared by views and built off the GUI thread -----------------------------------
+_MEMO_GUARD = threading.Lock()
+
+
+def per_frames(frames, key, build):
+    """``build()`` once per :class:`~gpuviz.model.frames.Frames` and ``key``: views call it from
+    ``on_trace_changed`` and their ``prepare`` hook (run by the open job on its thread, so the window finds
+    it built); a second caller waits for the first instead of building it again."""
+    with _MEMO_GUARD:
+        memo = frames.__dict__.setdefault("_view_memo", {})
+        lock = memo.setdefault(("lock", key), threading.Lock())
+    with lock:
+        if key not in memo:
+            memo[key] = build()
+        return memo[key]
+
+
 # ---- running access counts ------------------------------------------------------------------------
 class RunningCounts:
     """Accesses per cell of a set of arrays, counted over all frames up to and including ``f``.
@@ -278,7 +296,10 @@ class RunningCounts:
         *,
         memory_budget_bytes: int = 64 << 20,
         min_stride: int = 4096,
+        memory_events: np.ndarray | None = None,
     ):
+        """``memory_events``: the memory events on arrays, in frame order (``Frames.memory_events``), when
+        known: then only they are looked at, not every event of the trace."""
         infos = trace.launch.arrays
         self.arrays = list(arrays)
         sizes = [infos[a].size for a in self.arrays]
@@ -293,21 +314,28 @@ class RunningCounts:
             cell_base[a] = self._slices[a].start
 
         kind = trace.kind
-        array = trace.array.astype(np.int64)
+        array = trace.array
         index = trace.index
-        mem = np.isin(kind, _MEMORY_KINDS) & (array >= 0) & (event_frames >= 0)
-        mem &= cell_base[array] >= 0
-        ev = np.flatnonzero(mem)
-        frames_of = event_frames[ev]
-        order = np.argsort(frames_of, kind="stable")
-        ev = ev[order]
-        self.event_ids = ev  # memory events in frame order
-        self.frames_sorted = frames_of[order]
-        cells = cell_base[array[ev]] + index[ev]
+        if memory_events is not None:
+            ev = np.asarray(memory_events, dtype=np.int64)
+            ev = ev[cell_base[array[ev]] >= 0]
+            self.event_ids = ev  # memory events in frame order
+            self.frames_sorted = event_frames[ev]
+        else:
+            mem = np.isin(kind, _MEMORY_KINDS) & (array >= 0) & (event_frames >= 0)
+            mem &= cell_base[array] >= 0
+            ev = np.flatnonzero(mem)
+            frames_of = event_frames[ev]
+            order = np.argsort(frames_of, kind="stable")
+            ev = ev[order]
+            self.event_ids = ev  # memory events in frame order
+            self.frames_sorted = frames_of[order]
+        array = array[ev].astype(np.int64)
+        cells = cell_base[array] + index[ev]
         size_of = np.zeros(len(infos) + 1, dtype=np.int64)
         for a, size in zip(self.arrays, sizes):
             size_of[a] = size
-        bad = (index[ev] < 0) | (index[ev] >= size_of[array[ev]])
+        bad = (index[ev] < 0) | (index[ev] >= size_of[array])
         if bad.any():
             i = int(ev[np.flatnonzero(bad)[0]])
             a = int(trace.array[i])

@@ -220,10 +220,10 @@ def _kernel_notes(trace) -> tuple:
         return ()
 
 
-def _build_narrator(frames, notes):
+def _build_narrator(frames, notes, narrator=None):
     from ..model.narration import Narrator
 
-    narrator = Narrator(frames, notes=notes)
+    narrator = narrator or Narrator(frames, notes=notes)
     narrator.caption(0)  # analyses the whole trace once; later captions are lookups
     return narrator
 
@@ -232,15 +232,35 @@ class _NarratorJob(QThread):
     """Builds a Narrator off the GUI thread (numpy only: it touches no Qt object)."""
 
     def __init__(self, frames, notes, parent=None):
+        from ..model.narration import Narrator
+
         super().__init__(parent)
         self.frames, self.notes, self.narrator = frames, notes, None
         self.warnings = None  # the trace's warnings, races included (too large to analyse on the GUI thread)
+        self._building = Narrator(frames, notes=notes)
+
+    _cancelled = False
+
+    def cancel(self) -> None:
+        """Another trace is on screen: stop at the next stage and let go of this one's arrays."""
+        self._cancelled = True
+        building = self._building
+        if building is not None:
+            building.cancel()
 
     def run(self) -> None:
+        from ..model.narration import NarrationCancelled
+
         try:
-            self.narrator = _build_narrator(self.frames, self.notes)
+            self.narrator = _build_narrator(self.frames, self.notes, self._building)
+        except NarrationCancelled:
+            pass
         except Exception:  # noqa: BLE001 - no caption is better than a crashed thread; the view says so
             log.exception("narration failed")
+        finally:
+            self._building = None
+        if self._cancelled:
+            return
         try:
             from ..model.analysis import trace_warnings
 
@@ -352,6 +372,8 @@ class MainWindow(QMainWindow):
         if getattr(self, "_narrator_frames", None) is not s.frames:
             self._narrator_frames = s.frames
             self._narrator = None
+            for old in self._narrator_jobs:
+                old.cancel()  # narrating a trace no longer on screen: stop, free its memory
             if len(s.trace) <= _NARRATE_INLINE_EVENTS:
                 self._narrator = _build_narrator(s.frames, _kernel_notes(s.trace))
             else:
@@ -370,6 +392,7 @@ class MainWindow(QMainWindow):
 
     def _narrator_ready(self, job) -> None:
         self._narrator_jobs.remove(job)
+        job.deleteLater()
         if job.frames is self.session.frames and job.warnings is not None:
             self.set_trace_warnings(job.warnings)
         if job.frames is self._narrator_frames and job.narrator is not None:
@@ -1025,7 +1048,7 @@ class MainWindow(QMainWindow):
         from .open_job import OpenJob
 
         self.cancel_open(quiet=True)
-        job = OpenJob(path, self)
+        job = OpenJob(path, self, prepare=[type(v).prepare for v in self.views.values() if v.on_screen()])
         job.progress.connect(lambda pct, words, job=job: self._open_progress(job, pct, words))
         job.finished.connect(lambda job=job: self._open_finished(job))
         self._open_job = job
@@ -1116,7 +1139,8 @@ class MainWindow(QMainWindow):
             dock.launch_list.shutdown()  # a program still running in its worker is stopped with the window
         self.session.shutdown()
         for job in list(self._narrator_jobs):
-            job.wait()  # numpy work, seconds at most: the thread must not outlive its window
+            job.cancel()
+            job.wait()  # stops at its next stage: the thread must not outlive its window
         for job in list(getattr(self, "_html_jobs", [])):
             job.wait()  # a page being written: the thread must not outlive its window either
         super().closeEvent(ev)

@@ -154,6 +154,12 @@ class TraceView(QWidget):
         return self.session.theme
 
     # ---- hooks: override these -------------------------------------------------------------------
+    @classmethod
+    def prepare(cls, trace, frames) -> None:
+        """Per-trace numpy work this view's ``on_trace_changed`` needs, done ahead on the thread that opens a
+        trace file (gpuviz/ui/open_job.py) for the views on screen: no Qt here. Keep what it builds with
+        ``render.per_frames`` so ``on_trace_changed`` finds it."""
+
     def on_trace_changed(self) -> None:
         pass
 

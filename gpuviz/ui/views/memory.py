@@ -359,6 +359,18 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
         self._retitle()
 
     # -- per trace: layout, running counts, palettes ----------------------------------------------
+    @staticmethod
+    def running_counts(trace, frames):
+        """Accesses per cell of every global array up to each frame: built once per trace (numpy only)."""
+        ids = [i for i, a in enumerate(trace.launch.arrays) if a.space == "global"]
+        return render.per_frames(frames, ("global running counts", tuple(ids)), lambda: render.RunningCounts(
+            trace, render.frame_of_events(frames, len(trace)), ids, memory_events=frames.memory_events))
+
+    @classmethod
+    def prepare(cls, trace, frames) -> None:
+        if any(a.space == "global" for a in trace.launch.arrays):
+            cls.running_counts(trace, frames)
+
     def on_trace_changed(self) -> None:
         trace, frames = self.trace, self.frames
         self.canvas.clear()
@@ -371,7 +383,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
         if not ids:
             self.header.setText("this kernel touches no global arrays")
             return
-        self._counts = render.RunningCounts(trace, render.frame_of_events(frames, len(trace)), ids)
+        self._counts = self.running_counts(trace, frames)
         st = self.style
         for k, a in enumerate(ids):
             panel = _ArrayPanel(self.canvas, k, 0, a, trace.launch.arrays[a], st)

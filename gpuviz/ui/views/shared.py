@@ -268,6 +268,11 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
             self._enter_block(self._block)
 
     # -- per trace ---------------------------------------------------------------------------------
+    @classmethod
+    def prepare(cls, trace, frames) -> None:
+        if any(a.space == "shared" for a in trace.launch.arrays):
+            render.per_frames(frames, "conflict index", lambda: ConflictIndex(trace))
+
     def on_trace_changed(self) -> None:
         trace, frames = self.trace, self.frames
         self.canvas.clear()
@@ -283,7 +288,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
             self.header.setText("this kernel uses no shared memory")
             return
         self._event_frames = render.frame_of_events(frames, len(trace))
-        self._conflicts = ConflictIndex(trace)
+        self._conflicts = render.per_frames(frames, "conflict index", lambda: ConflictIndex(trace))
         for k, a in enumerate(ids):
             panel = _SharedPanel(self.canvas, k, 0, trace, a, self.style)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
