@@ -136,3 +136,14 @@ def test_hidden_views_compute_nothing_for_a_new_trace_until_shown(window, qtbot)
     assert calls == []
     window.docks[view.view_id].raise_()
     qtbot.waitUntil(lambda: calls == [1])
+
+
+def test_a_capture_reports_its_progress_in_percent(window, qtbot):
+    panel = window.launch_panel
+    seen = []
+    panel.runner.percent.connect(seen.append)
+    with qtbot.waitSignal(panel.runner.succeeded, timeout=120_000):
+        panel.run({"kernel": "reduce_sum", "size": 2048, "block": None, "backend": "cpu"})
+    assert seen and seen == sorted(seen) and seen[-1] == 100
+    assert window.session.trace.launch.kernel_name == "reduce_sum"
+    assert index_mod.has_index(window.session.trace)  # the worker indexed it: the window sorted nothing

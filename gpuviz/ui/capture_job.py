@@ -6,6 +6,8 @@ process's CUDA context unusable) takes only this process down, never the window.
 on stdout:
 
     STAGE <words>        what it is doing now (shown under the progress bar)
+    PERCENT <n>          how far the whole job is, 0..100 (the bar): the launch's threads done while the
+                         CPU executor runs (0..60), then the trace's index being built (60..97), then saving
     NOTICE <json string> something the user must see though the capture went on (e.g. no GPU here, so
                          the CPU executor captured the kernel instead)
     DONE <path>          the trace was saved to <path>
@@ -78,6 +80,8 @@ def run(request: dict) -> str:
         if info.get("no_progress_s", 0) >= 2:
             text += f", {info['no_progress_s']:.0f} s without progress at line {info['line']}"
         _say("STAGE", text)
+        if info.get("threads"):
+            _say("PERCENT", str(int(60 * info["threads_done"] / info["threads"])))
 
     watch = {"watchdog": float(request.get("watchdog", 10.0)), "progress": progress}
     try:
@@ -98,8 +102,23 @@ def run(request: dict) -> str:
         raise KernelFault(f"{where} on backend {backend!r}: {e}", file=e.file, line=e.line) from e
     # the panel shows the size of the trace on screen from this (the launch alone does not say it)
     trace.launch.meta.setdefault("bundled_kernel", {"name": spec.name, "size": size, "size_label": spec.size_label})
+    # what the window needs to open the trace at once (gpuviz.model.index), computed here, saved with it
+    from gpuviz.model.index import build_index
+
+    _say("PERCENT", "60")
+    _say("STAGE", f"indexing {len(trace):,} events for the window")
+    last = [-1]
+
+    def indexed(fraction: float, stage: str) -> None:
+        pct = 60 + int(37 * fraction)
+        if pct != last[0]:
+            last[0] = pct
+            _say("PERCENT", str(pct))
+
+    trace.trace_index = build_index(trace, progress=indexed)
     _say("STAGE", f"saving {len(trace):,} events")
     trace.save(request["out"])
+    _say("PERCENT", "100")
     return request["out"]
 
 

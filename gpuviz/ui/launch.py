@@ -58,6 +58,7 @@ class CaptureRunner(QObject):
     """Runs one capture at a time in a child process; newer requests replace older ones."""
 
     stage = Signal(str)  # what the worker does now
+    percent = Signal(int)  # how far it is, 0..100 (capture_job's PERCENT lines)
     notice = Signal(str, dict)  # (something the user must see, the request): e.g. no GPU, fell back to the CPU
     succeeded = Signal(object, dict)  # (Trace, the request)
     failed = Signal(str, dict)  # (readable message, the request)
@@ -141,6 +142,11 @@ class CaptureRunner(QObject):
             self._lines.append(line)
             if line.startswith("STAGE "):
                 self.stage.emit(line[6:])
+            elif line.startswith("PERCENT "):
+                try:
+                    self.percent.emit(max(0, min(100, int(line[8:]))))
+                except ValueError:
+                    pass
             elif line.startswith("NOTICE "):
                 try:
                     text = str(json.loads(line[7:]))
@@ -332,6 +338,7 @@ class LaunchPanel(QWidget):
         layout.addWidget(self.note)
         layout.addStretch(1)
         self.runner.stage.connect(self.status.setText)
+        self.runner.percent.connect(self._percent)
         self.runner.busy_changed.connect(self._busy)
         self.runner.succeeded.connect(self._succeeded)
         self.runner.failed.connect(self._failed)
@@ -477,7 +484,17 @@ class LaunchPanel(QWidget):
 
     def _busy(self, busy: bool) -> None:
         self.cancel_button.setEnabled(busy)
-        self.progress.setRange(0, 0 if busy else 1)  # a busy indicator while the worker runs
+        # a busy indicator until the worker says how far it is (PERCENT), then a percent bar
+        self.progress.setRange(0, 0 if busy else 1)
+        self.progress.setTextVisible(False)
+
+    def _percent(self, pct: int) -> None:
+        if not self.runner.busy:
+            return
+        self.progress.setRange(0, 100)
+        self.progress.setValue(pct)
+        self.progress.setFormat("%p%")
+        self.progress.setTextVisible(True)
 
     def _succeeded(self, trace, request) -> None:
         L = trace.launch
