@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..model.trace import Trace
 from .theme import OKABE_ITO
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
@@ -74,13 +73,15 @@ class CaptureRunner(QObject):
         self._lines: list[str] = []
         self._notices: list[str] = []
         self.time_limit_s = time_limit_s
+        self._loading = None  # the finished capture's trace being read back (an OpenJob)
+        self._load_jobs: list = []  # it, and replaced ones still winding down
         self._watchdog = QTimer(self)
         self._watchdog.setSingleShot(True)
         self._watchdog.timeout.connect(self._timed_out)
 
     @property
     def busy(self) -> bool:
-        return self._proc is not None
+        return self._proc is not None or self._loading is not None
 
     def run(self, request: dict) -> None:
         """Start capturing ``request`` (kernel, size, block, backend); a running capture is cancelled."""
@@ -112,19 +113,25 @@ class CaptureRunner(QObject):
         self._watchdog.start(int(self.time_limit_s * 1000))
 
     def cancel(self) -> None:
-        if self._proc is not None:
+        if self.busy:
             self._stop(silent=True)
             self.stage.emit("cancelled")
 
     def shutdown(self) -> None:
         self._stop(silent=True)
+        for job in list(self._load_jobs):
+            job.wait()  # stops at its next checkpoint: no thread outlives the window
 
     # ---- process plumbing ------------------------------------------------------------------------
     def _stop(self, silent: bool) -> None:
         self._watchdog.stop()
         proc, self._proc = self._proc, None
+        loading, self._loading = self._loading, None
+        if loading is not None:
+            loading.cancel()
         if proc is not None:
             kill_worker(proc)
+        if proc is not None or loading is not None:
             self.busy_changed.emit(False)
         self._cleanup()
 
@@ -182,20 +189,37 @@ class CaptureRunner(QObject):
             message = f"the capture process stopped unexpectedly (exit code {code})" + (
                 ": " + " / ".join(tail) if tail else ""
             )
-        trace = None
         if message is None:
-            try:
-                trace = Trace.load(done)
-            except Exception as e:
-                message = f"the captured trace could not be read back: {e}"
+            # read back on a thread (memory-mapped, with the index the worker saved): a big trace must not
+            # freeze the window while it is read and checked
+            from .open_job import OpenJob
+
+            job = OpenJob(done, self)
+            job.finished.connect(lambda job=job, request=request: self._loaded(job, request))
+            self._loading = job
+            self._load_jobs.append(job)
+            self.stage.emit("reading the captured trace back")
+            job.start()
+            return
         self._cleanup()
         self.busy_changed.emit(False)
-        if trace is not None:
+        self.failed.emit(str(message), request)
+
+    def _loaded(self, job, request: dict) -> None:
+        if job in self._load_jobs:
+            self._load_jobs.remove(job)
+        job.deleteLater()
+        if job is not self._loading:
+            return  # cancelled, or replaced by a newer request
+        self._loading = None
+        self._cleanup()
+        self.busy_changed.emit(False)
+        if job.result is not None:
             if self._notices:
                 request = dict(request, notice="\n".join(self._notices))
-            self.succeeded.emit(trace, request)
+            self.succeeded.emit(job.result[0], request)
         else:
-            self.failed.emit(str(message), request)
+            self.failed.emit(f"the captured trace could not be read back: {job.error or 'cancelled'}", request)
 
     def _error(self, proc: QProcess, err) -> None:
         if proc is not self._proc or err != QProcess.ProcessError.FailedToStart:
