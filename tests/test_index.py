@@ -210,3 +210,22 @@ def test_analyses_are_computed_once_across_threads(trace):
         analysis._build_prep = real
     assert len(calls) == 1
     assert all(r is results[0] for r in results)
+
+
+def test_a_few_blocks_of_a_huge_launch_are_indexed_without_per_thread_tables(tmp_path):
+    from gpuviz.model.trace import Launch
+
+    # 2 recorded blocks of a launch of 2**30 threads: nothing in the index may be sized by the launch's threads
+    launch = Launch("touch", grid=(2**20,), block=(1024,))
+    n = 2048
+    events = {"block": np.repeat([0, 1], 1024), "thread": np.tile(np.arange(1024), 2), "seq": np.zeros(n),
+              "kind": np.zeros(n, dtype=np.uint8)}
+    tr = Trace(launch, events)
+    idx = index_mod.build_index(tr)
+    assert "narration" not in idx.info
+    assert max(a.nbytes for a in idx.arrays.values()) < 64 << 20
+    path = tmp_path / "few.gpuviz"
+    tr.save(path)
+    back = load_trace(path)
+    assert index_mod.has_index(back) and back.saved_narration is None
+    assert Frames(back).n_frames == Frames(tr).n_frames

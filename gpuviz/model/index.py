@@ -99,21 +99,28 @@ def build_index(trace: Trace, progress=None, cancelled=None, frames: Frames | No
         info["reports"][name] = js
         done += weight[name]
     check("narration", 0.0, weight["narration"])
-    from .narration import Narrator
+    if _narration_fits(trace):
+        from .narration import Narrator
 
-    narrator = Narrator(frames)
+        narrator = Narrator(frames)
 
-    def narration_check() -> None:
-        check("narration", 0.5, weight["narration"])
+        def narration_check() -> None:
+            check("narration", 0.5, weight["narration"])
 
-    narrator._check_cancel = narration_check
-    n_arrays, n_js = narrator.state()
-    arrays.update({f"narration.{k}": np.asarray(v) for k, v in n_arrays.items()})
-    info["narration"] = n_js
+        narrator._check_cancel = narration_check
+        n_arrays, n_js = narrator.state()
+        arrays.update({f"narration.{k}": np.asarray(v) for k, v in n_arrays.items()})
+        info["narration"] = n_js
     done += weight["narration"]
     check("done", 0.0, 0.0)
     progress(1.0, "done")
     return TraceIndex(arrays, info)
+
+
+def _narration_fits(trace: Trace) -> bool:
+    """The narrator keeps two numbers per thread of the launch: worth it (and affordable) when the trace has
+    events of about as many threads, not for a few recorded blocks of a billion-thread launch."""
+    return trace.launch.n_threads <= max(4 * len(trace), 1 << 20)
 
 
 def _plain(v):
@@ -181,7 +188,8 @@ def check_index(index: TraceIndex, trace: Trace, crcs: dict[str, int]) -> str | 
             return "its per-block ranges do not match the launch's blocks"
         for name in analysis.REPORT_NAMES:
             _report_from_parts(name, index.arrays, info["reports"][name])
-        _narration_state(index)
+        if "narration" in info:
+            _narration_state(index)
     except (KeyError, TypeError, ValueError) as exc:
         return f"it is incomplete ({type(exc).__name__}: {exc})"
     return None if n_frames is not None else "it holds no frames"
@@ -193,7 +201,7 @@ def apply_index(trace: Trace, index: TraceIndex) -> None:
     trace.trace_index = index
     trace.saved_frames = {k[len("frames."):]: v for k, v in index.arrays.items() if k.startswith("frames.")}
     trace.__dict__["phase"] = index.arrays["trace.phase"]  # Trace.phase is a cached_property
-    trace.saved_narration = _narration_state(index)
+    trace.saved_narration = _narration_state(index) if "narration" in index.info else None
     for name in analysis.REPORT_NAMES:
         analysis.seed_report(trace, name, _report_from_parts(name, index.arrays, index.info["reports"][name]))
 
