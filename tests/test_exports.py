@@ -99,3 +99,36 @@ def test_cli_export(tmp_path, capsys, qapp):
     js = tmp_path / "va.json"
     assert main(["export", "vector_add", "--format", "perfetto", "--frames", "1:40", "-o", str(js)]) == 0
     assert len([e for e in json.loads(js.read_text())["traceEvents"] if e.get("cat") == "frame"]) == 40
+
+
+def test_the_progress_bar_ends_when_the_film_is_written_not_when_the_frames_are_drawn(tmp_path, monkeypatch, qapp):
+    """Finding 23: a 60-frame GIF's bar reached 100% at 3 s, then the encoding ran 15 s more, silently."""
+    import imageio.v3 as iio3
+    import tqdm as tqdm_module
+
+    from gpuviz.export.render import export_film
+
+    bars = []
+    real_tqdm = tqdm_module.tqdm
+
+    class Bar(real_tqdm):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            bars.append(self)
+
+    seen = {}
+    real_imwrite = iio3.imwrite
+
+    def imwrite(*a, **k):
+        seen["at_encoding"] = (bars[-1].n, bars[-1].total, bars[-1].desc)
+        return real_imwrite(*a, **k)
+
+    monkeypatch.setattr(tqdm_module, "tqdm", Bar)
+    monkeypatch.setattr(iio3, "imwrite", imwrite)
+    from tests.test_acceptance import kernel_trace
+
+    out = export_film(kernel_trace("vector_add"), tmp_path / "v.gif", frames="0:6", size=(200, 150), progress=True)
+    assert out.exists()
+    n, total, desc = seen["at_encoding"]
+    assert n < total and "encoding" in desc  # not at 100% while the GIF is still being written
+    assert bars[-1].n == bars[-1].total

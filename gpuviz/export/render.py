@@ -230,7 +230,9 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
     out.parent.mkdir(parents=True, exist_ok=True)
     with Stage(trace, caption=caption, **stage_options) as stage:
         start, stop = parse_frames(frames, stage.n_frames)
-        bar = tqdm(total=stop - start, desc=f"{out.name}", unit="frame", disable=not progress, file=sys.stderr)
+        # one more step than frames: the encoding, which for a GIF takes longer than drawing the frames did, so
+        # the bar reaches its end when the file is written, not when the last frame is drawn
+        bar = tqdm(total=stop - start + 1, desc=f"{out.name}", unit="step", disable=not progress, file=sys.stderr)
         try:
             if fmt == "mp4":
                 writer = imageio.get_writer(str(out), format="FFMPEG", mode="I", fps=fps, codec="libx264",
@@ -240,7 +242,9 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
                         writer.append_data(stage.array(f))
                         bar.update(1)
                 finally:
+                    bar.set_description(f"{out.name}: finishing the MP4")
                     writer.close()
+                    bar.update(1)
             else:
                 import imageio.v3 as iio
 
@@ -253,8 +257,11 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
                 # corner pixel, invisible to the eye
                 for i, im in enumerate(images):
                     im[-1, -1, 2] = (int(im[-1, -1, 2]) & 0xFE) | (i & 1)
+                bar.set_description(f"{out.name}: encoding the GIF")
+                bar.refresh()
                 iio.imwrite(str(out), np.stack(images), extension=".gif", plugin="pillow",
                             duration=int(round(1000.0 / fps)), loop=0)
+                bar.update(1)
         finally:
             bar.close()
     return out
