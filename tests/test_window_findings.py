@@ -319,3 +319,17 @@ def test_memory_axes_say_what_they_count(window):
     strip = next(p for p in w.views["memory"]._panels if len(p.info.shape) == 1)
     global_ticks = [t for _, t in strip.plot.getAxis("left")._tickLevels[0]]
     assert global_ticks and all(t.startswith("[") and t.endswith("]") for t in global_ticks)
+
+
+def test_timings_say_they_are_not_of_the_kernel_on_screen(window):
+    """Finding 22 (part): the Timings dock showed c = a + b while a matmul was on screen, as if it were its."""
+    w = window(kernel_trace("matmul_tiled"))
+    view = w.views["timings"]
+    w.docks["timings"].raise_()
+    settle()
+    view.redraw()
+    assert view.timing_set is not None  # the shipped H200 timings of c = a + b
+    assert "not of matmul_tiled on screen" in view.label.text()
+    w.set_trace(kernel_trace("vector_add"))
+    settle()
+    assert "not of" not in view.label.text()  # vector add is c = a + b: these are its timings

@@ -265,6 +265,12 @@ class TimingsView(TraceView):
     def on_trace_changed(self) -> None:
         if self.plot_box.currentData() == "blocks_on_sms":
             self.redraw()
+        elif self.timing_set is not None and not getattr(self, "_load_error", ""):
+            # the plot stays; the note on which kernel its timings are of follows the trace on screen
+            kind = self.plot_box.currentData() or "host_flow"
+            source = self.set_source_text(self.timing_set, self._current_index() in self._live_sets)
+            text = self._not_this_kernel(self.series_for(kind)) + source
+            self.label.setText(text if self.current else f"{text}: no {dict(PLOTS)[kind]} measurements in it")
 
     def on_theme_changed(self) -> None:
         style_plot(self.plot, self.theme)
@@ -359,10 +365,32 @@ class TimingsView(TraceView):
             source = self._no_sets_reason or "no timing set: press Measure CPU, or install gpuviz with its recordings"
         else:
             source = self.set_source_text(ts, self._current_index() in self._live_sets)
+            source = self._not_this_kernel(drawn) + source
         self.label.setText(source if self.current else f"{source}: no {dict(PLOTS)[kind]} measurements in it")
         if not self.current:
             return
         getattr(self, f"_draw_{kind}")(pi, drawn)
+
+    def _not_this_kernel(self, drawn) -> str:
+        """A set's timings are of the operation it timed (vector add's c = a + b): said outright when another
+        kernel is on screen, so nobody reads them as that kernel's."""
+        trace = self.session.trace
+        if trace is None or not drawn:
+            return ""
+        name = trace.launch.kernel_name
+        titles = " ".join(str(getattr(s, "title", "")) for s, _ts, _live in drawn)
+        if name and name in titles:
+            return ""
+        try:  # a bundled kernel's operation ("c = a + b" for vector_add), as its description writes it
+            from kernels import get_kernel
+
+            op = get_kernel(name).description.split(":")[0].split(" in one")[0].strip()
+        except Exception:  # noqa: BLE001 - not a bundled kernel (a user's program): no operation to match
+            op = ""
+        if op and op in titles:
+            return ""
+        what = str(getattr(drawn[0][0], "title", "") or "the operation in the plot's title")
+        return f"Timings of {what}, not of {name} on screen. "
 
     def _name(self, text: str) -> str:
         self.legend_names.append(text)
