@@ -349,6 +349,8 @@ def cmd_run(args) -> int:
     if result.error:
         print(f"gpuviz run: {result.message}", file=sys.stderr)
     for note in result.notices:
+        if "gpuviz's event log" in note:  # found by this process, not printed by the worker
+            print(f"gpuviz run: {note}", file=sys.stderr)
         if note.startswith("could not save the recording"):
             print(f"gpuviz run: {note}", file=sys.stderr)
             return 1

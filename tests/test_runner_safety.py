@@ -200,3 +200,20 @@ def test_the_windows_program_run_reports_progress_and_the_watchdogs_stop(qtbot):
     assert result.error["kind"] == "KernelStalled" and result.error["line"] == 8
     assert seen and seen[-1]["number"] == 1 and seen[-1]["kernel"] == "wait_for_flag" and seen[-1]["threads"] == 32
     assert not job.busy
+
+
+def test_cancelling_a_program_in_the_window_ends_every_process_it_started(qtbot, tmp_path):
+    from gpuviz.ui.views.launches import ScriptRunJob
+
+    pidfile = tmp_path / "pids"
+    job = ScriptRunJob(time_limit_s=QUICK)
+    results = []
+    job.finished.connect(results.append)
+    job.start(SCRIPTS / "spawns_children.py", [str(pidfile), "wait"])
+    qtbot.waitUntil(pidfile.exists, timeout=int(QUICK * 1000))
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 4 and all(_alive(p) for p in pids)
+    job.cancel()
+    qtbot.waitUntil(lambda: bool(results), timeout=int(QUICK * 1000))
+    assert results[0].status == "cancelled"
+    assert _wait_gone(pids) == []

@@ -120,7 +120,10 @@ def shim_numpy() -> None:
 
 def _take_stdin() -> int:
     """Keep the parent's pipe on a private descriptor; the program's stdin becomes empty (/dev/null)."""
-    fd = os.dup(0)
+    try:
+        fd = os.dup(0)
+    except OSError:  # no stdin at all: no key, no acknowledgements (the parent believes no event then)
+        fd = os.open(os.devnull, os.O_RDONLY)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)

@@ -67,6 +67,17 @@ def recording_info(trace: Trace) -> dict:
             "block": list(trace.launch.block), "status": "traced", "events": len(trace), "reason": ""}
 
 
+def _end_program(proc: QProcess) -> None:
+    """Kill a program's worker and every process below it (what the program forked or started: the worker
+    is their subreaper), not the worker alone."""
+    from ...runner import procs
+
+    pid = int(proc.processId() or 0)
+    if pid and proc.state() != QProcess.ProcessState.NotRunning:
+        procs.end_tree(pid)
+    proc.kill()
+
+
 # ---- running a program from the window ------------------------------------------------------------------
 class ScriptRunJob(QObject):
     """One program run in a worker QProcess; a new run replaces (kills) a running one."""
@@ -133,6 +144,7 @@ class ScriptRunJob(QObject):
         self._poll.stop()
         self._deadline.stop()
         if proc is not None:
+            _end_program(proc)
             kill_worker(proc)
             self.busy_changed.emit(False)
         self._cleanup()
@@ -158,9 +170,9 @@ class ScriptRunJob(QObject):
                 os.kill(pid, signal.SIGUSR1)  # the worker writes where it is before it is killed
             except OSError:
                 pass
-            QTimer.singleShot(_STACK_GRACE_MS, lambda p=proc: p.kill() if p is self._proc else None)
+            QTimer.singleShot(_STACK_GRACE_MS, lambda p=proc: _end_program(p) if p is self._proc else None)
         else:
-            proc.kill()
+            _end_program(proc)
 
     def _read_output(self, proc: QProcess, err: bool) -> None:
         if proc is not self._proc:
