@@ -320,7 +320,8 @@ class RunningCounts:
             ev = np.asarray(memory_events, dtype=np.int64)
             ev = ev[cell_base[array[ev]] >= 0]
             self.event_ids = ev  # memory events in frame order
-            self.frames_sorted = event_frames[ev]
+            # int64: searchsorted with a Python int on an int32 array casts the whole array on every query
+            self.frames_sorted = event_frames[ev].astype(np.int64)
         else:
             mem = np.isin(kind, _MEMORY_KINDS) & (array >= 0) & (event_frames >= 0)
             mem &= cell_base[array] >= 0
@@ -329,7 +330,7 @@ class RunningCounts:
             order = np.argsort(frames_of, kind="stable")
             ev = ev[order]
             self.event_ids = ev  # memory events in frame order
-            self.frames_sorted = frames_of[order]
+            self.frames_sorted = frames_of[order].astype(np.int64, copy=False)
         array = array[ev].astype(np.int64)
         cells = cell_base[array] + index[ev]
         size_of = np.zeros(len(infos) + 1, dtype=np.int64)

@@ -157,7 +157,7 @@ class _BlockShared:
         for a, lay in layouts.items():
             ev = sel[trace.array[sel] == a]
             per = max(1, lay.itemsize // render.BANK_BYTES)
-            self.cells[a] = (np.repeat(event_frames[ev], per), lay.cells_of_elements(trace.index[ev]))
+            self.cells[a] = (np.repeat(event_frames[ev].astype(np.int64), per), lay.cells_of_elements(trace.index[ev]))
 
     def counts_at(self, a: int, frame: int, n_cells: int) -> np.ndarray:
         frames, cells = self.cells[a]
