@@ -18,23 +18,7 @@ import json
 import os
 import sys
 
-
-def _dims(text: str) -> tuple[int, ...]:
-    try:
-        dims = tuple(int(p) for p in text.lower().replace(",", "x").split("x") if p)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected BX or BXxBY or BXxBYxBZ (e.g. 256 or 16x16), not {text!r}") from None
-    if not 1 <= len(dims) <= 3:
-        raise argparse.ArgumentTypeError(f"a block has 1 to 3 dimensions, not {len(dims)}")
-    return dims
-
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(p) for p in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT (e.g. 1920x1080), not {text!r}") from None
-    return w, h
+from . import cliargs as ca
 
 
 def select_backend_before_numba(backend: str) -> None:
@@ -85,6 +69,12 @@ def capture_bundled(name: str, size: int | None, block, backend: str, record_blo
     spec = get_kernel(name)
     size = spec.default_size if size is None else size
     grid, block = spec.launch(size, tuple(block) if block else spec.default_block)
+    if record_blocks:
+        n_blocks = int(np.prod(grid))
+        outside = [b for b in record_blocks if b >= n_blocks]
+        if outside:
+            raise ca.ArgumentRangeError(f"argument --blocks: block {outside[0]} is not in the launch: it has "
+                                        f"{n_blocks:,} block(s), ids 0..{n_blocks - 1}")
     check_before_inputs(grid, block, backend=backend, max_events=max_events, record_blocks=record_blocks,
                         kernel=spec.name)
     need, have = input_bytes(spec, size), available_memory()
@@ -100,21 +90,13 @@ def capture_bundled(name: str, size: int | None, block, backend: str, record_blo
 
 
 def output_problem(path) -> str:
-    """Why ``path`` cannot take an output file ('' when it can): asked before the work, not after."""
-    from pathlib import Path
-
-    if path is None or not str(path).strip():
-        return "the output path is empty"
-    p = Path(path)
-    if p.is_dir():
-        return f"{path} is a folder, not a file"
-    if p.exists() and not p.is_file():
-        return f"{path} exists and is not a regular file (a device, FIFO or socket): gpuviz does not write there"
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        return f"the folder {parent} does not exist"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"the folder {parent} is not writable"
+    """Why ``path`` cannot take an output file ('' when it can): asked before the work, not after
+    (:func:`gpuviz.model.safewrite.check_output_path`: a regular file or a new one, in a folder where a
+    file can be created)."""
+    try:
+        ca.output_file("" if path is None else str(path))
+    except argparse.ArgumentTypeError as exc:
+        return str(exc)
     return ""
 
 
@@ -168,12 +150,25 @@ def cmd_capture(args) -> int:
     except KeyError as exc:
         print(f"gpuviz capture: {exc.args[0]}", file=sys.stderr)
         return 2
+    except ca.ArgumentRangeError as exc:
+        return ca.fail("gpuviz capture", str(exc))
     except (CaptureError, ValueError) as exc:
         progress.done()
         print(f"gpuviz capture: {exc}", file=sys.stderr)
         return 1
+    except MemoryError:
+        progress.done()
+        print(f"gpuviz capture: {args.kernel} at size {args.size} needs more memory than this machine has; "
+              "try a smaller --size or --blocks", file=sys.stderr)
+        return 1
     progress.done()
-    trace.save(args.output)
+    from gpuviz.model.tracefile import TraceFileError
+
+    try:
+        trace.save(args.output)
+    except (TraceFileError, OSError) as exc:
+        print(f"gpuviz capture: {exc}", file=sys.stderr)
+        return 1
     counts = trace.counts_by_kind()
     print(
         f"{trace.launch.kernel_name}: grid {trace.launch.grid} x block {trace.launch.block} on {args.backend}: "
@@ -268,36 +263,6 @@ def split_run_argv(tokens: list[str]) -> tuple[list[str], list[str]]:
     return ours, theirs
 
 
-def _launch_numbers(text: str) -> list[int]:
-    try:
-        nums = [int(p) for p in text.replace(" ", "").split(",") if p]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected launch numbers like 3 or 1,4, not {text!r}") from None
-    if not nums or any(k < 1 for k in nums):
-        raise argparse.ArgumentTypeError(f"launch numbers start at 1, got {text!r}")
-    return nums
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(float(text)) if "e" in text.lower() else int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {v}")
-    return v
-
-
-def _seconds(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, not {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"the time limit must be positive, not {v:g}")
-    return v
-
-
 def _watchdog_seconds(text: str) -> float:
     try:
         v = float(text)
@@ -374,10 +339,13 @@ def cmd_snapshot(args) -> int:
                   file=sys.stderr)
             return 2
         source, _spec, _ = capture_bundled(source, None, None, "cpu")
+    from gpuviz.model.safewrite import replace_atomically
+
     try:
-        snapshot(source, frame=window_frame(args.frame), view=args.view, size=args.size, out_png=args.output)
-    except (TraceFileError, ValueError, KeyError) as exc:
-        print(f"gpuviz snapshot: {exc}", file=sys.stderr)
+        with replace_atomically(args.output, "snapshot") as tmp:
+            snapshot(source, frame=window_frame(args.frame), view=args.view, size=args.size, out_png=tmp)
+    except (TraceFileError, ValueError, KeyError, OSError) as exc:
+        print(f"gpuviz snapshot: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 1
     print(args.output)
     return 0
@@ -438,8 +406,14 @@ def _export_html(args) -> int:
     try:
         is_lesson = src.endswith((".toml", ".json")) or (not os.path.exists(src) and src in builtin_lessons())
         source = load_lesson(src) if is_lesson else _trace_or_kernel(src, "export")
-        out = export_html(source, args.output, frames=window_frames(args.frames), theme=args.theme,
-                          max_bytes=int(args.max_mb * 1e6))
+        from pathlib import Path
+
+        from gpuviz.model.safewrite import replace_atomically
+
+        with replace_atomically(args.output, "page") as tmp:  # a regular file or a new one, complete or not at all
+            export_html(source, tmp, frames=window_frames(args.frames), theme=args.theme,
+                        max_bytes=int(args.max_mb * 1e6))
+        out = Path(args.output)
     except (FileNotFoundError, TraceFileError, LessonError, ValueError, KeyError, OSError) as exc:
         print(f"gpuviz export: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 1
@@ -460,10 +434,13 @@ def cmd_export(args) -> int:
             from gpuviz.model.timings import TimingSet
 
             timing_sets.append(TimingSet.load(path))
-        out = export(trace, args.output, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
-                     view=args.view,
-                     size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
-                     caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets)
+        from gpuviz.model.safewrite import replace_atomically
+
+        with replace_atomically(args.output, "export") as tmp:
+            export(trace, tmp, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
+                   view=args.view, size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
+                   caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets)
+        out = args.output
     except (FileNotFoundError, TraceFileError, ValueError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gpuviz export: {msg}", file=sys.stderr)
@@ -528,37 +505,42 @@ def _play_lesson_window(lesson, present: bool, theme: str) -> int:
     try:
         play_lesson(window, lesson, present=present, theme=theme)
     except LessonError as exc:
-        QMessageBox.critical(window, "gpuviz lesson", str(exc))
+        from PySide6.QtCore import Qt
+
+        box = QMessageBox(QMessageBox.Icon.Critical, "gpuviz lesson", str(exc), parent=window)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the message quotes the lesson file: never rich text
+        box.exec()
         print(f"gpuviz lesson: {exc}", file=sys.stderr)
         return 1
     return app.exec()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gpuviz", description="See what a GPU really does when it runs a kernel.")
+def build_parser() -> ca.Parser:
+    p = ca.Parser(prog="gpuviz", description="See what a GPU really does when it runs a kernel.")
     p.add_argument("--present", action="store_true", help="presenter mode: full screen, scaled for a projector")
     p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command")
 
     s = sub.add_parser("open", help="open a saved trace or recording in the app, or run a program (.py) from it")
-    s.add_argument("file")
+    s.add_argument("file", type=ca.input_file)
     s.set_defaults(func=cmd_open)
 
     s = sub.add_parser("run", help="run a Numba CUDA program with its kernel launches captured",
                        description="Run an unmodified Python program that launches @cuda.jit kernels, in a worker "
                        "process; capture its launches and save them as one recording. Arguments after the script "
                        "are the script's own (put them after -- if they share a name with an option below).")
-    s.add_argument("script", help="the program (a .py file)")
+    s.add_argument("script", type=ca.input_file, help="the program (a .py file)")
     s.add_argument("--backend", choices=("cpu", "sim", "gpu"), default="cpu",
                    help="cpu: gpuviz's CPU executor (default); sim: numba's simulator; gpu: a real NVIDIA GPU")
     s.add_argument("--kernel", default=None, help="trace only the launches of this kernel (the others still run)")
-    s.add_argument("--launch", type=_launch_numbers, default=None,
+    s.add_argument("--launch", type=ca.launch_numbers, default=None,
                    help="trace only launch K (or K1,K2); counted per kernel with --kernel, else over the program")
-    s.add_argument("--blocks", type=lambda t: [int(x) for x in t.split(",")], default=None,
+    s.add_argument("--blocks", type=ca.block_ids, default=None,
                    help="record only these linear block ids (comma-separated); the others still run")
-    s.add_argument("-o", "--output", default=None, help="recording to write (default: SCRIPT.gpuviz here)")
-    s.add_argument("--timeout", type=_seconds, default=300.0, help="stop the program after this many seconds (300)")
-    s.add_argument("--max-events", type=_positive_int, default=50_000_000,
+    s.add_argument("-o", "--output", type=ca.output_file, default=None,
+                   help="recording to write (default: SCRIPT.gpuviz here)")
+    s.add_argument("--timeout", type=ca.seconds, default=300.0, help="stop the program after this many seconds (300)")
+    s.add_argument("--max-events", type=ca.int_range(1, 1 << 40, "--max-events"), default=50_000_000,
                    help="most events the whole recording may hold (50,000,000)")
     s.add_argument("--watchdog", type=_watchdog_seconds, default=10.0, metavar="SECONDS",
                    help="stop a launch that makes no progress toward its end for this long (10; 0: never)")
@@ -569,32 +551,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("capture", help="capture a bundled kernel to a trace file")
     s.add_argument("kernel", help="a bundled kernel (see `gpuviz kernels`)")
-    s.add_argument("--size", type=int, default=None, help="problem size: elements, or the side of a square matrix/image")
-    s.add_argument("--block", type=_dims, default=None, help="block shape, e.g. 256 or 16x16")
+    s.add_argument("--size", type=ca.int_range(1, ca.MAX_INT, "the size"), default=None,
+                   help="problem size: elements, or the side of a square matrix/image")
+    s.add_argument("--block", type=ca.block_shape, default=None, help="block shape, e.g. 256 or 16x16")
     s.add_argument("--backend", choices=("cpu", "sim", "gpu"), default="cpu")
-    s.add_argument("--blocks", type=lambda t: [int(x) for x in t.split(",")], default=None,
+    s.add_argument("--blocks", type=ca.block_ids, default=None,
                    help="record only these linear block ids (comma-separated); the others still run")
-    s.add_argument("-o", "--output", required=True, help="trace file to write (.gpuviz)")
+    s.add_argument("-o", "--output", type=ca.output_file, required=True, help="trace file to write (.gpuviz)")
     s.add_argument("--watchdog", type=_watchdog_seconds, default=10.0, metavar="SECONDS",
                    help="stop a launch that makes no progress toward its end for this long (10; 0: never)")
     s.set_defaults(func=cmd_capture)
 
     s = sub.add_parser("info", help="summarise a trace file")
-    s.add_argument("file")
+    s.add_argument("file", type=ca.input_file)
     s.add_argument("--json", action="store_true", help="one JSON object")
     s.set_defaults(func=cmd_info)
 
     s = sub.add_parser("snapshot", help="render a view or the whole window to PNG, headless")
-    s.add_argument("file", help="a trace file, or a bundled kernel name")
-    s.add_argument("--frame", type=int, default=None,
+    s.add_argument("file", type=ca.file_or_name, help="a trace file, or a bundled kernel name")
+    s.add_argument("--frame", type=ca.frame_number, default=None,
                    help="frame number as the window shows it (1 = first, -1 = last)")
     s.add_argument("--view", default=None, help="view id (default: the whole window)")
-    s.add_argument("--size", type=_size, default=(1920, 1080))
-    s.add_argument("-o", "--output", required=True)
+    s.add_argument("--size", type=ca.image_size, default=(1920, 1080), help="WIDTHxHEIGHT, 64..8192 px each")
+    s.add_argument("-o", "--output", type=ca.output_file, required=True)
     s.set_defaults(func=cmd_snapshot)
 
     s = sub.add_parser("lesson", help="play a lesson: a lesson file, or a shipped lesson by name")
-    s.add_argument("lesson", nargs="?", help="a .toml/.json lesson file or a shipped lesson's name")
+    s.add_argument("lesson", nargs="?", type=ca.file_or_name, help="a .toml/.json lesson file or a shipped lesson's name")
     s.add_argument("--list", action="store_true", help="list the shipped lessons")
     s.add_argument("--check", action="store_true", help="check the lesson (captures every scene), print a summary")
     s.add_argument("--print", action="store_true", help="print every step (notes, questions, answers, captions)")
@@ -604,23 +587,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("export", help="export a view or the window (PNG, SVG), a frame range (GIF, MP4), the "
                                       "timeline (Perfetto / Chrome trace JSON)")
-    s.add_argument("file", help="a trace file, or a bundled kernel name (captured now at its small size); for html "
-                                "also a lesson (a shipped lesson's name or a lesson file)")
+    s.add_argument("file", type=ca.file_or_name, help="a trace file, or a bundled kernel name (captured now at its "
+                   "small size); for html also a lesson (a shipped lesson's name or a lesson file)")
     s.add_argument("--format", required=True, choices=("png", "svg", "gif", "mp4", "perfetto", "html"))
     s.add_argument("--frames", default=None, help="frames A:B as the window numbers them, both included (1:120, "
                                                   ":50, -30:), for gif, mp4, perfetto and html")
-    s.add_argument("--max-mb", type=float, default=3.0, help="html: refuse a page over this many MB (3)")
-    s.add_argument("--frame", type=int, default=1, help="the frame for png and svg, as the window numbers it "
-                                                       "(1 = first, -1 = last)")
+    s.add_argument("--max-mb", type=ca.float_range(0.01, 1000.0, "--max-mb"), default=3.0,
+                   help="html: refuse a page over this many MB (3)")
+    s.add_argument("--frame", type=ca.frame_number, default=1, help="the frame for png and svg, as the window numbers "
+                                                                  "it (1 = first, -1 = last)")
     s.add_argument("--view", default=None, help="view id (default: the whole window)")
-    s.add_argument("--size", type=_size, default=(1280, 720))
+    s.add_argument("--size", type=ca.image_size, default=(1280, 720), help="WIDTHxHEIGHT, 64..8192 px each")
     s.add_argument("--theme", choices=("light", "dark"), default="light")
-    s.add_argument("--scale", type=float, default=1.0, help="text scale")
-    s.add_argument("--fps", type=float, default=8.0, help="frames per second of a gif or mp4")
+    s.add_argument("--scale", type=ca.float_range(0.25, 8.0, "the text scale"), default=1.0, help="text scale (0.25..8)")
+    s.add_argument("--fps", type=ca.float_range(0.1, 120.0, "frames per second"), default=8.0,
+                   help="frames per second of a gif or mp4 (0.1..120)")
     s.add_argument("--no-caption", action="store_true", help="no narration band on gif/mp4 frames")
-    s.add_argument("--timings", action="append", help="a timings JSON file to add to a perfetto export")
+    s.add_argument("--timings", action="append", type=ca.input_file, help="a timings JSON file to add to a perfetto export")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.add_argument("-o", "--output", required=True)
+    s.add_argument("-o", "--output", type=ca.output_file, required=True)
     s.set_defaults(func=cmd_export)
     return p
 
@@ -635,12 +620,15 @@ def main(argv=None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     first = next((i for i, t in enumerate(argv) if t not in ("--present",)), None)
-    if first is not None and argv[first] == "run":
-        ours, script_args = split_run_argv(argv[first + 1:])
-        args = parser.parse_args(argv[: first + 1] + ours)
-        args.script_args = script_args
-        return int(args.func(args) or 0)
-    args = parser.parse_args(argv)
+    try:  # a bad argument is one line and status 2 (argparse exits; the status is returned instead)
+        if first is not None and argv[first] == "run":
+            ours, script_args = split_run_argv(argv[first + 1:])
+            args = parser.parse_args(argv[: first + 1] + ours)
+            args.script_args = script_args
+        else:
+            args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
         from gpuviz.app import run_app
 

@@ -54,8 +54,8 @@ def test_capture_errors_are_messages_not_tracebacks(tmp_path, capsys):
     assert main(["capture", "nope", "-o", str(tmp_path / "x.gpuviz")]) == 2
     err = capsys.readouterr().err
     assert "no bundled kernel named 'nope'" in err and "vector_add" in err
-    assert main(["capture", "vector_add", "--block", "2048", "-o", str(tmp_path / "x.gpuviz")]) == 1
-    assert "exceeds the CUDA limit" in capsys.readouterr().err
+    assert main(["capture", "vector_add", "--block", "2048", "-o", str(tmp_path / "x.gpuviz")]) == 2
+    assert "CUDA's limit" in capsys.readouterr().err
     assert not (tmp_path / "x.gpuviz").exists()
 
 

@@ -32,6 +32,8 @@ Every problem is reported with the file, the scene and the field: :class:`Lesson
 from __future__ import annotations
 
 import json
+import os
+import stat
 import string
 import tomllib
 from dataclasses import dataclass, field
@@ -47,6 +49,18 @@ _LESSON_KEYS = {"title", "summary", "scenes", "theme"}
 _SCENE_KEYS = {"title", "kernel", "trace", "size", "block", "backend", "views", "layout", "frames", "stops", "step",
                "notes", "questions", "seed"}
 _QUESTION_KEYS = {"at", "ask", "answer", "explain"}
+
+# bounds on what a lesson file may ask for (a lesson is a few scenes of notes; every bound is far above
+# what the shipped lessons use, and keeps a stranger's file from taking the memory or the afternoon)
+MAX_FILE_BYTES = 1 << 20
+MAX_SCENES = 200
+MAX_QUESTIONS = 50  # per scene
+MAX_LIST = 1000  # stops, views
+MAX_TEXT = 20_000  # characters of one title, note, question or explanation
+MAX_SIZE = 1 << 24  # a scene's problem size (the player also bounds it per kernel: MAX_SIZE_FACTOR)
+MAX_SIZE_FACTOR = 8  # a scene plays a bundled kernel at most this many times its default size
+MAX_SEED = (1 << 63) - 1
+MAX_BLOCK = (1024, 1024, 64)  # CUDA's limits on a block's dimensions; 1,024 threads in all
 
 
 class LessonError(ValueError):
@@ -130,15 +144,37 @@ def load_lesson(name_or_path, known_views=None) -> Lesson:
     """Read and check a lesson (a path, or the name of a shipped one). ``known_views``: view ids the
     app has (checked when given)."""
     path = find_lesson(name_or_path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LessonError(f"{path}: cannot read: {exc}") from exc
+    text = _read_text(path)
     try:
         data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:  # ValueError: JSON, huge ints
         raise LessonError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'TOML'}: {exc}") from exc
     return parse_lesson(data, path=path, known_views=known_views)
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, at most MAX_FILE_BYTES, never blocking on a FIFO or a device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise LessonError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise LessonError(f"{path}: is not a regular file (a folder, a FIFO or a device); a lesson is a file")
+        os.set_blocking(fd, True)
+        if st.st_size > MAX_FILE_BYTES:
+            raise LessonError(f"{path}: {st.st_size:,} bytes, over the {MAX_FILE_BYTES:,} a lesson file may have")
+        try:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise LessonError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise LessonError(f"{path}: over the {MAX_FILE_BYTES:,} bytes a lesson file may have")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LessonError(f"{path}: not UTF-8 text ({exc})") from exc
 
 
 def parse_lesson(data, path: Path | None = None, known_views=None) -> Lesson:
@@ -155,6 +191,8 @@ def parse_lesson(data, path: Path | None = None, known_views=None) -> Lesson:
     raw_scenes = data.get("scenes")
     if not isinstance(raw_scenes, list) or not raw_scenes:
         raise LessonError(f"{where}, field 'scenes': a lesson needs at least one [[scenes]] table")
+    if len(raw_scenes) > MAX_SCENES:
+        raise LessonError(f"{where}, field 'scenes': {len(raw_scenes):,} scenes, over the {MAX_SCENES} a lesson may have")
     lesson = Lesson(title=title.strip(), scenes=[], summary=_text(data.get("summary", ""), where, "summary"),
                     path=path, theme=_text(data.get("theme", ""), where, "theme"))
     if lesson.theme and lesson.theme not in ("light", "dark"):
@@ -168,16 +206,32 @@ def parse_lesson(data, path: Path | None = None, known_views=None) -> Lesson:
     return lesson
 
 
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _text(v, where: str, fld: str) -> str:
     if not isinstance(v, str):
-        raise LessonError(f"{where}, field {fld!r}: expected text, got {type(v).__name__} {v!r}")
+        raise LessonError(f"{where}, field {fld!r}: expected text, got {type(v).__name__} {_short(v)}")
+    if len(v) > MAX_TEXT:
+        raise LessonError(f"{where}, field {fld!r}: {len(v):,} characters, over the {MAX_TEXT:,} one field may have")
     return v.strip()
+
+
+def _list(v, where: str, fld: str, limit: int = MAX_LIST) -> None:
+    if isinstance(v, list) and len(v) > limit:
+        raise LessonError(f"{where}, field {fld!r}: {len(v):,} items, over the {limit:,} it may have")
 
 
 def _stop(v, where: str, fld: str):
     if isinstance(v, bool) or not isinstance(v, (str, int)) or (isinstance(v, str) and not v.strip()):
         raise LessonError(f"{where}, field {fld!r}: a stop is a frame number or a name such as 'first barrier' "
-                          f"or 'end', not {v!r}")
+                          f"or 'end', not {_short(v)}")
+    if isinstance(v, str):
+        _text(v, where, fld)
+    elif not -(1 << 31) <= v < (1 << 31):
+        raise LessonError(f"{where}, field {fld!r}: frame {_short(v)} is out of range")
     return v
 
 
@@ -186,7 +240,7 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
     if not isinstance(raw, dict):
         raise LessonError(f"{base}, scene {i + 1}: a scene is a table of fields")
     title = raw.get("title", f"Scene {i + 1}")
-    scene = Scene(title=str(title), index=i)
+    scene = Scene(title=title[:200] if isinstance(title, str) else f"Scene {i + 1}", index=i)
     where = lambda fld: lesson.where(scene, fld)  # noqa: E731
     unknown = set(raw) - _SCENE_KEYS
     if unknown:
@@ -205,26 +259,30 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
             t = lesson.path.parent / t
         scene.trace = str(t)
     if "size" in raw:
-        if isinstance(raw["size"], bool) or not isinstance(raw["size"], int) or raw["size"] < 1:
-            raise LessonError(f"{where('size')}: a positive whole number, not {raw['size']!r}")
+        if isinstance(raw["size"], bool) or not isinstance(raw["size"], int) or not 1 <= raw["size"] <= MAX_SIZE:
+            raise LessonError(f"{where('size')}: a whole number 1..{MAX_SIZE:,}, not {_short(raw['size'])}")
         scene.size = raw["size"]
     if "seed" in raw:
-        if isinstance(raw["seed"], bool) or not isinstance(raw["seed"], int):
-            raise LessonError(f"{where('seed')}: a whole number, not {raw['seed']!r}")
+        if isinstance(raw["seed"], bool) or not isinstance(raw["seed"], int) or not 0 <= raw["seed"] <= MAX_SEED:
+            raise LessonError(f"{where('seed')}: a whole number 0..2**63-1, not {_short(raw['seed'])}")
         scene.seed = raw["seed"]
     if "block" in raw:
         b = raw["block"]
         if isinstance(b, int) and not isinstance(b, bool):
             b = [b]
         if not (isinstance(b, list) and 1 <= len(b) <= 3 and all(isinstance(x, int) and not isinstance(x, bool)
-                                                                  and x > 0 for x in b)):
-            raise LessonError(f"{where('block')}: 1 to 3 positive whole numbers such as [256] or [16, 16], not {b!r}")
+                                                                  and 0 < x <= hi for x, hi in zip(b, MAX_BLOCK))):
+            raise LessonError(f"{where('block')}: 1 to 3 positive whole numbers such as [256] or [16, 16] (at most "
+                              f"1024 x 1024 x 64), not {_short(b)}")
+        if b[0] * (b[1] if len(b) > 1 else 1) * (b[2] if len(b) > 2 else 1) > 1024:
+            raise LessonError(f"{where('block')}: {_short(b)} is more than the 1,024 threads a block may have")
         scene.block = tuple(b)
     if "backend" in raw:
         scene.backend = _text(raw["backend"], lesson.where(scene), "backend")
         if scene.backend not in ("cpu", "sim", "gpu"):
             raise LessonError(f"{where('backend')}: 'cpu', 'sim' or 'gpu', not {scene.backend!r}")
     views = raw.get("views", [])
+    _list(views, lesson.where(scene), "views")
     if not isinstance(views, list) or not all(isinstance(v, str) and v for v in views):
         raise LessonError(f"{where('views')}: a list of view ids such as [\"grid\", \"memory\"], not {views!r}")
     if known_views is not None:
@@ -241,6 +299,7 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
         raise LessonError(f"{where('frames')}: two stops [from, to] such as [\"start\", \"first barrier\"], not {frames!r}")
     scene.frames = tuple(_stop(v, lesson.where(scene), "frames") for v in frames)
     stops = raw.get("stops", [])
+    _list(stops, lesson.where(scene), "stops")
     if not isinstance(stops, list):
         raise LessonError(f"{where('stops')}: a list of stops, not {stops!r}")
     scene.stops = [_stop(v, lesson.where(scene), "stops") for v in stops]
@@ -252,6 +311,7 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
     scene.notes = _text(raw.get("notes", ""), lesson.where(scene), "notes")
     _check_placeholders(scene.notes, where("notes"), seen_kernels)
     qs = raw.get("questions", [])
+    _list(qs, lesson.where(scene), "questions", MAX_QUESTIONS)
     if not isinstance(qs, list):
         raise LessonError(f"{where('questions')}: a list of [[scenes.questions]] tables")
     for k, q in enumerate(qs):
@@ -278,12 +338,18 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
 
 
 def _check_placeholders(text: str, where: str, seen_kernels: set) -> None:
-    """``{metric}`` and ``{kernel[NAME][metric]}`` only, naming metrics gpuviz computes and earlier kernels."""
+    """``{metric}`` and ``{kernel[NAME][metric]}`` only, naming metrics gpuviz computes and earlier kernels;
+    no format specs or conversions (``{global_bytes:>1000000000}`` would pad to a billion characters)."""
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+        parts = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
     except ValueError as exc:
         raise LessonError(f"{where}: broken placeholder ({exc}); write {{{{ and }}}} for literal braces") from exc
-    for f in fields:
+    for f, spec, conv in parts:
+        if spec or conv:
+            shown = f + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "")
+            raise LessonError(f"{where}: placeholder {{{shown[:80]}}} has a format "
+                              f"{'spec' if spec else 'conversion'}; write plain {{{f[:60]}}}: gpuviz formats the value")
+    for f, _spec, _conv in parts:
         if f in METRIC_NAMES:
             continue
         if f.startswith("kernel[") and f.endswith("]") and "][" in f:

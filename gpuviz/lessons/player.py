@@ -22,7 +22,7 @@ import numpy as np
 
 from ..model.frames import Frames
 from ..model.narration import Narrator, StopError
-from .format import Lesson, LessonError, Question, Scene
+from .format import MAX_SIZE_FACTOR, Lesson, LessonError, Question, Scene
 from .metrics import METRIC_NAMES, format_value, formatted, scene_metrics
 
 
@@ -83,6 +83,10 @@ def capture_scene(scene: Scene):
 
     spec = get_kernel(scene.kernel)
     size = scene.size if scene.size is not None else spec.small_size
+    most = MAX_SIZE_FACTOR * max(spec.default_size, spec.small_size)
+    if size > most:  # checked before the inputs are allocated
+        raise LessonError(f"{scene.label}, field 'size': {size:,} is over the {most:,} a lesson may play "
+                          f"{scene.kernel} at ({MAX_SIZE_FACTOR}x its default size {spec.default_size:,})")
     args = spec.make_args(size, np.random.default_rng(scene.seed))
     grid, block = spec.launch(size, tuple(scene.block) if scene.block else spec.default_block)
     trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=scene.backend)

@@ -32,15 +32,18 @@ import io
 import json
 import mmap
 import os
+import stat
 import struct
-import tempfile
 import zipfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from .trace import EVENT_FIELDS, REQUIRED_FIELDS, SCHEMA_VERSION, EventKind, Launch, Trace
+from . import validate
+from .safewrite import OutputPathError, replace_atomically
+from .trace import EVENT_FIELDS, SCHEMA_VERSION, Launch, Trace
+from .validate import TraceFileError
 
 FORMAT_MAGIC = "gpuviz-trace"
 META_NAME = "meta.json"
@@ -50,13 +53,9 @@ _ALIGN = 64  # data offset alignment of stored members (numpy pads .npy headers 
 _PAD_EXTRA_ID = 0xD935  # the zip extra-field id zipalign uses for padding
 INDEX_FORMAT_MAGIC = "gpuviz-index"
 _READ_CHUNK = 1 << 24  # bytes read from a member at a time, so a huge field never needs two full copies
-_MAX_META_BYTES = 64 << 20  # a manifest larger than this is not one gpuviz wrote
+_MAX_META_BYTES = validate.Limits.max_meta_bytes  # a manifest larger than this is not one gpuviz wrote
 
-_MEMORY_KIND_CODES = np.array(sorted(int(k) for k in EventKind if k.is_memory), dtype=np.uint8)
-
-
-class TraceFileError(ValueError):
-    """A trace file that cannot be read or written: damaged, foreign, too new, or inconsistent."""
+__all__ = ["TraceFileError", "load_trace", "load_traces", "read_manifest", "save_traces"]
 
 
 def _member(trace_no: int, field_name: str) -> str:
@@ -84,7 +83,8 @@ def save_traces(path, traces, index: bool = True) -> None:
     it is built now), so opening the file reads it instead of computing it.
 
     The file is written under a temporary name in the same folder and moved over ``path`` only once
-    complete, so a crash or a full disk never leaves half a file where a good one was.
+    complete, so a crash or a full disk never leaves half a file where a good one was; a ``path`` that
+    is a folder, a device or a FIFO is refused, never replaced (:mod:`gpuviz.model.safewrite`).
     """
     path = Path(path)
     traces = list(traces)
@@ -137,25 +137,15 @@ def _index_to_save(tr: Trace):
 def _write_archive(path: Path, write, meta_of) -> None:
     """A zip of stored, aligned members written by ``write(zf)``, then ``meta.json`` from ``meta_of()``,
     atomically at ``path``."""
-    folder = path.parent if str(path.parent) else Path(".")
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise TraceFileError(f"cannot save {path}: cannot create a file in {folder} ({exc.strerror or exc})") from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
+        with replace_atomically(path, "trace file") as tmp, open(tmp, "wb") as fh:
             with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
                 write(zf)
                 zf.writestr(META_NAME, json.dumps(meta_of(), indent=1, allow_nan=True))
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
+    except OutputPathError as exc:
+        raise TraceFileError(f"cannot save {path}: {exc}") from exc
 
 
 def _write_npy(zf: zipfile.ZipFile, member: str, arr: np.ndarray) -> None:
@@ -183,42 +173,90 @@ def load_trace(path, with_index: bool = True) -> Trace:
     return traces[0]
 
 
-def load_traces(path, with_index: bool = True) -> list[Trace]:
+def load_traces(path, with_index: bool = True, max_bytes: int | None = None) -> list[Trace]:
     """Every trace stored in ``path``, in the order they were saved.
 
     Stored (schema 2) fields are memory-mapped, read-only; deflated (schema 1) ones are read into memory.
     ``with_index``: use the index the file carries (when it fits the events; ``gpuviz.model.index.has_index``
-    says whether a trace got one)."""
-    path = Path(path)
+    says whether a trace got one). ``max_bytes``: what the whole file may hold, inflated (default
+    :class:`validate.Limits`: 2 GB, or ``GPUVIZ_MAX_TRACE_BYTES``), checked from the zip directory before
+    anything is read; everything else :mod:`gpuviz.model.validate` checks before the traces are handed on."""
+    lim = validate.limits(max_bytes)
     where = str(path)
-    if not path.exists():
-        raise TraceFileError(f"{where}: no such file")
-    if path.is_dir():
-        raise TraceFileError(f"{where}: is a folder, not a trace file")
+    with _open_archive(path, lim) as (zf, raw, size):
+        meta = _read_meta(zf, where, lim)
+        src = _Source(zf, raw, where, size)
+        return [_read_trace(src, i, entry, with_index, lim) for i, entry in enumerate(meta["traces"])]
+
+
+def read_manifest(path) -> dict:
+    """meta.json of a trace file, checked like :func:`load_traces` checks it, without reading any event."""
+    lim = validate.limits()
+    with _open_archive(path, lim) as (zf, _raw, _size):
+        return _read_meta(zf, str(path), lim)
+
+
+def _open_archive(path, lim: validate.Limits) -> "_ClosingZip":
+    """The archive at ``path``, opened without blocking (a FIFO or a device is refused, never read), its
+    directory checked (:func:`validate.check_archive`)."""
+    where = str(path)
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise TraceFileError(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise TraceFileError(f"{where}: is a folder, not a trace file") from None
+    except (OSError, ValueError, TypeError) as exc:
+        raise TraceFileError(f"{where}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from exc
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise TraceFileError(f"{where}: is a folder, not a trace file")
+        if not stat.S_ISREG(st.st_mode):
+            raise TraceFileError(f"{where}: is not a regular file (a FIFO, a device or a socket); a trace is a file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    fh = os.fdopen(fd, "rb")
+    try:
+        if st.st_size == 0:
+            raise TraceFileError(f"{where}: the file is empty (0 bytes), not a gpuviz trace")
+        try:
             head = fh.read(8)
-    except OSError as exc:
-        raise TraceFileError(f"{where}: cannot be read ({exc.strerror or exc})") from exc
-    if size == 0:
-        raise TraceFileError(f"{where}: the file is empty (0 bytes), not a gpuviz trace")
-    if not head.startswith(b"PK"):
-        raise TraceFileError(f"{where}: not a gpuviz trace file: it is {_describe_foreign(head)}, not a zip archive")
-    try:
-        zf = zipfile.ZipFile(path, "r")
-    except zipfile.BadZipFile as exc:
-        raise TraceFileError(
-            f"{where}: damaged or truncated ({exc}); the zip directory at the end of the file is missing "
-            "or corrupt, which is what an interrupted download or copy leaves"
-        ) from exc
-    except (OSError, ValueError, EOFError, NotImplementedError) as exc:
-        raise TraceFileError(f"{where}: damaged or truncated, cannot open it as a zip archive ({exc})") from exc
-    with zf:
-        meta = _read_meta(zf, where)
-        with open(path, "rb") as raw:
-            src = _Source(zf, raw, where, size)
-            return [_read_trace(src, i, entry, with_index) for i, entry in enumerate(meta["traces"])]
+            fh.seek(0)
+        except OSError as exc:
+            raise TraceFileError(f"{where}: cannot be read ({exc.strerror or exc})") from exc
+        if not head.startswith(b"PK"):
+            raise TraceFileError(f"{where}: not a gpuviz trace file: it is {_describe_foreign(head)}, not a zip archive")
+        try:
+            zf = zipfile.ZipFile(fh, "r")
+        except zipfile.BadZipFile as exc:
+            raise TraceFileError(
+                f"{where}: damaged or truncated ({exc}); the zip directory at the end of the file is missing "
+                "or corrupt, which is what an interrupted download or copy leaves"
+            ) from exc
+        except (OSError, ValueError, EOFError, OverflowError, NotImplementedError) as exc:
+            raise TraceFileError(f"{where}: damaged or truncated, cannot open it as a zip archive ({exc})") from exc
+        validate.check_archive(zf, where, lim)
+    except BaseException:
+        fh.close()
+        raise
+    return _ClosingZip(zf, fh, st.st_size)
+
+
+class _ClosingZip:
+    """``with``: (the ZipFile, the file it reads, its size); closes both."""
+
+    def __init__(self, zf: zipfile.ZipFile, fh, size: int):
+        self.zf, self.fh, self.size = zf, fh, size
+
+    def __enter__(self):
+        return self.zf, self.fh, self.size
+
+    def __exit__(self, *exc) -> None:
+        self.zf.close()
+        self.fh.close()
 
 
 class _Source:
@@ -265,7 +303,7 @@ def _read_member_bytes(zf: zipfile.ZipFile, where: str, name: str, limit: int) -
         raise TraceFileError(f"{where}: {name!r} is damaged ({exc})") from exc
 
 
-def _read_meta(zf: zipfile.ZipFile, where: str) -> dict:
+def _read_meta(zf: zipfile.ZipFile, where: str, lim: validate.Limits = validate.DEFAULT_LIMITS) -> dict:
     names = set(zf.namelist())
     if META_NAME not in names:
         looks_like = "a numpy .npz archive" if any(n.endswith(".npy") for n in names) else "a zip archive"
@@ -273,10 +311,10 @@ def _read_meta(zf: zipfile.ZipFile, where: str) -> dict:
             f"{where}: not a gpuviz trace file: it is {looks_like} without {META_NAME} "
             f"(holds {len(names)} member(s){': ' + ', '.join(sorted(names)[:5]) if names else ''})"
         )
-    raw = _read_member_bytes(zf, where, META_NAME, _MAX_META_BYTES)
+    raw = _read_member_bytes(zf, where, META_NAME, lim.max_meta_bytes)
     try:
         meta = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, huge ints
         raise TraceFileError(f"{where}: {META_NAME} is not valid JSON ({exc})") from exc
     if not isinstance(meta, dict):
         raise TraceFileError(f"{where}: {META_NAME} must hold a JSON object, found {type(meta).__name__}")
@@ -293,39 +331,26 @@ def _read_meta(zf: zipfile.ZipFile, where: str) -> dict:
             f"{where}: written by a newer gpuviz ({meta.get('gpuviz_version', 'unknown version')}, trace schema "
             f"{version}); this gpuviz reads schema {SCHEMA_VERSION} and older: upgrade gpuviz to open it"
         )
-    traces = meta.get("traces")
-    if not isinstance(traces, list) or not all(isinstance(t, dict) for t in traces):
-        raise TraceFileError(f"{where}: {META_NAME} must list the traces as JSON objects under 'traces'")
+    validate.check_manifest(meta, where, lim)
     return meta
 
 
-def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool) -> Trace:
+def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool, lim: validate.Limits) -> Trace:
     zf, where = src.zf, src.where
     label = f"trace {i}"
+    validate.check_launch_json(entry.get("launch"), where, label, lim)
     try:
         launch = Launch.from_json(entry["launch"])
-        _check_launch(launch)
     except KeyError as exc:
         raise TraceFileError(f"{where}: {label}: the launch description lacks {exc}") from None
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise TraceFileError(f"{where}: {label}: invalid launch description ({exc})") from exc
-    label = f"trace {i} ({launch.kernel_name})"
-
-    fields = entry.get("fields")
-    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
-        raise TraceFileError(f"{where}: {label}: 'fields' must be a list of field names")
-    unknown = [f for f in fields if f not in EVENT_FIELDS]
-    if unknown:
-        raise TraceFileError(f"{where}: {label}: unknown event field(s) {unknown}; known: {', '.join(EVENT_FIELDS)}")
-    missing = [f for f in REQUIRED_FIELDS if f not in fields]
-    if missing:
-        raise TraceFileError(f"{where}: {label}: required event field(s) {missing} are not stored")
-    n_events = entry.get("n_events")
-    if not isinstance(n_events, int) or isinstance(n_events, bool) or n_events < 0:
-        raise TraceFileError(f"{where}: {label}: invalid n_events {n_events!r}")
-
+    validate.check_launch(launch, where, label)
+    label = f"trace {i} ({launch.kernel_name[:80]})"
+    validate.check_entry(entry, where, label, lim)
+    fields, n_events = entry["fields"], entry["n_events"]
     columns = {name: _read_field(src, label, _member(i, name), name, n_events) for name in fields}
-    _check_events(where, label, launch, columns)
+    validate.check_events(where, label, launch, columns)
     trace = Trace(launch, columns)
     trace.file_crcs = {name: zf.getinfo(_member(i, name)).CRC for name in fields}
     if with_index and isinstance(entry.get("index"), dict):
@@ -352,28 +377,17 @@ def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace) ->
         index_mod.apply_index(trace, idx)
 
 
-def _check_launch(launch: Launch) -> None:
-    if not isinstance(launch.kernel_name, str):
-        raise ValueError("kernel_name must be a string")
-    if min(launch.grid) < 1 or min(launch.block) < 1:
-        raise ValueError(f"grid {launch.grid} and block {launch.block} must be positive")
-    if not isinstance(launch.warp_size, int) or launch.warp_size < 1:
-        raise ValueError(f"warp_size must be a positive integer, got {launch.warp_size!r}")
-    if not isinstance(launch.meta, dict):
-        raise ValueError("meta must be a JSON object")
-    for a in launch.arrays:
-        if any(s < 0 for s in a.shape):
-            raise ValueError(f"array {a.name!r} has a negative dimension in shape {a.shape}")
-        if np.dtype(a.dtype).hasobject:
-            raise ValueError(f"array {a.name!r} has an object dtype")
-
-
 def _npy_header(fh):
-    version = np.lib.format.read_magic(fh)
-    if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(fh)
-    if version in ((2, 0), (3, 0)):
-        return np.lib.format.read_array_header_2_0(fh)
+    try:  # numpy's literal-only header parser fails in many ways on junk (TokenError, SyntaxError, ...)
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            return np.lib.format.read_array_header_1_0(fh)
+        if version in ((2, 0), (3, 0)):
+            return np.lib.format.read_array_header_2_0(fh)
+    except (MemoryError, KeyboardInterrupt, OSError, zipfile.BadZipFile, zlib.error, EOFError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any other failure is a damaged header
+        raise ValueError(f"a damaged .npy header ({type(exc).__name__}: {exc})") from exc
     raise ValueError(f"unsupported .npy format version {version}")
 
 
@@ -426,7 +440,8 @@ def _read_npy(src: "_Source", what: str, member: str) -> np.ndarray:
         return out
     except TraceFileError:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, TypeError,
+            OverflowError, KeyError) as exc:
         raise TraceFileError(f"{where}: {what} ({member}) is damaged ({exc})") from exc
 
 
@@ -439,18 +454,8 @@ def _read_field(src: "_Source", label: str, member: str, name: str, n_events: in
         raise TraceFileError(f"{where}: {label}: field {name!r} is listed but {member!r} is not in the archive") from None
     try:
         with zf.open(info) as fh:
-            shape, _fortran, dtype = _npy_header(fh)
-            if dtype.hasobject or dtype.kind != expected.kind or dtype.itemsize != expected.itemsize:
-                raise TraceFileError(
-                    f"{where}: {label}: field {name!r} has dtype {dtype}, the schema says {expected}"
-                )
-            if len(shape) != 1:
-                raise TraceFileError(f"{where}: {label}: field {name!r} has shape {shape}, expected 1-d")
-            if shape[0] != n_events:
-                raise TraceFileError(
-                    f"{where}: {label}: field {name!r} has {shape[0]:,} events, the trace has {n_events:,} "
-                    "(fields of one trace must have equal lengths)"
-                )
+            shape, fortran, dtype = _npy_header(fh)
+            validate.check_field_header(where, label, name, dtype, shape, fortran, n_events)
             if n_events * dtype.itemsize > info.file_size:  # checked before allocating: forged sizes
                 raise TraceFileError(
                     f"{where}: {label}: field {name!r} would need {n_events * dtype.itemsize:,} bytes but "
@@ -476,49 +481,10 @@ def _read_field(src: "_Source", label: str, member: str, name: str, n_events: in
                 raise TraceFileError(f"{where}: {label}: field {name!r} has bytes after its {n_events:,} events")
     except TraceFileError:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, io.UnsupportedOperation) as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, io.UnsupportedOperation,
+            TypeError, OverflowError, KeyError) as exc:
         raise TraceFileError(f"{where}: {label}: field {name!r} ({member}) is damaged ({exc})") from exc
     return out.astype(expected, copy=False)
-
-
-def _first_bad(where: str, label: str, bad: np.ndarray, what: str, values: np.ndarray) -> None:
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise TraceFileError(
-            f"{where}: {label}: {int(bad.sum()):,} event(s) have {what}; the first is event {pos} "
-            f"(value {values[pos].item()!r})"
-        )
-
-
-def _check_events(where: str, label: str, launch: Launch, cols: dict[str, np.ndarray]) -> None:
-    kind = cols["kind"]
-    _first_bad(where, label, kind >= len(EventKind), f"a kind outside EventKind (0..{len(EventKind) - 1})", kind)
-    block = cols["block"]
-    _first_bad(where, label, (block < 0) | (block >= launch.n_blocks), f"a block outside 0..{launch.n_blocks - 1}", block)
-    thread = cols["thread"]
-    tpb = launch.threads_per_block
-    _first_bad(where, label, (thread < 0) | (thread >= tpb), f"a thread outside 0..{tpb - 1}", thread)
-    seq = cols["seq"]
-    _first_bad(where, label, seq < 0, "a negative seq", seq)
-    if "array" not in cols:
-        return
-    array = cols["array"]
-    n_arrays = len(launch.arrays)
-    _first_bad(where, label, (array < -1) | (array >= n_arrays), f"an array id outside -1..{n_arrays - 1}", array)
-    if "index" not in cols or n_arrays == 0:
-        return
-    index = cols["index"]
-    sizes = np.array([a.size for a in launch.arrays] + [0], dtype=np.int64)  # id -1 -> the trailing 0
-    on_array = np.isin(kind, _MEMORY_KIND_CODES) & (array >= 0)
-    size_of = sizes[array]  # array == -1 indexes the trailing 0, masked out by on_array anyway
-    bad = on_array & ((index < 0) | (index >= size_of))
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        a = launch.arrays[int(array[pos])]
-        raise TraceFileError(
-            f"{where}: {label}: {int(bad.sum()):,} memory event(s) index outside their array; the first is "
-            f"event {pos}: index {int(index[pos])} into {a.name!r} of shape {a.shape} ({a.size} elements)"
-        )
 
 
 # ---- index files (the user's cache of indexes for trace files that lack one) -------------------------

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .plaintext import esc
 from .theme import OKABE_ITO
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
@@ -268,12 +269,12 @@ def recording_description(rec) -> str:
     from .views.details import versions_text
 
     d = rec.details
-    lines = [f"<b>Recorded on {rec.device}</b>, driver {rec.driver}, {rec.date}",
-             f"{rec.title}" + (f" · {int(d['events']):,} events" if "events" in d else ""),
-             versions_text(rec.versions)]
+    lines = [f"<b>Recorded on {esc(rec.device)}</b>, driver {esc(rec.driver)}, {esc(rec.date)}",
+             f"{esc(rec.title)}" + (f" · {int(d['events']):,} events" if "events" in d else ""),
+             esc(versions_text(rec.versions))]
     if "registers_plain" in d and "registers_instrumented" in d:
-        lines.append(f"registers/thread {d['registers_plain']} plain → {d['registers_instrumented']} recorded; "
-                     f"blocks/SM {d.get('blocks_per_sm_plain', '?')} → {d.get('blocks_per_sm_instrumented', '?')}")
+        lines.append(esc(f"registers/thread {d['registers_plain']} plain → {d['registers_instrumented']} recorded; "
+                         f"blocks/SM {d.get('blocks_per_sm_plain', '?')} → {d.get('blocks_per_sm_instrumented', '?')}"))
     lines.append("A recording: it opens as it was captured on that GPU; nothing runs here.")
     return "<br>".join(lines)
 
@@ -321,6 +322,7 @@ class LaunchPanel(QWidget):
         self.note = QLabel(self)
         self.note.setWordWrap(True)
         self.note.setObjectName("viewTitle")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
         self.recording_info = QLabel(self)
         self.recording_info.setObjectName("recordingInfo")
         self.recording_info.setWordWrap(True)
@@ -340,14 +342,17 @@ class LaunchPanel(QWidget):
         self.progress.setTextVisible(False)
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # kernel names and messages: never rich text
         self.notice = QLabel("", self)
         self.notice.setObjectName("noticeText")
         self.notice.setStyleSheet(f"background: {OKABE_ITO['yellow']}; color: #000000; padding: 6px; border-radius: 4px;")
         self.notice.setWordWrap(True)
+        self.notice.setTextFormat(Qt.TextFormat.PlainText)
         self.notice.setVisible(False)
         self.error = QLabel("", self)
         self.error.setObjectName("errorText")
         self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setVisible(False)
         # what the person acts on and what went wrong come first, above the fold of a 720-pixel screen: an error
         # (a bad block size), Run / Open recording, progress; the descriptions after them

@@ -260,9 +260,11 @@ class CaptionBar(QWidget):
         self.caption = QLabel(self)
         self.caption.setObjectName("presenterCaptionText")
         self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)  # narration names arrays and kernels: never rich text
         self.note = QLabel(self)
         self.note.setObjectName("presenterNoteText")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
         self.caption.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.caption)
         lay.addWidget(self.note)

@@ -51,6 +51,7 @@ from .launch import LaunchPanel
 from .session import Session
 from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
 from .views.base import TraceView, available_views
+from .plaintext import plain_tooltip
 from .views.details import trace_origin, trace_origin_short
 
 #: badge colours (background, text) by backend: a GPU recording never looks like a CPU capture
@@ -348,7 +349,7 @@ class MainWindow(QMainWindow):
         origin = trace_origin(L, live)
         self.setWindowTitle(f"gpuviz · {L.kernel_name} · {origin}")
         self._style_badge()
-        self.origin_badge.setToolTip(origin + (f"\n{s.source_label}" if s.source_label else ""))
+        self.origin_badge.setToolTip(plain_tooltip(origin + (f"\n{s.source_label}" if s.source_label else "")))
         self.origin_status.setText(origin)
         self.clear_notice()
         self._find_warnings()
@@ -603,15 +604,18 @@ class MainWindow(QMainWindow):
         now_box.setSpacing(0)
         self.frame_text = QLabel("", now)
         self.frame_text.setObjectName("frameText")
+        self.frame_text.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
         self.frame_text.setWordWrap(True)
         self.caption_text = QLabel("", now)
         self.caption_text.setObjectName("captionText")
+        self.caption_text.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
         self.caption_text.setWordWrap(True)
         now_box.addWidget(self.frame_text)
         now_box.addWidget(self.caption_text)
         bar.addWidget(now)
         self.origin_badge = QLabel("", bar)
         self.origin_badge.setObjectName("originBadge")
+        self.origin_badge.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
         self.origin_badge.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # a pill, not a column
         # a widget in a toolbar is shown and hidden through its action
         self.origin_badge_action = bar.addWidget(self.origin_badge)
@@ -625,6 +629,7 @@ class MainWindow(QMainWindow):
         notice.setMovable(False)
         self.notice_label = QLabel("", notice)
         self.notice_label.setObjectName("noticeText")
+        self.notice_label.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
         self.notice_label.setWordWrap(True)
         self.notice_label.setStyleSheet(_NOTICE_STYLE)
         self.notice_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
@@ -662,6 +667,7 @@ class MainWindow(QMainWindow):
         # where the trace came from, always in the status line (a permanent widget: messages do not cover it)
         self.origin_status = QLabel("", self)
         self.origin_status.setObjectName("originStatus")
+        self.origin_status.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
         self.statusBar().addPermanentWidget(self.origin_status)
 
     def _build_views(self) -> None:

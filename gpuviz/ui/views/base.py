@@ -321,6 +321,7 @@ def captioned_layout(view: TraceView) -> tuple[QVBoxLayout, QLabel]:
     caption = QLabel(view)
     caption.setObjectName("viewTitle")
     caption.setWordWrap(True)
+    caption.setTextFormat(Qt.TextFormat.PlainText)  # kernel names, file paths: text from the trace file
     layout.addWidget(caption)
     return layout, caption
 

@@ -19,7 +19,6 @@ Hooks for the main window (all in this module, none needs window.py changed to w
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -45,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from ...model.trace import Trace
 from ..launch import kill_worker
+from ..plaintext import plain_tooltip
 
 _COLUMNS = ("#", "kernel", "grid", "block", "events", "status")
 _STACK_GRACE_MS = 400
@@ -242,6 +242,7 @@ class LaunchList(QWidget):
 
         self.title = QLabel("", self)
         self.title.setWordWrap(True)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # file and kernel names: never rich text
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(len(_COLUMNS))
         self.tree.setHeaderLabels(list(_COLUMNS))
@@ -265,6 +266,7 @@ class LaunchList(QWidget):
         self.error = QLabel("", self)
         self.error.setObjectName("errorText")
         self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.setVisible(False)
         self.output = QPlainTextEdit(self)
@@ -316,7 +318,7 @@ class LaunchList(QWidget):
         number = info.get("number") or (self.tree.topLevelItemCount() + 1)
         item = QTreeWidgetItem([str(number), trace.launch.kernel_name, _dims(trace.launch.grid),
                                 _dims(trace.launch.block), f"{len(trace):,}", text])
-        item.setToolTip(5, reason or text)
+        item.setToolTip(5, plain_tooltip(reason or text))
         item.setData(0, Qt.ItemDataRole.UserRole, self.tree.topLevelItemCount())
         if not len(trace):
             grey = QBrush(QColor("#8a8a8a"))
@@ -504,11 +506,10 @@ def needs_launch_list(path) -> bool:
     p = Path(path)
     if p.suffix == ".py":
         return True
-    try:
-        import zipfile
+    from ...model.tracefile import read_manifest
 
-        with zipfile.ZipFile(p) as zf:  # the manifest alone: nothing is loaded or executed
-            meta = json.loads(zf.read("meta.json").decode("utf-8"))
+    try:
+        meta = read_manifest(p)  # the manifest alone, checked and bounded: nothing is loaded or executed
         traces = meta.get("traces", [])
         return len(traces) > 1 or any("recording" in (t.get("launch", {}).get("meta") or {}) for t in traces)
     except Exception:  # noqa: BLE001 - unreadable files go the ordinary way, which reports them

@@ -27,6 +27,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...model.trace import EventKind
 from .. import render
+from ..plaintext import esc
 from ..theme import hex_to_rgba
 from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
 
@@ -399,7 +400,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
     def _retitle(self) -> None:
         st = self.style
         for p in self._panels:
-            title = f"<b>{p.info.name}</b>&nbsp; {p.info.dtype}[{','.join(map(str, p.info.shape))}] · max {p.vmax}×"
+            title = f"<b>{esc(p.info.name)}</b>&nbsp; {p.info.dtype}[{','.join(map(str, p.info.shape))}] · max {p.vmax}×"
             p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.95)}px")
 
     # -- per frame: colours only -------------------------------------------------------------------
@@ -424,14 +425,14 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
                 verb = "read" if n_r and not n_w else "write" if n_w and not n_r else "access"
                 colour = colour_css(st.write if n_w and not n_r else st.read if n_r and not n_w else st.atomic)
                 stats.append(
-                    f"<span style='color:{colour}'>{p.info.name}</span>: {len(access.events)} lanes {verb} "
+                    f"<span style='color:{colour}'>{esc(p.info.name)}</span>: {len(access.events)} lanes {verb} "
                     f"{len(np.unique(access.index))} elements in <b>{len(spans)} sector{'s' if len(spans) != 1 else ''}</b>"
                     f" of 32 bytes (at best {best})"
                 )
             else:
                 set_segments(p.sectors, np.zeros((0, 2)))
             p.image.setImage(p.buffer, autoLevels=False)
-        lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"]
+        lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {esc(frames.describe(f))}"]
         if self.session.predicting and stats:  # a lesson asks how many sectors: hold the count back
             stats = [PREDICT_TEXT]
             for p in self._panels:

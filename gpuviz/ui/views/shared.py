@@ -23,6 +23,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...model import analysis
 from ...model.trace import EventKind, Trace
 from .. import render
+from ..plaintext import esc
 from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
 from .memory import (
     ArrayPanelsMixin,
@@ -337,7 +338,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
                 p.ways, p.conflict_banks = ways, banks
                 n_lanes = len(access.events)
                 n_words = len(np.unique(p.lay.first_cells(access.index)))
-                name = f"<span style='color:{colour_css(st.write if access.is_write.any() else st.read)}'>{p.info.name}</span>"
+                name = f"<span style='color:{colour_css(st.write if access.is_write.any() else st.read)}'>{esc(p.info.name)}</span>"
                 if ways > 1:
                     conflict_segs = render.cell_outline_segments(hot, p.layout, inset=0.0)
                     bank_list = ", ".join(map(str, banks[:6])) + (" …" if len(banks) > 6 else "")
@@ -353,16 +354,16 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
                 conflict_segs, p.conflict_banks = np.zeros((0, 2)), []
             set_segments(p.conflict, conflict_segs)
             self._set_band(p, p.conflict_banks)
-            title = f"<b>{p.info.name}</b> &nbsp;{p.info.dtype}[{','.join(map(str, p.info.shape))}] · {p.info.nbytes:,} B"
+            title = f"<b>{esc(p.info.name)}</b> &nbsp;{p.info.dtype}[{','.join(map(str, p.info.shape))}] · {p.info.nbytes:,} B"
             if len(p.race_cells):
                 title += f" · <span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)} race</span>"
                 stats.append(f"<span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)} words of "
-                             f"{p.info.name} race in block {block}</span> (touched by two threads between barriers, "
+                             f"{esc(p.info.name)} race in block {block}</span> (touched by two threads between barriers, "
                              f"one writing)")
             p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.95)}px")
             self._set_labels(p, labels)
             p.image.setImage(p.buffer, autoLevels=False)
-        lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {frames.describe(f)}"]
+        lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {esc(frames.describe(f))}"]
         if self.session.predicting and stats:
             stats = [PREDICT_TEXT]
         lines.append(f"block {block}: " + (" &nbsp;·&nbsp; ".join(stats) if stats else "this step touches no shared array"))

@@ -31,6 +31,7 @@ from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Signal
 
 from ...model.timings import Series, TimingSet, blocks_on_sms, waves
+from ..plaintext import esc
 from .base import TraceView, register_view, style_plot
 
 PLOTS = (
@@ -170,6 +171,7 @@ class TimingsView(TraceView):
         self.label = QtWidgets.QLabel()
         self.label.setWordWrap(True)
         self.label.setObjectName("timingSource")
+        self.label.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # device names and paths from timing files
         self.label.setMinimumWidth(50)
         self.label.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.label)
@@ -394,7 +396,7 @@ class TimingsView(TraceView):
 
     def _name(self, text: str) -> str:
         self.legend_names.append(text)
-        return text
+        return esc(text)  # legends are rich text; names come from timing files
 
     def _bars(self, pi, names, groups: dict[str, list[float]], log=False):
         width = 0.8 / max(len(groups), 1)
@@ -420,7 +422,7 @@ class TimingsView(TraceView):
                 1e3 * sub.columns["seconds"][sub.columns["stage"].index(st)] for st in stages]
         self._bars(pi, stages, groups)
         pi.setLabel("left", "time", units="ms")
-        pi.setTitle(s.title)
+        pi.setTitle(esc(s.title))
 
     def _draw_compile_vs_run(self, pi, drawn):
         s, ts, live = drawn[0]
@@ -429,7 +431,7 @@ class TimingsView(TraceView):
         self._bars(pi, names, {f"first call (compile + run) · {who}": s.columns["first_call_s"],
                                f"steady-state run · {who}": s.columns["steady_s"]}, log=True)
         pi.setLabel("left", "log10 seconds")
-        pi.setTitle(f"{s.title} · {who}")
+        pi.setTitle(esc(f"{s.title} · {who}"))
 
     def _draw_block_sweep(self, pi, drawn):
         for j, (s, ts, live) in enumerate(drawn):
@@ -480,7 +482,7 @@ class TimingsView(TraceView):
         self.legend_names.append(f"{s.title} (GPU)")
         pi.setLabel("bottom", "time since the first block started", units="µs")
         pi.setLabel("left", "SM")
-        pi.setTitle(f"{s.title} · GPU (colour: order of the block on its SM)")
+        pi.setTitle(esc(f"{s.title} · GPU (colour: order of the block on its SM)"))
 
     # ---- export -------------------------------------------------------------------------------------------------
     def export(self, stem) -> list[Path]:
