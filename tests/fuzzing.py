@@ -573,6 +573,17 @@ def _same(a, b) -> bool:
         for f in EVENT_FIELDS:
             if x.has(f) and not np.array_equal(x.field(f), y.field(f), equal_nan=x.field(f).dtype.kind == "f"):
                 return False
+        xi, yi = getattr(x, "trace_index", None), getattr(y, "trace_index", None)
+        if (xi is None) != (yi is None):
+            return False
+        if xi is not None:  # the saved index (schema 2) is content too: the views and analyses read it
+            if set(xi.arrays) != set(yi.arrays) or json.dumps(xi.info, sort_keys=True, default=str) != \
+                    json.dumps(yi.info, sort_keys=True, default=str):
+                return False
+            for k, v in xi.arrays.items():
+                w = yi.arrays[k]
+                if v.dtype != w.dtype or v.shape != w.shape or np.asarray(v).tobytes() != np.asarray(w).tobytes():
+                    return False
     return True
 
 
@@ -661,8 +672,8 @@ def _check_lesson(path: Path) -> dict:
 
 
 def worker_main(argv: list[str]) -> int:
-    """``python tests/fuzzing.py worker KIND SEED FOLDER MEM_BYTES SNAPSHOT N1 N2 ...``"""
-    kind, seed, folder, mem, snapshot = argv[0], int(argv[1]), Path(argv[2]), int(argv[3]), argv[4] == "1"
+    """``python tests/fuzzing.py worker KIND SEED FOLDER MEM_BYTES SNAPSHOT_EVERY N1 N2 ...``"""
+    kind, seed, folder, mem, every = argv[0], int(argv[1]), Path(argv[2]), int(argv[3]), int(argv[4])
     numbers = [int(x) for x in argv[5:]]
     if mem > 0:
         import resource
@@ -687,7 +698,7 @@ def worker_main(argv: list[str]) -> int:
                 data, which, desc = make_trace_input(seed, n, seeds, bombs)
                 path = work / f"in{n}.gpuviz"
                 path.write_bytes(data)
-                rec = _check_trace(path, originals[which], snapshot, work)
+                rec = _check_trace(path, originals[which], every > 0 and n % every == 0, work)
             else:
                 data, suffix, desc = make_lesson_input(seed, n, seeds)
                 path = work / f"lesson{n}{suffix}"
@@ -726,7 +737,7 @@ def _run_worker(kind, seed, numbers, folder, mem, snapshot, per_input_s, env) ->
     todo = list(numbers)
     while todo:
         cmd = [sys.executable, str(Path(__file__).resolve()), "worker", kind, str(seed), str(folder), str(mem),
-               "1" if snapshot else "0", *map(str, todo)]
+               str(int(snapshot)), *map(str, todo)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(ROOT))
         current = None
         buf = b""
@@ -780,8 +791,12 @@ def _run_worker(kind, seed, numbers, folder, mem, snapshot, per_input_s, env) ->
 
 
 def fuzz(kind: str, seed: int, n: int, folder: Path, start: int = 0, batch: int = 200, mem: int = 3 << 30,
-         snapshot: bool = True, per_input_s: float = 30.0, confirm: bool = True, progress=None) -> Report:
-    """Run inputs ``start .. start + n - 1`` of ``kind`` ("trace" or "lesson"); failures re-run alone."""
+         snapshot: int = 1, per_input_s: float = 30.0, confirm: bool = True, progress=None) -> Report:
+    """Run inputs ``start .. start + n - 1`` of ``kind`` ("trace" or "lesson"); failures re-run alone.
+
+    ``snapshot``: run ``gpuviz snapshot`` on the loaded-with-different-content inputs whose number is a
+    multiple of it (1: all of them; 0: none; ``gpuviz info`` runs on all of them). ``mem``: the worker's
+    address-space limit (bytes); ``per_input_s``: an input that takes longer is a hang."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                QT_QPA_PLATFORM="offscreen", NUMBA_ENABLE_CUDASIM="1", PYTHONWARNINGS="ignore")
     env.pop("GPUVIZ_MAX_TRACE_BYTES", None)

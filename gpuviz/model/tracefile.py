@@ -363,9 +363,8 @@ def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace) ->
     window builds a fresh one), a damaged one is a damaged file."""
     from . import index as index_mod
 
-    names = spec.get("arrays")
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        return
+    validate.check_index_spec(spec, src.where, label)
+    names = spec["arrays"]
     arrays = {}
     for name in names:
         member = _index_member(i, name)
@@ -373,7 +372,10 @@ def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace) ->
             return
         arrays[name] = _read_npy(src, f"{label}: index array {name!r}", member)
     idx = index_mod.TraceIndex(arrays, {k: v for k, v in spec.items() if k != "arrays"})
-    if index_mod.check_index(idx, trace, trace.file_crcs) is None:
+    if index_mod.check_index(idx, trace, trace.file_crcs) is None:  # it claims to be these events' index
+        cols = {k: trace.field(k) for k in ("block", "line", "array") if trace.has(k)}
+        validate.check_index_arrays(src.where, label, arrays, len(trace), trace.launch, cols)
+        validate.check_index_reports(src.where, label, arrays, spec.get("reports"), trace.launch)
         index_mod.apply_index(trace, idx)
 
 
@@ -430,8 +432,8 @@ def _read_npy(src: "_Source", what: str, member: str) -> np.ndarray:
     try:
         with src.zf.open(info) as fh:
             shape, fortran, dtype = _npy_header(fh)
-        if dtype.hasobject or fortran:
-            raise TraceFileError(f"{where}: {what} has dtype {dtype}, shape {shape}: not an index array")
+            header_len = fh.tell()
+        validate.check_index_header(where, what, dtype, shape, fortran, info.file_size - header_len)
         out = _mapped(src, info, dtype, int(np.prod(shape, dtype=np.int64)), what)
         if out is not None:
             out = out.reshape(shape)

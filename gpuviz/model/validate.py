@@ -426,3 +426,226 @@ def check_events(where: str, label: str, launch: Launch, cols: dict[str, np.ndar
             f"{where}: {label}: {int(bad.sum()):,} memory event(s) index outside their array; the first is "
             f"event {pos}: index {int(index[pos])} into {a.name!r} of shape {a.shape} ({a.size} elements)"
         )
+
+
+# ---- a trace's saved index (schema 2: gpuviz.model.index) -------------------------------------------------
+_PER_FRAME = ("block", "warp", "step", "phase", "line", "array", "kind_mask", "kind", "n_lanes", "release_frame",
+              "waiting_warps", "_by_block_key")
+_PER_BLOCK = ("block_first", "block_last", "block_phases")
+_FRAME_LISTS = ("barrier_frames", "barrier_complete_frames", "step_starts", "unit_starts", "block_starts")
+
+
+def check_index_spec(spec, where: str, label: str, lim: Limits = DEFAULT_LIMITS) -> None:
+    """The JSON part of a trace's index entry in meta.json (types only; whether it fits the events is
+    :func:`gpuviz.model.index.check_index`'s question)."""
+    at = f"{where}: {label}: index"
+    _need(isinstance(spec, dict), at, f"must be a JSON object, not {type(spec).__name__}")
+    names = spec.get("arrays")
+    _need(isinstance(names, list) and len(names) <= 10_000 and all(isinstance(n, str) and not _bad_name(n)
+                                                                   and "/" not in n for n in names),
+          at, "'arrays' must be a list of array names")
+    _need(len(set(names)) == len(names), at, "'arrays' names an array twice")
+    crc = spec.get("events_crc")
+    if crc is not None:
+        _need(isinstance(crc, dict) and all(isinstance(k, str) and _is_int(v) and 0 <= v < (1 << 32)
+                                            for k, v in crc.items()), at,
+              "'events_crc' must map field names to CRC-32 values")
+    if "version" in spec:
+        _need(_is_int(spec["version"]), at, f"'version' must be a whole number, not {spec['version']!r}"[:200])
+    reports = spec.get("reports")
+    if reports is not None:
+        _need(isinstance(reports, dict) and all(isinstance(v, dict) for v in reports.values()), at,
+              "'reports' must map report names to JSON objects")
+        for rname, fields in reports.items():
+            for fname, part in fields.items():
+                _need(isinstance(part, dict) and ("array" in part or "json" in part or
+                                                  (isinstance(part.get("arrays"), list)
+                                                   and all(isinstance(k, str) for k in part["arrays"]))),
+                      at, f"report {rname!r} field {fname!r} is neither an array, arrays nor JSON")
+
+
+def check_index_header(where: str, what: str, dtype: np.dtype, shape, fortran: bool, nbytes: int) -> None:
+    """An index array's .npy header, before its data is read: a plain number type, 1-d, its data's size."""
+    at = f"{where}: {what}"
+    plain = dtype.kind in "biufU" and dtype.shape == ()
+    record = dtype.names is not None and all(dtype.fields[f][0].kind in "biufU" and dtype.fields[f][0].shape == ()
+                                             for f in dtype.names)
+    _need(not dtype.hasobject and (plain or record) and dtype.itemsize <= 4096, at,
+          f"has dtype {dtype}: not an index array"[:300])
+    _need(not fortran and isinstance(shape, tuple) and 1 <= len(shape) <= 4, at, f"has shape {shape}: not an index array")
+    items = math.prod(shape)
+    _need(items * dtype.itemsize == nbytes, at, f"declares {items:,} items of {dtype.itemsize} bytes but holds "
+          f"{nbytes:,} bytes")
+
+
+def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_events: int, launch: Launch,
+                       cols: dict[str, np.ndarray]) -> None:
+    """The frame arrays of an index that claims to be for these events (its CRCs match them): the event
+    permutation and frame offsets, the frame of every event, per-frame summaries equal to the events they
+    summarise, per-block ranges and frame lists within the frames. O(events), no sort."""
+    at = f"{where}: {label}: index"
+    fr = {k[len("frames."):]: v for k, v in arrays.items() if k.startswith("frames.")}
+    if not fr:
+        return
+    for k in ("perm", "offsets", "frame_of_event", *_PER_FRAME, *_PER_BLOCK, *_FRAME_LISTS):
+        if k in fr:
+            _need(fr[k].ndim == 1 and fr[k].dtype.kind in "iub", at, f"frames.{k} is not a 1-d integer array")
+    for k in ("perm", "offsets", "frame_of_event"):
+        _need(k in fr, at, f"lacks frames.{k}")
+    perm, offsets, foe = fr["perm"], fr["offsets"], fr["frame_of_event"]
+    n = n_events
+    _need(len(perm) == n and len(foe) == n and len(offsets) >= 1, at, "its per-event arrays do not have one entry per event")
+    n_frames = len(offsets) - 1
+    offs = offsets.astype(np.int64)
+    _need(int(offs[0]) == 0 and int(offs[-1]) == n and bool(np.all(np.diff(offs) > 0)), at,
+          "its frame offsets do not rise from 0 to the number of events, one or more events per frame")
+    if n:
+        p = perm.astype(np.int64)
+        _need(int(p.min()) >= 0 and int(p.max()) < n, at, "its event permutation points outside the trace")
+        seen = np.zeros(n, dtype=bool)
+        seen[p] = True
+        _need(bool(seen.all()), at, "its event permutation repeats events")
+        del seen
+        want = np.repeat(np.arange(n_frames, dtype=np.int64), np.diff(offs))
+        _need(bool(np.array_equal(foe.astype(np.int64)[p], want)), at, "the frame of an event disagrees with its offsets")
+        del want
+        first = p[offs[:-1]]
+        for k in ("block", "line", "array"):
+            if k in fr and k in cols:
+                _need(len(fr[k]) == n_frames and bool(np.array_equal(fr[k].astype(np.int64), cols[k][first])), at,
+                      f"frames.{k} disagrees with the events")
+    for k in _PER_FRAME:
+        if k in fr:
+            _need(len(fr[k]) == n_frames, at, f"frames.{k} has {len(fr[k]):,} entries, the trace {n_frames:,} frames")
+    if "block" in fr and n_frames:
+        b = fr["block"]
+        _need(int(b.min()) >= 0 and int(b.max()) < launch.n_blocks, at, "frames.block names a block outside the launch")
+    if "warp" in fr and n_frames:
+        w = fr["warp"]
+        _need(int(w.min()) >= 0 and int(w.max()) < launch.warps_per_block, at, "frames.warp outside the block")
+    if "kind" in fr and n_frames:
+        _need(int(fr["kind"].max()) < len(EventKind), at, "frames.kind outside EventKind")
+    for k in ("phase", "step", "n_lanes", "waiting_warps"):
+        if k in fr and n_frames:
+            _need(int(fr[k].min()) >= (0 if k != "step" else -1) and int(fr[k].max()) <= max(n, 1), at,
+                  f"frames.{k} out of range")
+    if "n_lanes" in fr and n_frames:
+        _need(int(fr["n_lanes"].max()) <= launch.warp_size, at, "frames.n_lanes over the warp size")
+    if "array" in fr and n_frames:
+        _need(int(fr["array"].min()) >= -1 and int(fr["array"].max()) < len(launch.arrays), at,
+              "frames.array names an array outside the launch")
+    for k in _PER_BLOCK:
+        if k in fr:
+            _need(len(fr[k]) == launch.n_blocks, at, f"frames.{k} does not have one entry per block")
+    for k in ("block_first", "block_last", "release_frame"):
+        if k in fr and len(fr[k]):
+            _need(int(fr[k].min()) >= -1 and int(fr[k].max()) < n_frames, at, f"frames.{k} names a frame outside the trace")
+    if "block_phases" in fr and len(fr["block_phases"]):
+        _need(int(fr["block_phases"].min()) >= 0 and int(fr["block_phases"].max()) <= max(n, 1), at,
+              "frames.block_phases out of range")
+    for k in _FRAME_LISTS:
+        if k in fr and len(fr[k]):
+            _need(int(fr[k].min()) >= 0 and int(fr[k].max()) <= n_frames, at, f"frames.{k} names a frame outside the trace")
+    ph = arrays.get("trace.phase")
+    if ph is not None:
+        _need(ph.ndim == 1 and ph.dtype.kind in "iu" and len(ph) == n, at, "trace.phase is not one phase per event")
+        if n:
+            _need(int(ph.min()) >= 0 and int(ph.max()) <= n, at, "trace.phase out of range")
+
+
+_REFERENCE_REPORTS: dict | None = None
+
+
+def _reference_reports() -> dict:
+    """The JSON parts of the four analysis reports of a tiny launch that has every kind of event: what
+    report JSON must look like (keys, lists, numbers, text), whatever the version of the analyses."""
+    global _REFERENCE_REPORTS
+    if _REFERENCE_REPORTS is None:
+        from . import analysis
+        from .index import _report_parts
+        from .trace import ArrayInfo, Trace
+
+        K = EventKind
+        kinds = [K.START, K.GLOBAL_LOAD, K.SHARED_STORE, K.BARRIER, K.SHARED_LOAD, K.ATOMIC, K.GLOBAL_STORE,
+                 K.WARP_OP, K.END]
+        arrays = [-1, 0, 1, -1, 1, 0, 0, -1, -1]
+        n_threads = 64
+        launch = Launch("reference", grid=(2,), block=(32,), arrays=[ArrayInfo("g", (64,), "float32"),
+                        ArrayInfo("s", (32,), "float32", space="shared")], source="\n" * 20, first_line=1)
+        gt = np.repeat(np.arange(n_threads), len(kinds))
+        a = np.tile(arrays, n_threads)
+        idx = np.where(a == 0, gt % 64, np.where(a == 1, (gt * 2) % 32, -1))
+        ev = {"block": gt // 32, "thread": gt % 32, "seq": np.tile(np.arange(len(kinds)), n_threads),
+              "kind": np.tile(np.array(kinds, dtype=np.uint8), n_threads), "array": a, "index": idx,
+              "line": np.tile(np.arange(2, 2 + len(kinds)), n_threads)}
+        tr = Trace(launch, ev)
+        _REFERENCE_REPORTS = {name: _report_parts(getattr(analysis, name)(tr))[1] for name in analysis.REPORT_NAMES}
+    return _REFERENCE_REPORTS
+
+
+def _fits(v, ref, depth: int = 0) -> bool:
+    """Does JSON ``v`` have the form of ``ref`` (an example of what the analyses write)?"""
+    if depth > 20:
+        return False
+    if isinstance(ref, bool):
+        return isinstance(v, bool)
+    if ref is None or (isinstance(ref, (int, float))):
+        return v is None or _is_num(v) or (ref is None and isinstance(v, str))
+    if isinstance(ref, str):
+        return isinstance(v, str) and len(v) <= 1_000_000
+    if isinstance(ref, list):
+        return isinstance(v, list) and len(v) <= 10_000_000 and (not ref or all(_fits(x, ref[0], depth + 1) for x in v))
+    if isinstance(ref, dict):
+        if not isinstance(v, dict) or not set(ref) <= set(v):
+            return False
+        sibling = next(iter(ref.values()), None)
+        return all(_fits(x, ref[k] if k in ref else sibling, depth + 1) for k, x in v.items())
+    return False
+
+
+#: report array columns that index something, and the bound each must respect (given the launch)
+def _column_bounds(launch: Launch) -> dict:
+    return {"block": (0, launch.n_blocks - 1), "warp": (0, launch.warps_per_block - 1),
+            "array": (-1, len(launch.arrays) - 1), "kind": (0, len(EventKind) - 1),
+            "lanes": (0, launch.warp_size), "active": (0, launch.warp_size), "idle": (0, launch.warp_size),
+            "thread_a": (-1, launch.threads_per_block - 1), "thread_b": (-1, launch.threads_per_block - 1),
+            "block_a": (-1, launch.n_blocks - 1), "block_b": (-1, launch.n_blocks - 1),
+            "kind_a": (0, len(EventKind) - 1), "kind_b": (0, len(EventKind) - 1), "ways": (0, 1 << 16),
+            "wavefronts": (0, 1 << 16), "extra": (0, 1 << 16), "sectors": (0, 1 << 20), "ideal_sectors": (0, 1 << 20),
+            "lines": (0, 1 << 20), "step": (-1, _INT31), "phase": (0, _INT31)}
+
+
+def check_index_reports(where: str, label: str, arrays: dict[str, np.ndarray], reports, launch: Launch) -> None:
+    """The analysis reports an index carries: their JSON in the form the analyses write, their tables'
+    columns of equal length, and the columns that index blocks, warps, arrays or kinds within the launch."""
+    at = f"{where}: {label}: index"
+    if not isinstance(reports, dict):
+        return
+    ref = _reference_reports()
+    bounds = _column_bounds(launch)
+    for name, fields in reports.items():
+        if name not in ref:
+            continue
+        for fname, part in fields.items():
+            if "json" in part and fname in ref[name] and "json" in ref[name][fname]:
+                _need(_fits(part["json"], ref[name][fname]["json"]), at,
+                      f"report {name!r} field {fname!r} is not in the form the analyses write")
+        groups: dict[str, list[str]] = {}
+        for key in arrays:
+            if key.startswith(name + "."):
+                parts = key.split(".")
+                groups.setdefault(".".join(parts[:2]), []).append(key)
+        for group, keys in groups.items():
+            lengths = {len(arrays[k]) for k in keys}
+            _need(len(lengths) <= 1, at, f"the columns of {group} differ in length")
+            for k in keys:
+                arr = arrays[k]
+                cols = [(k.split(".")[-1], arr)] if arr.dtype.names is None else \
+                    [(f, arr[f]) for f in arr.dtype.names]
+                for col, values in cols:
+                    if col in bounds and values.dtype.kind in "iu" and len(values):
+                        lo, hi = bounds[col]
+                        _need(int(values.min()) >= lo and int(values.max()) <= hi, at,
+                              f"{k}{'.' + col if arr.dtype.names else ''} holds values outside {lo}..{hi:,}")
+                    if values.dtype.kind == "U" and len(values):
+                        _need(int(np.char.str_len(values).max()) <= 1000, at, f"{k}.{col} holds overlong text")

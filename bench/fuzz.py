@@ -1,0 +1,109 @@
+"""Fuzz bench: tens of thousands of mutated trace files and lessons, each in a worker under memory and time limits.
+
+    nice -n 10 .venv/bin/python bench/fuzz.py --traces 25000 --lessons 1000 [--seed 1] [--snapshot-every 1]
+        [--start 0] [--out bench/results/fuzz_DATE.json]
+
+Inputs are made from (seed, number) by ``tests/fuzzing.py`` (flipped bits, truncations, zip members removed,
+renamed, duplicated or added under path-traversal names, other compression methods, wrong JSON types, huge
+declared shapes and event counts, object and structured dtypes, zip bombs, mismatched field lengths, index
+arrays and reports that lie, newer schemas, huge sources; lessons: flipped bits, truncations, wrong types,
+format specs in placeholders, huge sizes and lists, traces that are devices). Prints the counts: tracebacks,
+hangs, memory blow-ups, crashes; refused / loaded unchanged / loaded with different content, and for the
+latter what ``gpuviz info`` and ``gpuviz snapshot`` did. Every failing input is re-run alone and listed with
+its number (``--start N --traces 1`` makes it again). Results go to ``--out`` (JSON) and next to it as .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+import fuzzing  # noqa: E402
+
+ROWS = [("traceback", "tracebacks (any exception but TraceFileError / LessonError)"), ("hang", "hangs"),
+        ("memory", "memory blow-ups (MemoryError under the address-space limit)"), ("crash", "crashes (worker died)"),
+        ("refused", "refused with a message"), ("same", "loaded, same content as the seed"),
+        ("different", "loaded with different content"), ("loaded", "loaded (and played)"),
+        ("info:ok", "  gpuviz info ok"), ("info:message", "  gpuviz info: a one-line error"),
+        ("info:traceback", "  gpuviz info traceback"), ("info:memory", "  gpuviz info memory blow-up"),
+        ("snapshot:ok", "  gpuviz snapshot ok"), ("snapshot:message", "  gpuviz snapshot: a one-line error"),
+        ("snapshot:traceback", "  gpuviz snapshot traceback"), ("snapshot:memory", "  gpuviz snapshot memory blow-up")]
+
+
+def run(kind: str, n: int, args, folder: Path) -> fuzzing.Report:
+    t0 = time.monotonic()
+
+    def progress(report, done):
+        print(f"  {kind}: {min(done, n):,}/{n:,} in {time.monotonic() - t0:,.0f} s: {dict(report.counts)}",
+              flush=True)
+
+    return fuzzing.fuzz(kind, args.seed, n, folder, start=args.start, batch=args.batch, mem=args.mem_gb << 30,
+                        snapshot=args.snapshot_every if kind == "trace" else 0, per_input_s=args.per_input_s,
+                        progress=progress)
+
+
+def table(report: fuzzing.Report) -> list[str]:
+    c = report.counts
+    lines = [f"| {report.kind} files | {report.n:,} inputs, seed {report.seed}, {report.seconds:,.0f} s |", "|---|---:|"]
+    for key, label in ROWS:
+        if key in c or key in ("traceback", "hang", "memory", "crash"):
+            lines.append(f"| {label} | {c.get(key, 0):,} |")
+    return lines
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--traces", type=int, default=25_000)
+    p.add_argument("--lessons", type=int, default=1_000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--start", type=int, default=0, help="number of the first input")
+    p.add_argument("--batch", type=int, default=500, help="inputs per worker process")
+    p.add_argument("--snapshot-every", type=int, default=1,
+                   help="run gpuviz snapshot on the loaded-different inputs whose number is a multiple of this")
+    p.add_argument("--mem-gb", type=int, default=3, help="address-space limit of a worker (GB)")
+    p.add_argument("--per-input-s", type=float, default=60.0, help="an input that takes longer is a hang")
+    p.add_argument("--work", default=None, help="scratch folder (default: a temporary one)")
+    p.add_argument("--out", default=None, help="results JSON (default: bench/results/fuzz_DATE.json)")
+    args = p.parse_args()
+    import tempfile
+
+    folder = Path(args.work or tempfile.mkdtemp(prefix="gpuviz-fuzz-"))
+    command = "nice -n 10 .venv/bin/python bench/fuzz.py " + " ".join(sys.argv[1:])
+    reports = []
+    for kind, n in (("trace", args.traces), ("lesson", args.lessons)):
+        if n > 0:
+            print(f"{kind}: {n:,} inputs (seed {args.seed}) ...", flush=True)
+            reports.append(run(kind, n, args, folder))
+    out_lines = [f"# Fuzz bench {dt.date.today().isoformat()}", "", f"`{command}`", "",
+                 f"Machine: {os.cpu_count()} cores (shared), worker limits: {args.mem_gb} GB address space, "
+                 f"{args.per_input_s:g} s per input; snapshot on every {args.snapshot_every}th loaded-different input.", ""]
+    failed = 0
+    for r in reports:
+        out_lines += table(r) + [""]
+        failed += r.failed()
+        for f in r.failures:
+            out_lines.append(f"- FAILED input {f['n']}: {json.dumps(f)[:600]}")
+    print("\n".join(out_lines))
+    out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"fuzz_{dt.date.today().isoformat()}.json"
+    data = {"command": command, "reports": [{"kind": r.kind, "seed": r.seed, "n": r.n, "start": args.start,
+                                              "counts": dict(r.counts), "seconds": round(r.seconds, 1),
+                                              "failures": r.failures} for r in reports]}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1))
+    out.with_suffix(".md").write_text("\n".join(out_lines) + "\n")
+    print(f"-> {out} and {out.with_suffix('.md')}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Fuzzed trace files and lesson files: a few hundred seeded inputs in CI (``bench/fuzz.py`` runs tens of thousands).
+
+Every input runs in a worker process under a memory limit and a time limit (``tests/fuzzing.py``); the
+test fails, naming each input (its number regenerates it) and what went wrong, on any traceback, hang,
+crash or memory blow-up, and on any damaged file that loads but then makes ``gpuviz info`` or
+``gpuviz snapshot`` fail. The zip-bomb and budget cases below are checked directly as well.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+import zlib
+
+import numpy as np
+import pytest
+
+from gpuviz.model import validate
+from gpuviz.model.tracefile import TraceFileError, load_traces, read_manifest, save_traces
+
+try:
+    from tests import fuzzing
+except ImportError:  # tests/ not a package in this checkout
+    import fuzzing
+
+SEED = 20261201
+
+
+def _describe(report) -> str:
+    lines = [f"{report.kind} fuzz, seed {report.seed}: {dict(report.counts)}"]
+    for f in report.failures:
+        lines.append(json.dumps(f)[:1500])
+    return "\n".join(lines)
+
+
+def test_trace_file_fuzzer(tmp_path):
+    report = fuzzing.fuzz("trace", SEED, 300, tmp_path, batch=150, snapshot=7, per_input_s=60)
+    assert report.failed() == 0 and not report.failures, _describe(report)
+    c = report.counts
+    assert c["refused"] + c["same"] + c["different"] == 300, _describe(report)
+    # the mutations reach every stage: refused files, files that load with other content (then info runs
+    # on every one of them and snapshot on some)
+    assert c["refused"] > 100 and c["different"] > 20 and c["info:ok"] == c["different"], _describe(report)
+    assert c["snapshot:ok"] + c["snapshot:message"] > 0, _describe(report)
+
+
+def test_lesson_fuzzer(tmp_path):
+    report = fuzzing.fuzz("lesson", SEED, 200, tmp_path, batch=200, per_input_s=60)
+    assert report.failed() == 0 and not report.failures, _describe(report)
+    assert report.counts["refused"] + report.counts["loaded"] == 200
+    assert report.counts["refused"] > 50 and report.counts["loaded"] > 0, _describe(report)
+
+
+def _trace_file(tmp_path, n_traces=1):
+    traces = [fuzzing._synthetic(kernel=f"k{i}", n_blocks=1, tpb=32) for i in range(n_traces)]
+    path = tmp_path / "t.gpuviz"
+    save_traces(path, traces)
+    return path
+
+
+def test_a_zip_bomb_is_refused_from_the_zip_directory(tmp_path):
+    path = _trace_file(tmp_path)
+    members = fuzzing.read_members(path.read_bytes())
+    b, n = fuzzing.bomb(200 << 20, tmp_path / "bombs")  # 200 MB of zeros in ~0.2 MB
+    meta = next(m for m in members if m.name == "meta.json")
+    d = json.loads(meta.data)
+    d["traces"][0]["n_events"] = n
+    meta.data = json.dumps(d).encode()
+    for i, m in enumerate(members):
+        if m.name == "trace0/block.npy":
+            members[i] = fuzzing.Member(m.name, raw=b.raw, size=b.size, crc=b.crc)
+    bomb_file = tmp_path / "bomb.gpuviz"
+    bomb_file.write_bytes(fuzzing.write_zip(members))
+    assert bomb_file.stat().st_size < 3 << 20
+    with pytest.raises(TraceFileError, match="zip bomb"):
+        load_traces(bomb_file)
+    with pytest.raises(TraceFileError, match="zip bomb"):
+        read_manifest(bomb_file)  # what `gpuviz open` reads first is guarded the same way
+
+
+def test_the_byte_budget_covers_every_trace_of_a_recording(tmp_path):
+    path = _trace_file(tmp_path, n_traces=20)
+    total = sum(i.file_size for i in zipfile.ZipFile(path).infolist())
+    assert len(load_traces(path, max_bytes=total)) == 20
+    with pytest.raises(TraceFileError, match="inflate to"):
+        load_traces(path, max_bytes=total - 1)
+
+
+def test_meta_json_is_capped_before_it_is_parsed(tmp_path):
+    path = _trace_file(tmp_path)
+    members = fuzzing.read_members(path.read_bytes())
+    meta = next(m for m in members if m.name == "meta.json")
+    d = json.loads(meta.data)
+    d["traces"][0]["launch"]["source"] = "x" * (validate.Limits.max_meta_bytes + 10)
+    meta.data = json.dumps(d).encode()
+    big = tmp_path / "big.gpuviz"
+    big.write_bytes(fuzzing.write_zip(members))
+    for read in (load_traces, read_manifest):
+        with pytest.raises(TraceFileError, match="more than a gpuviz file ever holds"):
+            read(big)
+
+
+@pytest.mark.parametrize("name", ["../meta.json", "/etc/passwd", "trace0/../x.npy", "a\\b.npy", "trace0/./block.npy"])
+def test_member_names_that_climb_out_are_refused(tmp_path, name):
+    path = _trace_file(tmp_path)
+    members = fuzzing.read_members(path.read_bytes()) + [fuzzing.Member(name, b"x")]
+    bad = tmp_path / "bad.gpuviz"
+    bad.write_bytes(fuzzing.write_zip(members))
+    with pytest.raises(TraceFileError, match="gpuviz never writes one"):
+        load_traces(bad)
+
+
+def test_object_arrays_are_never_unpickled(tmp_path):
+    path = _trace_file(tmp_path)
+    members = fuzzing.read_members(path.read_bytes())
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.array([1, "x", None], dtype=object), allow_pickle=True)
+    for m in members:
+        if m.name == "trace0/kind.npy":
+            m.data = buf.getvalue()
+    bad = tmp_path / "obj.gpuviz"
+    bad.write_bytes(fuzzing.write_zip(members))
+    with pytest.raises(TraceFileError, match="dtype object"):
+        load_traces(bad)
+
+
+def test_an_index_that_claims_these_events_but_points_elsewhere_is_refused(tmp_path):
+    path = _trace_file(tmp_path)
+    members = fuzzing.read_members(path.read_bytes())
+    for m in members:
+        if m.name == "trace0/index/frames.perm.npy":
+            arr = np.load(io.BytesIO(m.data))
+            arr[0] = arr[1]  # a repeated event: the CRC of the events still matches, the index lies
+            m.data = fuzzing._npy(arr)
+    bad = tmp_path / "idx.gpuviz"
+    bad.write_bytes(fuzzing.write_zip(members))
+    with pytest.raises(TraceFileError, match="permutation repeats events"):
+        load_traces(bad)
+    assert zlib.crc32(b"") == 0  # (zlib is what the file's CRCs are made with)
