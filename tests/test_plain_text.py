@@ -123,3 +123,29 @@ def test_a_trace_with_markup_in_its_names_renders_them_literally(qtbot):
     assert KERNEL in text  # the kernel's name, tags and all, not a bold "bold"
     assert SOURCE_FILE in text
     w.close()
+
+
+def test_the_window_saves_pictures_only_to_regular_files(qtbot, tmp_path, monkeypatch):
+    import os
+    import stat
+
+    from PySide6.QtWidgets import QFileDialog
+
+    from gpuviz.model.safewrite import current_umask
+    from gpuviz.ui.window import MainWindow
+
+    w = MainWindow(_hostile_trace())
+    qtbot.addWidget(w)
+    w.resize(800, 600)
+    w.show()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    errors = []
+    monkeypatch.setattr(w.launch_panel, "show_error", errors.append)
+    for target in (fifo, tmp_path / "shot.png"):
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, _t=target, **k: (str(_t), "")))
+        w.snapshot_dialog()
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and len(errors) == 1 and "FIFO" in errors[0]
+    png = tmp_path / "shot.png"
+    assert png.read_bytes()[:4] == b"\x89PNG" and stat.S_IMODE(png.stat().st_mode) == 0o666 & ~current_umask()
+    w.close()

@@ -1125,8 +1125,15 @@ class MainWindow(QMainWindow):
     def snapshot_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save a picture of the window", "gpuviz.png", "PNG (*.png)")
         if path:
-            self.grab().save(path)
-            self.statusBar().showMessage(f"saved {path}", 8000)
+            from ..model.safewrite import replace_atomically
+
+            try:  # a regular file or a new one, complete or not at all (never a device or a FIFO)
+                with replace_atomically(path, "picture") as tmp:
+                    if not self.grab().save(str(tmp), "PNG"):
+                        raise OSError("the image could not be written")
+                self.statusBar().showMessage(f"saved {path}", 8000)
+            except (OSError, ValueError) as e:
+                self.launch_panel.show_error(f"Could not save {path}: {e}")
 
     def showEvent(self, ev) -> None:
         super().showEvent(ev)
