@@ -107,6 +107,9 @@ def _bad_cases(p: dict) -> list[list[str]]:
         ["export", t, "--format", "gif", "--fps", "1e9", "-o", out],
         ["export", t, "--format", "png", "--size", "30000x30000", "-o", out],
         ["export", t, "--format", "bmp", "-o", out], ["export", t, "--format", "png", "-o", d],
+        ["export", t, "--format", "html", "--max-mb", "nan", "-o", out],
+        ["export", t, "--format", "html", "--max-mb", "-1", "-o", out], ["export", t, "--format", "html", "-o", d],
+        ["export", t, "--format", "html", "-o", fifo],
         ["export", t, "--format", "perfetto", "--timings", fifo, "-o", out],
         ["export", t, "--format", "png", "--frame", "1e400", "-o", out], ["export", fifo, "--format", "png", "-o", out],
         # run: limits, launches, block ids, programs, outputs
