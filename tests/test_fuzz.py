@@ -138,3 +138,16 @@ def test_an_index_that_claims_these_events_but_points_elsewhere_is_refused(tmp_p
     with pytest.raises(TraceFileError, match="permutation repeats events"):
         load_traces(bad)
     assert zlib.crc32(b"") == 0  # (zlib is what the file's CRCs are made with)
+
+
+def test_an_index_with_no_frame_offsets_is_a_damaged_file(tmp_path):
+    # fuzz input 18083 of seed 1 (bench/fuzz.py): frames.offsets emptied made the index check raise IndexError
+    path = _trace_file(tmp_path)
+    members = fuzzing.read_members(path.read_bytes())
+    for m in members:
+        if m.name == "trace0/index/frames.offsets.npy":
+            m.data = fuzzing._npy(np.zeros(0, dtype=np.int64))
+    bad = tmp_path / "offsets.gpuviz"
+    bad.write_bytes(fuzzing.write_zip(members))
+    with pytest.raises(TraceFileError, match="offsets|index is damaged"):
+        load_traces(bad)

@@ -372,7 +372,11 @@ def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace) ->
             return
         arrays[name] = _read_npy(src, f"{label}: index array {name!r}", member)
     idx = index_mod.TraceIndex(arrays, {k: v for k, v in spec.items() if k != "arrays"})
-    if index_mod.check_index(idx, trace, trace.file_crcs) is None:  # it claims to be these events' index
+    try:
+        stale = index_mod.check_index(idx, trace, trace.file_crcs)
+    except (IndexError, KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
+        raise TraceFileError(f"{src.where}: {label}: its index is damaged ({type(exc).__name__}: {exc})") from exc
+    if stale is None:  # it claims to be these events' index: then it must fit them
         cols = {k: trace.field(k) for k in ("block", "line", "array") if trace.has(k)}
         validate.check_index_arrays(src.where, label, arrays, len(trace), trace.launch, cols)
         validate.check_index_reports(src.where, label, arrays, spec.get("reports"), trace.launch)
