@@ -32,6 +32,7 @@ class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line: ``gpuviz capture: argument --scale: ...`` (status 2)."""
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
+        message = message.replace("argument -o/--output: ", "-o: ")  # the form `gpuviz run: -o: ...` others print
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 

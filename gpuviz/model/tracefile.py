@@ -238,7 +238,7 @@ def _open_archive(path, lim: validate.Limits) -> "_ClosingZip":
             ) from exc
         except (OSError, ValueError, EOFError, OverflowError, NotImplementedError) as exc:
             raise TraceFileError(f"{where}: damaged or truncated, cannot open it as a zip archive ({exc})") from exc
-        validate.check_archive(zf, where, lim)
+        validate.check_archive(zf, where, lim, st.st_size)
     except BaseException:
         fh.close()
         raise

@@ -128,8 +128,12 @@ def _bad_name(name: str) -> str:
     return ""
 
 
-def check_archive(zf: zipfile.ZipFile, where: str, lim: Limits = DEFAULT_LIMITS) -> None:
-    """Member names, methods and the byte budget, from the zip directory alone (nothing inflated)."""
+def check_archive(zf: zipfile.ZipFile, where: str, lim: Limits = DEFAULT_LIMITS, file_size: int | None = None) -> None:
+    """Member names, methods and the byte budget, from the zip directory alone (nothing inflated). The
+    budget counts what deflated members would inflate to; stored members must lie within the file
+    (``file_size``), which bounds them."""
+    if file_size is None:
+        file_size = zf.fp.seek(0, 2) if zf.fp is not None else 1 << 62
     infos = zf.infolist()
     if len(infos) > lim.max_members:
         raise TraceFileError(f"{where}: the archive holds {len(infos):,} members, more than a gpuviz file ever has "
@@ -152,11 +156,16 @@ def check_archive(zf: zipfile.ZipFile, where: str, lim: Limits = DEFAULT_LIMITS)
                                  "are stored or deflated")
         if info.file_size < 0 or info.compress_size < 0:
             raise TraceFileError(f"{where}: {name!r} declares a negative size")
+        if info.compress_type == zipfile.ZIP_STORED:  # its bytes are in the file (then mapped, not inflated)
+            if info.file_size != info.compress_size or info.header_offset + info.compress_size > file_size:
+                raise TraceFileError(f"{where}: {name!r} is stored with {info.file_size:,} bytes that the file does "
+                                     "not hold (damaged or truncated)")
+            continue
         total += info.file_size
         compressed += info.compress_size
     if total > lim.max_bytes:
         raise TraceFileError(
-            f"{where}: the file would inflate to {_mb(total)}, over the {_mb(lim.max_bytes)} a trace file may hold "
+            f"{where}: the file would inflate to {_mb(total)}, over the {_mb(lim.max_bytes)} a trace file may inflate to "
             "(set GPUVIZ_MAX_TRACE_BYTES to open larger files)")
     if total > lim.ratio_floor and total > lim.max_ratio * max(compressed, 1):
         raise TraceFileError(
