@@ -214,6 +214,11 @@ def test_scrubber_follow_a_thread_play_and_the_memory_figures(browser, mm, mm_pa
     stopped = page.frame()
     pg.wait_for_timeout(400)
     assert page.frame() == stopped and page.title() == frames.describe(stopped)
+    # the play button, then Space while it has the focus: one toggle each, not two
+    pg.click("#b-play")
+    assert pg.inner_text("#b-play") == "⏸ pause"
+    page.press(" ")
+    assert pg.inner_text("#b-play") == "▶ play"
     page.close()
 
 
@@ -247,10 +252,12 @@ def test_a_lesson_asks_then_reveals_in_order(browser, tmp_path):
         elif slide.question:
             assert page.visible("#answer") and pg.inner_text("#answer-text") == slide.answer
             assert not page.visible("#reveal-button")
+            assert page.caption() == (slide.caption + (f". {slide.kernel_note}" if slide.kernel_note else ""))
         else:
             assert not page.visible("#question-box")
             assert page.caption() == (slide.caption + (f". {slide.kernel_note}" if slide.kernel_note else ""))
     assert asked == sum(1 for s in lesson.scenes for _ in s.questions) and asked >= 2
+    assert any(s.kernel_note for s in slides)  # the kernel's own note shows with its beat
     # back to the start, then the reveal button instead of the key
     page.press("Home")
     page.press("ArrowLeft", len(slides))
@@ -260,9 +267,13 @@ def test_a_lesson_asks_then_reveals_in_order(browser, tmp_path):
     pg.click("#reveal-button")
     assert page.visible("#answer") and pg.inner_text("#answer-text") == slides[first_q + 1].answer
     # the scene list jumps to a scene's first step
+    pg.focus("#scene-select")  # as a click on the list leaves it
     pg.select_option("#scene-select", "1")
     first_of_2 = next(s for s in slides if s.scene_index == 1)
     assert pg.inner_text("#progress").startswith(first_of_2.progress) and page.frame() == first_of_2.frame
+    page.press("ArrowRight")  # the keys step the lesson again, not the scene list
+    second_of_2 = slides[slides.index(first_of_2) + 1]
+    assert pg.inner_text("#progress").startswith(second_of_2.progress) and page.frame() == second_of_2.frame
     page.close()
 
 

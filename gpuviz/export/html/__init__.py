@@ -204,7 +204,9 @@ def lesson_page_data(lesson, player=None) -> dict:
         notes = next((s.notes for s in slides if s.scene_index == i), "")
         scenes.append(scene_data(ls.trace, ls.frames, ls.narrator, ls.first, ls.last, title=sc.title,
                                  notes=notes, scene_range=True))
-    beats = [{"scene": s.scene_index, "frame": s.frame, "caption": s.caption, "note": s.kernel_note,
+    # a beat's caption as the window shows it: the narration and, once revealed, the kernel's own note
+    beats = [{"scene": s.scene_index, "frame": s.frame,
+              "caption": s.caption + (f". {s.kernel_note}" if s.caption and s.kernel_note else ""),
               "question": s.question, "answer": s.answer, "progress": s.progress,
               "revealed": bool(s.answer) or not s.question} for s in slides]
     return {"kind": "lesson", "title": lesson.title, "summary": getattr(lesson, "summary", "") or "",

@@ -311,7 +311,6 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     $("answer").hidden = !b.revealed || !b.question;
     $("answer-text").textContent = b.revealed ? b.answer : "";
     $("reveal-button").hidden = !b.question || b.revealed;
-    $("kernel-note").hidden = true;
     $("beat-prev").disabled = k === 0 && inBeat;
     $("beat-next").disabled = k === S.data.beats.length - 1 && inBeat;
   }
@@ -560,6 +559,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       $("reveal-button").onclick = () => gotoBeat(lastBeat() + 1);
       $("scene-select").addEventListener("change", (ev) => {
         const i = Number(ev.target.value);
+        ev.target.blur();  // the keys step the lesson again, not the list
         gotoBeat(S.data.beats.findIndex((b) => b.scene === i));
       });
     }
