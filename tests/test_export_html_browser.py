@@ -185,6 +185,16 @@ def test_scrubber_follow_a_thread_play_and_the_memory_figures(browser, mm, mm_pa
     # the scrubber
     pg.eval_on_selector("#scrubber", "(el) => { el.value = 300; el.dispatchEvent(new Event('input')); }")
     assert page.frame() == 300 and page.title() == frames.describe(300)
+    # the heat maps of accesses so far are the same however frame 300 was reached (forward, back, from 0)
+    heat = "() => [...document.querySelectorAll('#global-arrays canvas')].map(c => c.toDataURL())"
+    at_300 = pg.evaluate(heat)
+    for f in (150, 2000, 300, 0, 299, 300):
+        pg.eval_on_selector("#scrubber", f"(el) => {{ el.value = {f}; el.dispatchEvent(new Event('input')); }}")
+    assert pg.evaluate(heat) == at_300
+    nxt = next(f for f in range(301, frames.n_frames) if "sectors" in narrator.facts(f))  # the next global access
+    pg.eval_on_selector("#scrubber", f"(el) => {{ el.value = {nxt}; el.dispatchEvent(new Event('input')); }}")
+    assert pg.evaluate(heat) != at_300  # and they change with it
+    pg.eval_on_selector("#scrubber", "(el) => { el.value = 300; el.dispatchEvent(new Event('input')); }")
     # a global load: the page says the model's sector count under the array
     g = next(f for f in range(frames.n_frames) if "sectors" in narrator.facts(f) and frames.block[f] == frames.block[300])
     page.press("Home")

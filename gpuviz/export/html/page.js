@@ -38,7 +38,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       const c = rgb(d3.interpolateCividis(i / 255));
       lut.push(c.map((v, j) => Math.round(v * (1 - p.heat_toward) + bg[j] * p.heat_toward)));
     }
-    S.pal = Object.assign({}, p, {lut: lut, untouchedRGB: rgb(p.untouched)});
+    S.pal = Object.assign({}, p, {lut: lut, untouchedRGB: rgb(p.untouched), backgroundRGB: bg});
     legends();
     if (S.scene) { S.laneEls.forEach((el) => { el.dataset.colour = ""; }); draw(); }
   }
@@ -409,19 +409,47 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
   }
 
   function advanceHeat(sc, i) {
-    // accesses so far (frames first..i): move the running counts forward or back from where they are
+    // accesses so far (frames first..i): move the running counts forward or back from where they are,
+    // noting the cells that changed so that only their pixels are repainted
     const e = sc.events, gl = S.arrays.filter((r) => r.info.space === "global");
     if (!gl.length) return;
-    const byId = new Map(gl.map((r) => [r.id, r.counts]));
+    const byId = new Map(gl.map((r) => [r.id, r]));
     const apply = (fi, sign) => {
       for (let k = e.offsets[fi]; k < e.offsets[fi + 1]; k++) {
-        const c = byId.get(e.array[k]);
-        if (c && isMemory(e.kind[k]) && e.index[k] >= 0 && e.index[k] < c.length) c[e.index[k]] += sign;
+        const r = byId.get(e.array[k]);
+        if (r && isMemory(e.kind[k]) && e.index[k] >= 0 && e.index[k] < r.counts.length) {
+          r.counts[e.index[k]] += sign;
+          if (r.changed) r.changed.push(e.index[k]);
+        }
       }
     };
-    if (S.heatAt > i && S.heatAt - i > i) { gl.forEach((r) => r.counts.fill(0)); S.heatAt = -1; }
+    if (S.heatAt > i && S.heatAt - i > i) {
+      gl.forEach((r) => { r.counts.fill(0); r.img = null; });
+      S.heatAt = -1;
+    }
     while (S.heatAt < i) apply(++S.heatAt, 1);
     while (S.heatAt > i) apply(S.heatAt--, -1);
+  }
+
+  function heatImage(r, shared) {
+    // one pixel per cell: heat of accesses so far (global) or untouched words (shared); kept between frames
+    const p = S.pal, lay = r.layout;
+    const colour = (c) => (c >= lay.size ? p.backgroundRGB : (!shared && r.counts[c] > 0)
+      ? p.lut[Math.round(Math.sqrt(Math.min(1, r.counts[c] / r.vmax)) * 255)] : p.untouchedRGB);
+    const off = r.off || (r.off = document.createElement("canvas"));
+    const octx = off.getContext("2d");
+    if (!r.img || r.imgTheme !== S.theme) {
+      off.width = lay.cols; off.height = lay.rows;
+      r.img = new ImageData(lay.cols, lay.rows);
+      for (let c = 0; c < lay.rows * lay.cols; c++) { const col = colour(c); r.img.data.set([col[0], col[1], col[2], 255], c * 4); }
+      r.imgTheme = S.theme;
+      octx.putImageData(r.img, 0, 0);
+    } else if (r.changed && r.changed.length) {
+      for (const c of r.changed) { const col = colour(c); r.img.data.set([col[0], col[1], col[2], 255], c * 4); }
+      octx.putImageData(r.img, 0, 0);
+    }
+    r.changed = [];
+    return off;
   }
 
   function drawArrays(sc, i) {
@@ -437,18 +465,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       r.canvas.style.width = `${W}px`;
       const ctx = fitCanvas(r.canvas, W, H);
       const top = shared ? 14 : 0;
-      // background: heat of accesses so far (global) or untouched words (shared), one pixel per cell, scaled up
-      const img = new ImageData(lay.cols, lay.rows);
-      const un = p.untouchedRGB;
-      for (let c = 0; c < lay.rows * lay.cols; c++) {
-        let col = un;
-        if (c >= lay.size) col = rgb(p.background);
-        else if (!shared && r.counts[c] > 0) col = p.lut[Math.round(Math.sqrt(Math.min(1, r.counts[c] / r.vmax)) * 255)];
-        img.data.set([col[0], col[1], col[2], 255], c * 4);
-      }
-      const off = r.off || (r.off = document.createElement("canvas"));
-      off.width = lay.cols; off.height = lay.rows;
-      off.getContext("2d").putImageData(img, 0, 0);
+      const off = heatImage(r, shared);
       ctx.fillStyle = p.background; ctx.fillRect(0, 0, W, H);
       ctx.imageSmoothingEnabled = false;
       ctx.drawImage(off, 0, top, W, cell * lay.rows);
