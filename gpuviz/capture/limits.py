@@ -182,12 +182,27 @@ def check_before_inputs(grid, block, *, backend: str = "cpu", max_events: int = 
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (Linux MemAvailable), or None where unknown."""
+    """Bytes of memory available to a new allocation, or None where unknown: Linux's MemAvailable, and no more
+    than what this process's address-space limit (``ulimit -v``, RLIMIT_AS) still leaves it, since past that
+    limit an allocation fails however much memory the machine has free."""
+    available = None
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    available = int(line.split()[1]) * 1024
+                    break
     except (OSError, ValueError, IndexError):
         pass
-    return None
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm", encoding="ascii") as fh:
+                in_use = int(fh.read().split()[0]) * resource.getpagesize()
+            left = max(0, soft - in_use)
+            available = left if available is None else min(available, left)
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
+    return available
