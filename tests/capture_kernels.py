@@ -113,8 +113,9 @@ def out_of_range(a):
 
 
 @cuda.jit
-def slicing(a):
-    a[0:2] = 1.0
+def unsupported(a):
+    d = {"x": 1.0}  # a dict: no CUDA kernel has one
+    a[0] = d["x"]
 
 
 @cuda.jit

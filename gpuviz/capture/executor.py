@@ -62,6 +62,8 @@ def _static_shared(root: FunctionSource) -> tuple[int, list]:
                     dtype_node = node.args[1] if len(node.args) > 1 else kw.get("dtype")
                     if shape_node is None or dtype_node is None:
                         raise comp.error(node, "cuda.shared.array needs a shape and a dtype")
+                    if not (comp.is_constant(shape_node) and comp.is_constant(dtype_node)):
+                        continue  # given to a device function as arguments: sized when it runs
                     shape = comp.const_eval(shape_node)
                     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
                     dtype = np.dtype(comp.np_dtype(comp.const_eval(dtype_node), node))
@@ -139,6 +141,14 @@ def host_array(arg):
         return (None, None) if host is None else (np.array(host, copy=True), None)
     if isinstance(arg, np.ndarray):
         return arg, None
+    if isinstance(arg, np.void):  # one record: run on a copy, its fields written back (a view writes through)
+        host = np.array([arg])
+
+        def write_back(h=host, rec=arg):
+            for f in rec.dtype.names or ():
+                rec[f] = h[0][f]
+
+        return host, write_back
     if isinstance(arg, np.generic):  # numpy scalars have __array_interface__ too, but they are numbers
         return None, None
     if hasattr(arg, "copy_to_host") and hasattr(arg, "shape"):
@@ -168,6 +178,27 @@ def make_runtime(ck: CompiledKernel, grid, block, *, record=True, record_blocks=
     return rt
 
 
+def _tuple_arg(rt, name, t, write_backs, root):
+    out = []
+    for k, e in enumerate(t):
+        host, wb = host_array(e)
+        if host is not None:
+            out.append(rt.add_array(f"{name}[{k}]", host, "global"))
+            if wb:
+                write_backs.append(wb)
+        elif isinstance(e, tuple):
+            out.append(_tuple_arg(rt, f"{name}[{k}]", e, write_backs, root))
+        elif isinstance(e, (bool, int, float, complex, np.generic)):
+            out.append(e)
+        else:
+            raise UnsupportedConstruct(
+                f"{root.file}:{root.first_line}: element {k} of the tuple argument {name!r} of {root.name} is a "
+                f"{type(e).__name__}; pass arrays and numbers", file=root.file, line=root.first_line)
+    if hasattr(type(t), "_fields"):  # a namedtuple keeps its type: x.field reads it
+        return type(t)(*out)
+    return tuple(out)
+
+
 def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
     """Run the compiled kernel on the launch ``rt`` describes; ``rt`` collects the events and arrays."""
     root = ck.root
@@ -184,9 +215,13 @@ def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
     for name, a in zip(root.params, args):
         host, wb = host_array(a)
         if host is not None:
-            call_args.append(rt.add_array(name, host, "global"))
+            h = rt.add_array(name, host, "global")
+            # a record argument is element 0 of its one-element copy
+            call_args.append(rt.record_of(h) if isinstance(_hint(a)[1], np.void) else h)
             if wb:
                 write_backs.append(wb)
+        elif isinstance(a, tuple):  # a tuple of numbers and arrays (numba passes it as a UniTuple/Tuple)
+            call_args.append(_tuple_arg(rt, name, a, write_backs, root))
         elif isinstance(_hint(a)[1], (bool, int, float, complex, np.generic)):
             call_args.append(_hint(a)[1])
         elif isinstance(a, (bool, int, float, complex, np.generic)):

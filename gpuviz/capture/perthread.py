@@ -29,7 +29,14 @@ from ..model.trace import ArrayInfo, EventKind, Launch, Trace
 from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
 from .limits import check_launch
 from .simt_compile import _WARP, module_role
-from .source import FunctionSource, collect_device_functions, parse_function, python_function, source_span
+from .source import (
+    FunctionSource,
+    assigned_names,
+    collect_device_functions,
+    parse_function,
+    python_function,
+    source_span,
+)
 
 PREFIX = "__gv_"
 
@@ -41,6 +48,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         self.fs = fs
         self.is_kernel = is_kernel
         self.ns = fs.names()
+        self.locals = assigned_names(fs.tree) | set(fs.params)
         self.tmp = 0
 
     def fresh(self) -> str:
@@ -245,6 +253,12 @@ class PerThreadRewriter(ast.NodeTransformer):
                 return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
             return node
         self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.locals:
+            # a function passed as a parameter (cuda.atomic.add, a cast): recorded as what it turns out to be
+            if not node.keywords:
+                call = ast.Call(func=ast.Name(PREFIX + "callv", ast.Load()),
+                                args=[node.func, ast.Constant(node.lineno), *node.args], keywords=[])
+                return ast.copy_location(call, node)
         return node
 
 
@@ -334,6 +348,13 @@ class SimRecorder:
             if aid is not None:
                 emit(EventKind.ATOMIC, aid, flat_of(aid, idx), line)
 
+        def callv(f, line, *args):
+            if type(getattr(f, "__self__", None)).__name__ == "FakeCUDAAtomic" and args:
+                arr = args[0]
+                idx = (0,) * arr.ndim if f.__name__ == "compare_and_swap" else args[1]
+                at(arr, idx, line)
+            return f(*args)
+
         def bar(line):
             emit(EventKind.BARRIER, -1, -1, line)
 
@@ -354,6 +375,7 @@ class SimRecorder:
             PREFIX + "ld": access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD),
             PREFIX + "st": access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE),
             PREFIX + "at": at,
+            PREFIX + "callv": callv,
             PREFIX + "bar": bar,
             PREFIX + "warp": warp,
             PREFIX + "warp_stmt": warp_stmt,
@@ -427,7 +449,9 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
 
     root = parse_function(python_function(kernel))
     # numpy scalars have a shape and a dtype too, but they are numbers, not arrays
-    array_params = [p for p, a in zip(root.params, args)
+    from .executor import _hint
+
+    array_params = [p for p, a in zip(root.params, (_hint(a)[1] for a in args))
                     if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic)]
     check_launch(grid, block, where=f"{root.file}:{root.first_line}", kernel=root.name)
     recorder = SimRecorder(grid, block, array_params, record_blocks)

@@ -37,14 +37,35 @@ _MATH = {
     "floor": "rt.math_floor", "ceil": "rt.math_ceil", "trunc": "rt.math_trunc", "isnan": "np.isnan",
     "isinf": "np.isinf", "isfinite": "np.isfinite", "copysign": "np.copysign", "hypot": "np.hypot",
     "fmod": "np.fmod", "erf": "rt.math_erf", "exp2": "np.exp2",
+    "acosh": "np.arccosh", "asinh": "np.arcsinh", "atanh": "np.arctanh", "degrees": "np.degrees",
+    "radians": "np.radians", "ldexp": "np.ldexp", "frexp": "rt.math_frexp", "modf": "rt.math_modf",
+    "erfc": "rt.math_vec('erfc')", "gamma": "rt.math_vec('gamma')", "lgamma": "rt.math_vec('lgamma')",
+    "remainder": "rt.math_vec('remainder')", "nextafter": "np.nextafter",
 }
+# cmath.<name>: numpy's complex functions on the argument made complex (cmath.sqrt(-1.0) is 1j, not nan)
+_CMATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+          "asinh", "acosh", "atanh", "phase", "polar", "rect", "isnan", "isinf", "isfinite"}
+# cuda.<name>: bit and arithmetic intrinsics
+_INTRINSICS = {"popc", "clz", "ffs", "brev", "cbrt"}
+_FP16 = {"hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp",
+         "hexp2", "hexp10", "hsqrt", "hrsqrt", "hceil", "hfloor", "hrcp", "htrunc", "hrint", "heq", "hne", "hge",
+         "hgt", "hle", "hlt", "hmax", "hmin"}
 _BUILTINS = {"min": "rt.b_min", "max": "rt.b_max", "abs": "np.abs", "int": "rt.b_int", "float": "rt.b_float",
-             "bool": "rt.truth", "round": "rt.b_round", "len": "rt.b_len"}
+             "bool": "rt.truth", "round": "rt.b_round", "len": "rt.b_len", "pow": "rt.b_pow",
+             "complex": "rt.b_complex"}
+# functions of Python's operator module (operator.add passed to a kernel factory) as the operators they are
+_OPERATOR = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+             "lshift": "<<", "rshift": ">>", "or_": "|", "and_": "&", "xor": "^", "iadd": "+", "isub": "-",
+             "imul": "*", "itruediv": "/", "ifloordiv": "//", "imod": "%", "ipow": "**", "ilshift": "<<",
+             "irshift": ">>", "ior": "|", "iand": "&", "ixor": "^", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+             "eq": "==", "ne": "!="}
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitAnd: "&",
            ast.BitXor: "^"}
-_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+           # numba types `is` for enum members, None and types: identity of compile-time values is equality
+           ast.Is: "==", ast.IsNot: "!="}
 
 _ATOMICS = {"add", "sub", "max", "min", "nanmax", "nanmin", "exch", "cas", "compare_and_swap", "inc", "dec",
             "and_", "or_", "xor"}
@@ -57,8 +78,8 @@ def module_role(obj) -> str | None:
     if not isinstance(obj, types.ModuleType):
         return None
     name = obj.__name__
-    if name == "math":
-        return "math"
+    if name in ("math", "cmath", "operator"):
+        return name
     if name == "numpy":
         return "numpy"
     if "cuda" in name.split(".")[-1] and name.startswith(("numba", "numba_cuda")):
@@ -117,6 +138,10 @@ class SimtCompiler:
             return eval(code, dict(self.ns))  # noqa: S307 - the user's own module constants
         except Exception as exc:  # noqa: BLE001
             raise self.error(node, f"expected a compile-time constant here ({type(exc).__name__}: {exc})") from exc
+
+    def is_constant(self, node) -> bool:
+        """Whether ``node`` reads only module-level names (and literals): then it is known at compile time."""
+        return not any(isinstance(x, ast.Name) and x.id in self.locals for x in ast.walk(node))
 
     def dotted(self, node) -> list[str] | None:
         """['cuda', 'threadIdx', 'x'] for cuda.threadIdx.x when the root is a module global."""
@@ -237,6 +262,9 @@ class SimtCompiler:
             if ctx.loop is None:
                 raise self.error(s, "'continue' outside a loop")
             self.emit(ind, f"_cnt{ctx.loop} = _cnt{ctx.loop} | {m}")
+        elif isinstance(s, ast.Raise):
+            self.emit(ind, f"rt.kernel_raise({m}, {self.exception_value(s)}, {line})")
+            self.emit(ind, f"_ret = _ret | {m}")
         elif isinstance(s, ast.Pass):
             self.emit(ind, "pass")
         else:
@@ -254,6 +282,8 @@ class SimtCompiler:
             base = self.expr(target.value, m)
             idx = self.index(target.slice, m)
             self.emit(ind, f"rt.store({m}, {base}, {idx}, {value_src}, {line})")
+        elif isinstance(target, ast.Attribute):  # a record's field: rec.x = v, ary[i].x = v
+            self.emit(ind, f"rt.set_field({m}, {self.expr(target.value, m)}, {target.attr!r}, {value_src}, {line})")
         else:
             raise self.error(target, f"cannot assign to a {type(target).__name__} in a kernel")
 
@@ -273,6 +303,12 @@ class SimtCompiler:
             # a[i] += v is a load, then v, then a store: the same order a GPU (and numba's simulator) follows
             new = self.binop(op, f"rt.load({m}, {base}, {idx}, {line})", f"({self.expr(s.value, m)})", m, line)
             self.emit(ind, f"rt.store({m}, {base}, {idx}, {new}, {line})")
+        elif isinstance(s.target, ast.Attribute):
+            rec = self.fresh("r")
+            self.emit(ind, f"{rec} = {self.expr(s.target.value, m)}")
+            new = self.binop(op, f"rt.get_field({m}, {rec}, {s.target.attr!r}, {line})", f"({self.expr(s.value, m)})",
+                             m, line)
+            self.emit(ind, f"rt.set_field({m}, {rec}, {s.target.attr!r}, {new}, {line})")
         else:
             raise self.error(s, "augmented assignment to this target is not supported")
 
@@ -292,11 +328,47 @@ class SimtCompiler:
         self.block(s.body, ind + 1, _Ctx(body_mask, L))
         self.emit(ind + 1, f"{lm} = {lm} & ~(_brk{L} | _ret)")
 
+    def iterable(self, node, m: str) -> str:
+        """Source of a Python list of the items a ``for`` walks: a tuple, an array's elements, enumerate(),
+        zip(), range() inside them (lengths known when the loop starts, the same for every thread)."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in self.locals \
+                and node.func.id not in self.ns and not node.keywords:
+            f = node.func.id
+            if f == "enumerate" and len(node.args) in (1, 2):
+                start = self.expr(node.args[1], m) if len(node.args) == 2 else "0"
+                return f"rt.iter_enumerate({self.iterable(node.args[0], m)}, {start})"
+            if f == "zip" and node.args:
+                return "rt.iter_zip(" + ", ".join(self.iterable(a, m) for a in node.args) + ")"
+            if f == "range" and 1 <= len(node.args) <= 3:
+                return f"rt.iter_range({node.lineno}, " + ", ".join(self.expr(a, m) for a in node.args) + ")"
+            if f == "reversed" and len(node.args) == 1:
+                return f"{self.iterable(node.args[0], m)}[::-1]"
+        return f"rt.iter_items({self.expr(node, m)}, {getattr(node, 'lineno', -1)})"
+
+    def loop_items(self, s: ast.For, ind: int, ctx: _Ctx):
+        """``for x in items``: items known when the loop starts (see iterable()), the body under the loop's mask."""
+        L = str(self.counter + 1)
+        self.counter += 1
+        seq, lm, body_mask, k = f"_seq{L}", f"_ml{L}", f"_mb{L}", f"_k{L}"
+        self.emit(ind, f"{seq} = {self.iterable(s.iter, ctx.mask)}")
+        self.emit(ind, f"_brk{L} = rt.no_lanes()")
+        self.emit(ind, f"{lm} = {ctx.mask}")
+        self.emit(ind, f"for {k} in range(len({seq})):")
+        self.emit(ind + 1, f"rt.loop_tick({s.lineno}, {lm})")
+        self.emit(ind + 1, f"if not {lm}.any(): break")
+        self.emit(ind + 1, f"_cnt{L} = rt.no_lanes()")
+        self.emit(ind + 1, f"{body_mask} = {lm}")
+        self.assign(s.target, f"{seq}[{k}]", ind + 1, body_mask, s.lineno)
+        self.block(s.body, ind + 1, _Ctx(body_mask, L))
+        self.emit(ind + 1, f"{lm} = {lm} & ~(_brk{L} | _ret)")
+
     def loop_for(self, s: ast.For, ind: int, ctx: _Ctx):
         it = s.iter
+        if s.orelse:
+            raise self.error(s, "'for ... else' is not supported in kernels: set a flag before 'break' instead")
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and it.func.id not in self.locals and not it.keywords and 1 <= len(it.args) <= 3):
-            raise self.error(s, "kernels can only loop 'for ... in range(...)'")
+            return self.loop_items(s, ind, ctx)
         if not isinstance(s.target, ast.Name):
             raise self.error(s, "the loop variable must be a plain name")
         if s.orelse:
@@ -325,18 +397,20 @@ class SimtCompiler:
 
     # ---- expressions ---------------------------------------------------------------------------
     def index(self, node, m: str) -> str:
-        if isinstance(node, ast.Slice):
-            raise self.error(node, "array slicing (a[i:j]) is not supported: index one element at a time")
+        """Source of the index tuple; a slice (a[i:j], a[i, :]) becomes a slice object: the runtime makes a view."""
+        def one(e):
+            if isinstance(e, ast.Slice):
+                parts = [self.expr(x, m) if x is not None else "None" for x in (e.lower, e.upper, e.step)]
+                return f"slice({', '.join(parts)})"
+            return self.expr(e, m)
+
         if isinstance(node, ast.Tuple):
-            for e in node.elts:
-                if isinstance(e, ast.Slice):
-                    raise self.error(node, "array slicing (a[i, :]) is not supported: index one element at a time")
-            return "(" + "".join(self.expr(e, m) + ", " for e in node.elts) + ")"
-        return "(" + self.expr(node, m) + ",)"
+            return "(" + "".join(one(e) + ", " for e in node.elts) + ")"
+        return "(" + one(node) + ",)"
 
     def expr(self, n, m: str) -> str:  # noqa: C901 - one branch per construct reads best here
         if isinstance(n, ast.Constant):
-            if isinstance(n.value, (int, float, bool)) or n.value is None:
+            if isinstance(n.value, (int, float, bool, complex)) or n.value is None:
                 return _literal(n.value)
             if isinstance(n.value, str):
                 return repr(n.value)
@@ -395,6 +469,21 @@ class SimtCompiler:
             raise self.error(n, f"a {type(n).__name__} cannot be used inside a CUDA kernel")
         raise self.error(n, f"'{type(n).__name__}' expressions are not supported in kernels")
 
+    def exception_value(self, s: ast.Raise) -> str:
+        """The exception a ``raise`` raises, built at compile time (numba needs its arguments constant)."""
+        if s.exc is None:
+            raise self.error(s, "a bare 'raise' cannot be used in a kernel: raise SomeError('message')")
+        try:
+            exc = self.const_eval(s.exc)
+        except UnsupportedConstruct:
+            call = s.exc.func if isinstance(s.exc, ast.Call) else s.exc
+            exc = self.const_eval(call)  # the class, when its arguments are per-thread values
+        if not (isinstance(exc, BaseException) or (isinstance(exc, type) and issubclass(exc, BaseException))):
+            raise self.error(s, "'raise' needs an exception class or instance")
+        key = f"__gv_exc{len(self.frozen)}"
+        self.frozen[key] = exc
+        return f"{self.globals_var}[{key!r}]"
+
     def binop(self, op: str, left: str, right: str, m: str, line: int) -> str:
         if op in ("/", "//", "%"):
             if self.debug:
@@ -416,6 +505,11 @@ class SimtCompiler:
         obj = self.ns[n.id]
         if isinstance(obj, (bool, int, float, np.integer, np.floating, np.bool_)):
             return _literal(obj.item() if isinstance(obj, np.generic) else obj)
+        if n.id in self.device_names:  # a device function passed as a value (called through a parameter)
+            return f"rt.fnref_device({self.device_names[n.id]})"
+        np_name = _scalar_type_name(obj)
+        if np_name is not None:  # numba's uint32, numpy's np.float32, ... as a value (a cast to apply later)
+            return f"rt.dtype_of({np_name!r})"
         if isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj):
             return "(" + "".join(_literal(x) + ", " for x in obj) + ")"
         if isinstance(obj, np.ndarray):
@@ -438,6 +532,8 @@ class SimtCompiler:
                     return "rt.laneid"
                 if parts[1:] == ["warpsize"]:
                     return "rt.warp_size"
+                if len(parts) == 3 and parts[1] == "atomic" and parts[2] in _ATOMICS:
+                    return f"rt.fnref_atomic({parts[2]!r})"  # passed as a value, called through a parameter
             if parts[0] == "math" and len(parts) == 2 and isinstance(getattr(math, parts[1], None), float):
                 return _literal(getattr(math, parts[1]))
             if parts[0] == "numpy" and len(parts) == 2 and isinstance(getattr(np, parts[1], None), float):
@@ -445,15 +541,30 @@ class SimtCompiler:
             if parts[0] in ("numba", "numpy") and len(parts) >= 2:
                 return f"rt.dtype_of({parts[-1]!r})"
             raise self.error(n, f"'{'.'.join(parts)}' is not supported in kernels")
+        if isinstance(n.value, ast.Name) and n.value.id not in self.locals:
+            import enum
+
+            cls = self.ns.get(n.value.id)
+            if isinstance(cls, enum.EnumMeta):
+                member = getattr(cls, n.attr, None)
+                if member is None or not isinstance(member.value, (int, float, bool)):
+                    raise self.error(n, f"{n.value.id}.{n.attr}: kernels use enum members whose values are numbers")
+                return _literal(member.value)
         base = self.expr(n.value, m)
         if n.attr in ("shape", "size", "ndim", "dtype"):
             return f"rt.array_attr({base}, {n.attr!r}, {n.lineno})"
         if n.attr in ("real", "imag"):
             return f"np.{n.attr}({base})"
-        raise self.error(n, f"attribute '.{n.attr}' is not supported in kernels")
+        return f"rt.get_field({m}, {base}, {n.attr!r}, {n.lineno})"  # a record's field (checked when it runs)
 
     def call(self, n: ast.Call, m: str) -> str:
         line = n.lineno
+        if isinstance(n.func, ast.Name) and n.func.id in self.locals:
+            # a function a device function was given (a cast, an atomic, another device function)
+            if n.keywords:
+                raise self.error(n, "keyword arguments to a function passed as a parameter are not supported")
+            args = "".join(", " + self.expr(a, m) for a in n.args)
+            return f"rt.call_value(V[{n.func.id!r}], {m}, {line}{args})"
         if isinstance(n.func, ast.Name) and n.func.id not in self.locals:
             fname = n.func.id
             obj = self.ns.get(fname)
@@ -470,24 +581,39 @@ class SimtCompiler:
             if obj is None and fname == "print":
                 args = ", ".join(self.expr(a, m) for a in n.args)
                 return f"rt.kernel_print({m}, {line}, {args})"
+            if obj is not None and getattr(obj, "__module__", None) in ("_operator", "operator") \
+                    and getattr(obj, "__name__", "") in _OPERATOR and len(n.args) == 2 and not n.keywords:
+                op = _OPERATOR[obj.__name__]
+                return self.binop(op, self.expr(n.args[0], m), self.expr(n.args[1], m), m, line)
+            if obj is not None and getattr(obj, "__module__", None) in ("_operator", "operator") \
+                    and getattr(obj, "__name__", "") in ("neg", "pos", "invert", "not_", "truth") and len(n.args) == 1:
+                v = self.expr(n.args[0], m)
+                return {"neg": f"(-{v})", "pos": f"(+{v})", "invert": f"(~{v})", "not_": f"rt.lnot({v})",
+                        "truth": f"rt.truth({v})"}[obj.__name__]
             if obj is not None and module_role(obj) is None and hasattr(obj, "__module__"):
                 # names imported from modules: `from math import sqrt`, `from numba.cuda import syncthreads`
                 mod = getattr(obj, "__module__", "") or ""
                 qual = getattr(obj, "__name__", fname)
                 if mod == "math" and qual in _MATH:
                     return self.call_dotted(["math", qual], n, m)
+                if mod == "cmath" and qual in _CMATH:
+                    return self.call_dotted(["cmath", qual], n, m)
                 if "cuda" in mod and mod.startswith(("numba", "numba_cuda")):
                     return self.call_dotted(["cuda", qual], n, m)
                 if isinstance(obj, type) and issubclass(obj, np.generic):
                     return self.call_dotted(["numpy", qual], n, m)
-                if getattr(obj, "name", None) and type(obj).__module__.startswith("numba.core.types"):
-                    return self.call_dotted(["numba", obj.name], n, m)
+                if _scalar_type_name(obj) is not None:
+                    return self.call_dotted(["numba", _scalar_type_name(obj)], n, m)
             if obj is not None and is_device_function(obj):
                 raise self.error(n, f"device function {fname!r} was not found when the kernel was parsed")
             raise self.error(n, f"calling {fname!r} is not supported inside a kernel")
         parts = self.dotted(n.func)
         if parts is None:
-            raise self.error(n, "only cuda.*, math.*, numpy/numba casts and device functions can be called in a kernel")
+            if isinstance(n.func, ast.Attribute) and not n.keywords:  # a method of a value: x.bit_count()
+                args = "".join(", " + self.expr(a, m) for a in n.args)
+                return f"rt.method({m}, {line}, {self.expr(n.func.value, m)}, {n.func.attr!r}{args})"
+            raise self.error(n, "only cuda.*, math.*, numpy/numba casts and device functions can be called in a "
+                                "kernel: call a @cuda.jit(device=True) function for anything else")
         return self.call_dotted(parts, n, m)
 
     def call_dotted(self, parts: list[str], n: ast.Call, m: str) -> str:  # noqa: C901
@@ -529,21 +655,36 @@ class SimtCompiler:
                 args = ", ".join(ex(a) for a in n.args)
                 return f"rt.warp_op({name!r}, {m}, {line}, {args})"
             if name in ("shared.array", "local.array"):
-                shape = self.const_eval(arg(0, "shape"))
-                dtype = self.const_eval(arg(1, "dtype"))
                 space = rest[0]
-                return f"rt.{space}_array({shape!r}, {self.np_dtype(dtype, n)!r}, {line})"
+                if self.is_constant(arg(0, "shape")) and self.is_constant(arg(1, "dtype")):
+                    shape = self.const_eval(arg(0, "shape"))
+                    dtype = self.const_eval(arg(1, "dtype"))
+                    return f"rt.{space}_array({shape!r}, {self.np_dtype(dtype, n)!r}, {line})"
+                # a shape or dtype a device function is given as an argument: known when it runs
+                return f"rt.{space}_array({ex(arg(0, 'shape'))}, rt.dtype_name({ex(arg(1, 'dtype'))}), {line})"
             if name == "const.array_like":
                 return ex(arg(0, "ary"))
             if rest and rest[0] == "atomic" and len(rest) == 2 and rest[1] in _ATOMICS:
                 op = rest[1]
                 args = ", ".join(ex(a) for a in n.args)
                 return f"rt.atomic({op!r}, {m}, {line}, {args})"
+            if name in _INTRINSICS:
+                return f"rt.intrinsic({name!r}, {ex(arg(0))})"
+            if rest[0] == "fp16" and len(rest) == 2 and rest[1] in _FP16:
+                args = ", ".join(ex(a) for a in n.args)
+                return f"rt.fp16({rest[1]!r}, {args})"
             if name == "fma":
                 return f"({ex(arg(0))} * {ex(arg(1))} + {ex(arg(2))})"
             if name in ("selp",):
                 return f"rt.ifexp({m}, {ex(arg(0))}, lambda _a: {ex(arg(1))}, lambda _b: {ex(arg(2))})"
             raise self.error(n, f"cuda.{name}() is not supported by gpuviz's executor")
+        if root == "operator" and len(rest) == 1 and rest[0] in _OPERATOR and len(n.args) == 2 and not kw:
+            return self.binop(_OPERATOR[rest[0]], ex(n.args[0]), ex(n.args[1]), m, line)
+        if root == "cmath":
+            if len(rest) == 1 and rest[0] in _CMATH:
+                args = ", ".join(ex(a) for a in n.args)
+                return f"rt.cmath({rest[0]!r}, {args})"
+            raise self.error(n, f"cmath.{'.'.join(rest)}() is not supported by gpuviz's executor")
         if root == "math":
             if len(rest) == 1 and rest[0] in _MATH:
                 args = ", ".join(ex(a) for a in n.args)
@@ -574,6 +715,20 @@ def _literal(v) -> str:
     if isinstance(v, float) and not math.isfinite(v):
         return f"float({str(v)!r})"
     return repr(v)
+
+
+def _scalar_type_name(obj) -> str | None:
+    """numpy's name for a scalar type object: numba's ``uint32``/``float64`` (``from numba import uint32``) or
+    numpy's ``np.float32`` class; None for anything else."""
+    if isinstance(obj, type) and issubclass(obj, np.generic):
+        return np.dtype(obj).name
+    if type(obj).__module__.startswith(("numba.core.types", "numba.cuda.types")):
+        name = str(obj)
+        if name in ("boolean", "bool_"):
+            return "bool"
+        if _is_dtype_name(name) and np.dtype(name).kind in "biufc":
+            return np.dtype(name).name
+    return None
 
 
 def _is_dtype_name(name: str) -> bool:

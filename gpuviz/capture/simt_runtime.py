@@ -52,6 +52,59 @@ def _round_ndigits(x, nd: int):
     return z[()] if kind == "f" and isinstance(x, np.generic) else float(z)
 
 
+class FnRef:
+    """A function a kernel passes as a value (``cuda.atomic.add``, a device function) to be called later."""
+
+    __slots__ = ("kind", "target")
+
+    def __init__(self, kind: str, target):
+        self.kind = kind
+        self.target = target
+
+
+class RecordRef:
+    """Elements of a structured (record) array, one per lane: what ``r = ary[i]`` holds. Field reads and
+    writes (``r.x``, ``r['x']``, ``ary[i].x = v``) go to the array itself; the subscript was the access."""
+
+    __slots__ = ("h", "where")
+
+    def __init__(self, h, where):
+        self.h = h  # the array's handle
+        self.where = where  # index columns into h.data, one entry per lane of the grid (or uniform ints)
+
+
+class View:
+    """A slice, row or reshape of an array (``a[i:j]``, ``a[i]`` of a 2-d ``a``, ``a[:, k]``, ``a.reshape(n)``).
+
+    Its accesses are accesses of the array it views: each view index maps to the base array's index (a
+    fixed index, per lane or uniform, or start + step * i along a base axis), so events name the base
+    array and its element. Its shape is the same for every lane."""
+
+    __slots__ = ("base", "dims", "shape", "reshape_of")
+
+    def __init__(self, base, dims, shape, reshape_of=None):
+        self.base = base  # the ArrayHandle viewed
+        self.dims = dims  # per base axis: ("fix", index) or ("ax", start, step)
+        self.shape = tuple(int(s) for s in shape)
+        self.reshape_of = reshape_of  # for a reshape: the view (or array) reshaped, indexed through its flat index
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self):
+        return self.base.dtype
+
+    @property
+    def name(self):
+        return self.base.name
+
+
 class ArrayHandle:
     """An array as the kernel sees it: global (a kernel argument), const, shared (one per block) or local."""
 
@@ -368,7 +421,12 @@ class SimtRuntime:
         """The value of a variable after `var = new` executed by the threads in mask m."""
         if old is None or new is old:
             return new
-        if isinstance(new, ArrayHandle) or isinstance(old, ArrayHandle):
+        if isinstance(new, (ArrayHandle, FnRef, type, View)) or isinstance(old, (ArrayHandle, FnRef, type, View)):
+            return new
+        if isinstance(new, RecordRef) or isinstance(old, RecordRef):
+            if isinstance(new, RecordRef) and isinstance(old, RecordRef) and new.h is old.h and not self.covers(m):
+                return RecordRef(new.h, tuple(np.where(m, a, b) for a, b in zip(
+                    self._lane_cols(new.where), self._lane_cols(old.where))))
             return new
         if isinstance(new, tuple) or isinstance(old, tuple):
             if isinstance(new, tuple) and isinstance(old, tuple) and len(new) == len(old):
@@ -494,6 +552,44 @@ class SimtRuntime:
             return a // b
         return a % b
 
+    def iter_items(self, value, line):
+        """The items a ``for`` walks over a tuple or an array (its elements along the first axis, read as the
+        simulator reads them, without a recorded access)."""
+        if isinstance(value, tuple):
+            return list(value)
+        if isinstance(value, list):
+            return value
+        if isinstance(value, ArrayHandle) and value.space in ("global", "const") and value.ndim == 1:
+            return [value.data[k][()] for k in range(value.shape[0])]
+        if isinstance(value, View) and value.ndim == 1 and value.base.space in ("global", "const") \
+                and value.reshape_of is None and all(d[0] == "ax" or np.ndim(d[1]) == 0 for d in value.dims):
+            m = np.ones(self.N, dtype=bool)
+            return [value.base.data[self._resolve(m, value, (k,), line)[1]][()] for k in range(value.shape[0])]
+        from .errors import UnsupportedConstruct
+
+        raise UnsupportedConstruct(
+            f"{self.where(line)}: a kernel can loop over range(), a tuple, a 1-d array, enumerate() and zip() of them, "
+            f"not over a {type(value).__name__}: loop over range(len(...)) and index\n    {self.line_text(line)}",
+            file=self.file, line=line)
+
+    def iter_range(self, line, *args):
+        r = self.range_args(*args)
+        if not self.is_uniform(r):
+            from .errors import UnsupportedConstruct
+
+            raise UnsupportedConstruct(
+                f"{self.where(line)}: range() inside enumerate()/zip() needs bounds that are the same for every "
+                f"thread: loop over range() and index instead\n    {self.line_text(line)}", file=self.file, line=line)
+        return list(range(*r))
+
+    @staticmethod
+    def iter_enumerate(items, start=0):
+        return [(int(start) + k, x) for k, x in enumerate(items)]
+
+    @staticmethod
+    def iter_zip(*seqs):
+        return [tuple(t) for t in zip(*seqs)]
+
     def loop_tick(self, line, mask=None):
         """Called at the top of every iteration of every loop, with the lanes still in the loop."""
         self.loop_iterations += 1
@@ -542,8 +638,31 @@ class SimtRuntime:
         return round(x)
 
     @staticmethod
+    def b_complex(re=0.0, im=0.0):
+        if isinstance(re, np.ndarray) or isinstance(im, np.ndarray):
+            return np.asarray(re) + 1j * np.asarray(im)
+        return complex(re, im)
+
+    @staticmethod
+    def b_pow(a, b, mod=None):
+        return a**b if mod is None else (a**b) % mod
+
+    def method(self, m, line, obj, name, *args):
+        """``x.bit_count()``, ``z.conjugate()``: the few methods of numbers numba compiles."""
+        if name == "reshape" and isinstance(obj, (ArrayHandle, View)) and args:
+            return self.reshape(obj, args[0] if len(args) == 1 else tuple(args), line)
+        if name == "bit_count" and not args:
+            return self.intrinsic("popc", obj)
+        if name == "conjugate" and not args:
+            return np.conjugate(obj)
+        from .errors import UnsupportedConstruct
+
+        raise UnsupportedConstruct(f"{self.where(line)}: the method .{name}() of a {type(obj).__name__} is not "
+                                   f"supported by gpuviz's executor\n    {self.line_text(line)}", file=self.file, line=line)
+
+    @staticmethod
     def b_len(x):
-        if isinstance(x, ArrayHandle):
+        if isinstance(x, (ArrayHandle, View)):
             return x.shape[0]
         return len(x)
 
@@ -586,6 +705,103 @@ class SimtRuntime:
             return np.vectorize(math.erf, otypes=[np.float64])(x)
         return math.erf(x)
 
+    @staticmethod
+    def math_vec(name):
+        """math.<name> for functions numpy lacks (erfc, gamma, lgamma, remainder), per element."""
+        f = getattr(math, name)
+
+        def apply(*args):
+            if any(isinstance(a, np.ndarray) for a in args):
+                dt = np.result_type(*[a.dtype if isinstance(a, np.ndarray) else np.float64 for a in args])
+                out_dt = dt if dt.kind == "f" else np.dtype(np.float64)
+                return np.vectorize(f, otypes=[np.float64])(*args).astype(out_dt)
+            return f(*args)
+
+        return apply
+
+    @staticmethod
+    def math_frexp(x):
+        m, e = np.frexp(x)
+        return (m, e.astype(np.int64) if isinstance(e, np.ndarray) else int(e))
+
+    @staticmethod
+    def math_modf(x):
+        frac, whole = np.modf(x)
+        return (frac, whole)
+
+    @staticmethod
+    def cmath(name, *args):
+        z = [np.asarray(a).astype(np.complex128) if np.asarray(a).dtype.kind != "c" else np.asarray(a) for a in args]
+        if name in ("isnan", "isinf", "isfinite"):
+            return getattr(np, name)(z[0])[()]
+        if name == "phase":
+            return np.angle(z[0])[()]
+        if name == "polar":
+            return (np.abs(z[0])[()], np.angle(z[0])[()])
+        if name == "rect":
+            r, phi = np.asarray(args[0], np.float64), np.asarray(args[1], np.float64)
+            return (r * np.cos(phi) + 1j * r * np.sin(phi))[()]
+        f = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh,
+             "atanh": np.arctanh}.get(name) or getattr(np, name)
+        return f(*z)[()]
+
+    @staticmethod
+    def intrinsic(name, x):
+        """cuda.popc/clz/ffs/brev (on the value's own width, 32 bits for Python ints) and cuda.cbrt."""
+        if name == "cbrt":
+            return np.cbrt(x)
+        a = np.asarray(x)
+        width = a.dtype.itemsize * 8 if a.dtype.kind in "iu" and a.dtype.itemsize >= 4 else 32
+        if not isinstance(x, (np.ndarray, np.generic)):
+            width = 32 if -(2**31) <= int(x) < 2**32 else 64
+        u = a.astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1)
+        if name == "popc":
+            out = np.bitwise_count(u).astype(np.int64)
+        else:
+            def one(v, w=width):
+                v = int(v)
+                if name == "clz":
+                    return w - v.bit_length()
+                if name == "ffs":
+                    return (v & -v).bit_length()
+                return int(format(v, f"0{w}b")[::-1], 2)
+
+            out = np.vectorize(one, otypes=[np.int64])(u) if u.ndim else np.int64(one(u[()]))
+            if name == "brev":
+                out = np.asarray(out).astype(np.uint64 if width == 64 else np.uint32)
+        return out if isinstance(x, np.ndarray) else out[()] if isinstance(out, np.ndarray) else out
+
+    @staticmethod
+    def fp16(op, *args):
+        """cuda.fp16.h*: half-precision arithmetic, comparisons and math."""
+        h = [np.asarray(a).astype(np.float16) for a in args]
+        with np.errstate(all="ignore"):
+            if op in ("heq", "hne", "hge", "hgt", "hle", "hlt"):
+                f = {"heq": np.equal, "hne": np.not_equal, "hge": np.greater_equal, "hgt": np.greater,
+                     "hle": np.less_equal, "hlt": np.less}[op]
+                return f(h[0], h[1])[()]
+            table = {
+                "hadd": lambda a, b: a + b, "hsub": lambda a, b: a - b, "hmul": lambda a, b: a * b,
+                "hdiv": lambda a, b: a / b, "hfma": lambda a, b, c: a * b + c, "hneg": lambda a: -a,
+                "habs": np.abs, "hsin": np.sin, "hcos": np.cos, "hlog": np.log, "hlog2": np.log2,
+                "hlog10": np.log10, "hexp": np.exp, "hexp2": np.exp2, "hexp10": lambda a: 10**a,
+                "hsqrt": np.sqrt, "hrsqrt": lambda a: a**-0.5, "hceil": np.ceil,
+                "hfloor": np.floor, "hrcp": lambda a: np.float16(1) / a, "htrunc": np.trunc, "hrint": np.rint,
+                "hmax": np.maximum, "hmin": np.minimum,
+            }
+            return np.asarray(table[op](*h)).astype(np.float16)[()]
+
+    def kernel_raise(self, m, exc, line):
+        """``raise`` in a kernel reached by a running thread: the launch raises it (numba's simulator does; on a
+        GPU numba reports it when the kernel is compiled with debug=True)."""
+        act = np.flatnonzero(np.broadcast_to(m, (self.N,)) & self.alive)
+        if not len(act):
+            return
+        instance = exc() if isinstance(exc, type) else exc
+        raise KernelRaised(
+            f"{self.where(line)}: {self.lane_name(int(act[0]))} raised {type(instance).__name__}: {instance}\n"
+            f"    {self.line_text(line)}", file=self.file, line=line, exception=instance)
+
     def grid(self, ndim):
         g = tuple(self.bid[d] * self.bdim[d] + self.tid[d] for d in range(ndim))
         return g[0] if ndim == 1 else g
@@ -595,7 +811,7 @@ class SimtRuntime:
         return g[0] if ndim == 1 else g
 
     def array_attr(self, base, attr, line):
-        if isinstance(base, ArrayHandle):
+        if isinstance(base, (ArrayHandle, View)):
             if attr == "shape":
                 return base.shape
             if attr == "size":
@@ -608,6 +824,32 @@ class SimtRuntime:
 
     def call_device(self, fn, m, *args):
         return fn(self, m, *args)
+
+    @staticmethod
+    def fnref_atomic(op):
+        return FnRef("atomic", op)
+
+    @staticmethod
+    def fnref_device(fn):
+        return FnRef("device", fn)
+
+    def call_value(self, f, m, line, *args):
+        """Call what a variable holds: an atomic or device function passed as a value, or a scalar type (a cast)."""
+        if isinstance(f, FnRef):
+            if f.kind == "atomic":
+                return self.atomic(f.target, m, line, *args)
+            return f.target(self, m, *args)
+        if isinstance(f, type) and issubclass(f, np.generic) and len(args) == 1:
+            return self.cast(args[0], np.dtype(f).name)
+        raise KernelFault(f"{self.where(line)}: cannot call a {type(f).__name__}\n    {self.line_text(line)}",
+                          file=self.file, line=line)
+
+    @staticmethod
+    def dtype_name(d):
+        """numpy's dtype name for a dtype given at run time (a numpy type, a numba type, a dtype)."""
+        if isinstance(d, type) and issubclass(d, np.generic):
+            return np.dtype(d).name
+        return np.dtype(getattr(d, "name", None) or str(d)).name
 
     def kernel_print(self, m, line, *args):
         act = np.flatnonzero(m & self.alive)
@@ -691,10 +933,213 @@ class SimtRuntime:
         out[act] = vals
         return out
 
+    # ---- records (structured dtypes) ---------------------------------------------------------------
+    def _lane_cols(self, where):
+        return tuple(np.broadcast_to(np.asarray(w, dtype=np.int64), (self.N,)) for w in where)
+
+    def _record(self, h, act, where):
+        cols = []
+        for w in where:
+            if isinstance(w, np.ndarray) and w.ndim:
+                full = np.zeros(self.N, dtype=np.int64)
+                full[act] = w
+                cols.append(full)
+            else:
+                cols.append(int(w))
+        return RecordRef(h, tuple(cols))
+
+    def _field_of(self, rec, field, line):
+        names = rec.h.dtype.names or ()
+        if field not in names:
+            raise KernelFault(f"{self.where(line)}: {rec.h.name} has no field {field!r} (its fields: "
+                              f"{', '.join(names)})\n    {self.line_text(line)}", file=self.file, line=line)
+        if rec.h.dtype[field].shape:
+            from .errors import UnsupportedConstruct
+
+            raise UnsupportedConstruct(
+                f"{self.where(line)}: field {field!r} of {rec.h.name} is itself an array: gpuviz's executor reads "
+                f"and writes record fields that are numbers\n    {self.line_text(line)}", file=self.file, line=line)
+        return rec.h.data[field]
+
+    def record_of(self, h):
+        """A record argument (one ``np.void``): element 0 of its one-element array, for every lane."""
+        return RecordRef(h, (0,))
+
+    def get_field(self, m, rec, field, line):
+        if isinstance(rec, tuple) and field in getattr(type(rec), "_fields", ()):
+            return getattr(rec, field)  # a namedtuple argument
+        if not isinstance(rec, RecordRef):
+            from .errors import UnsupportedConstruct
+
+            raise UnsupportedConstruct(f"{self.where(line)}: attribute '.{field}' of a {type(rec).__name__} is not "
+                                       f"supported in kernels\n    {self.line_text(line)}", file=self.file, line=line)
+        data = self._field_of(rec, field, line)
+        act = np.flatnonzero(m)
+        vals = data[tuple(w[act] if isinstance(w, np.ndarray) else w for w in rec.where)]
+        if np.ndim(vals) == 0 and self.covers(m):
+            return vals[()] if isinstance(vals, np.ndarray) else vals
+        return self._full(act, vals, data.dtype)
+
+    def set_field(self, m, rec, field, value, line):
+        if not isinstance(rec, RecordRef):
+            from .errors import UnsupportedConstruct
+
+            raise UnsupportedConstruct(f"{self.where(line)}: cannot assign to '.{field}' of a {type(rec).__name__} "
+                                       f"in a kernel\n    {self.line_text(line)}", file=self.file, line=line)
+        data = self._field_of(rec, field, line)
+        act = np.flatnonzero(m)
+        vals = value[act] if isinstance(value, np.ndarray) and value.ndim else value
+        where = tuple(w[act] if isinstance(w, np.ndarray) else w for w in rec.where)
+        if isinstance(vals, np.ndarray) and vals.ndim:
+            where = self._columns(where, len(act))
+        data[where] = vals
+
+    # ---- views ----------------------------------------------------------------------------------------
+    def _is_view_index(self, base, idx):
+        return any(isinstance(i, slice) for i in idx) or len(idx) < base.ndim
+
+    def make_view(self, m, base, idx, line):
+        """The view ``base[idx]`` (idx holds slices, or fewer indices than base has dimensions)."""
+        if isinstance(base, View) and base.reshape_of is not None:
+            base = self._materialize_reshape(base)
+        if isinstance(base, ArrayHandle):
+            dims, vshape = [("ax", 0, 1) for _ in base.shape], list(base.shape)
+            handle = base
+        else:
+            dims, vshape, handle = list(base.dims), list(base.shape), base.base
+        if len(idx) > len(vshape):
+            raise KernelFault(f"{self.where(line)}: {handle.name} has {len(vshape)} dimension(s) but is indexed with "
+                              f"{len(idx)}\n    {self.line_text(line)}", file=self.file, line=line)
+        idx = tuple(idx) + (slice(None),) * (len(vshape) - len(idx))
+        act = np.flatnonzero(np.broadcast_to(m, (self.N,)))
+        new_dims, new_shape, k = [], [], 0
+        for d in dims:
+            if d[0] == "fix":
+                new_dims.append(d)
+                continue
+            _, start, step = d
+            n = vshape[k]
+            ix = idx[k]
+            k += 1
+            if isinstance(ix, slice):
+                s0, length, s_step = self._slice_bounds(ix, n, act, line)
+                new_dims.append(("ax", start + step * s0, step * s_step))
+                new_shape.append(length)
+            else:
+                v = self._check_index(ix, n, act, handle, line)
+                new_dims.append(("fix", start + step * v))
+        return View(handle, new_dims, new_shape)
+
+    def _check_index(self, ix, n, act, h, line):
+        v = ix.astype(np.int64) if isinstance(ix, np.ndarray) else int(ix)
+        v = np.where(v < 0, v + n, v) if isinstance(v, np.ndarray) else (v + n if v < 0 else v)
+        bad = (v < 0) | (v >= n)
+        bad_act = bad[act] if isinstance(bad, np.ndarray) and bad.ndim else bad
+        if np.any(bad_act):
+            lane = int(act[int(np.flatnonzero(np.atleast_1d(bad_act))[0])]) if np.ndim(bad_act) else int(act[0])
+            raise KernelFault(f"{self.where(line)}: {self.lane_name(lane)} indexes a view of {h.name} outside its "
+                              f"length {n}\n    {self.line_text(line)}", file=self.file, line=line)
+        return v
+
+    def _slice_bounds(self, sl, n, act, line):
+        """(start, length, step) of a slice over an axis of n: start may be per lane; length must be uniform."""
+        step = 1 if sl.step is None else sl.step
+        if isinstance(step, np.ndarray):
+            if step.ndim and len(np.unique(step[act])) > 1:
+                from .errors import UnsupportedConstruct
+
+                raise UnsupportedConstruct(f"{self.where(line)}: a slice step that differs between threads is not "
+                                           f"supported\n    {self.line_text(line)}", file=self.file, line=line)
+            step = int(step[act][0] if step.ndim else step)
+        step = int(step)
+        if step == 0:
+            raise KernelFault(f"{self.where(line)}: slice step cannot be zero", file=self.file, line=line)
+
+        def norm(v, default):
+            if v is None:
+                return default
+            v = v.astype(np.int64) if isinstance(v, np.ndarray) else int(v)
+            v = np.where(v < 0, v + n, v) if isinstance(v, np.ndarray) else (v + n if v < 0 else v)
+            lo, hi = (0, n) if step > 0 else (-1, n - 1)
+            return np.clip(v, lo, hi) if isinstance(v, np.ndarray) else min(max(v, lo), hi)
+
+        start = norm(sl.start, 0 if step > 0 else n - 1)
+        stop = norm(sl.stop, n if step > 0 else -1)
+        length = np.maximum(0, (stop - start + (step - (1 if step > 0 else -1))) // step)
+        if isinstance(length, np.ndarray) and length.ndim:
+            vals = np.unique(length[act]) if len(act) else np.array([0])
+            if len(vals) > 1:
+                from .errors import UnsupportedConstruct
+
+                raise UnsupportedConstruct(
+                    f"{self.where(line)}: this slice has a different length in different threads; gpuviz's executor "
+                    f"needs a view's shape to be the same for every thread: index the array directly\n"
+                    f"    {self.line_text(line)}", file=self.file, line=line)
+            length = int(vals[0])
+        return start, int(length), step
+
+    def reshape(self, base, shape, line):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+        if -1 in shape:
+            known = int(np.prod([s for s in shape if s != -1]))
+            shape = tuple(base.size // known if s == -1 else s for s in shape)
+        if int(np.prod(shape)) != base.size:
+            raise KernelFault(f"{self.where(line)}: cannot reshape {base.size} elements of {base.name} into {shape}",
+                              file=self.file, line=line)
+        h = base if isinstance(base, ArrayHandle) else base.base
+        return View(h, None, shape, reshape_of=base)
+
+    def _materialize_reshape(self, v):
+        raise KernelFault("a view of a reshaped array is not supported", file=self.file)
+
+    def _resolve(self, m, view, idx, line):
+        """(base array, base index tuple) of ``view[idx]`` (a full index)."""
+        if len(idx) != view.ndim or any(isinstance(i, slice) for i in idx):
+            raise KernelFault(f"{self.where(line)}: a view of {view.name} with shape {view.shape} is indexed with "
+                              f"{len(idx)} index(es)\n    {self.line_text(line)}", file=self.file, line=line)
+        act = np.flatnonzero(np.broadcast_to(m, (self.N,)))
+        ixs = [self._check_index(ix, n, act, view.base, line) for ix, n in zip(idx, view.shape)]
+        if view.reshape_of is not None:
+            flat = 0
+            for ix, n in zip(ixs, view.shape):
+                flat = flat * n + ix
+            inner, out = view.reshape_of.shape, []
+            for n in reversed(inner):
+                out.append(flat % n)
+                flat = flat // n
+            inner_idx = tuple(reversed(out))
+            if isinstance(view.reshape_of, View):
+                return self._resolve(m, view.reshape_of, inner_idx, line)
+            return view.reshape_of, inner_idx
+        base_idx, k = [], 0
+        for d in view.dims:
+            if d[0] == "fix":
+                base_idx.append(d[1])
+            else:
+                base_idx.append(d[1] + d[2] * ixs[k])
+                k += 1
+        return view.base, tuple(base_idx)
+
     def load(self, m, base, idx, line):
+        if isinstance(base, View):
+            if self._is_view_index(base, idx):
+                return self.make_view(m, base, idx, line)
+            base, idx = self._resolve(m, base, idx, line)
+        elif isinstance(base, ArrayHandle) and self._is_view_index(base, idx):
+            return self.make_view(m, base, idx, line)
+        if isinstance(base, RecordRef):
+            if len(idx) == 1 and isinstance(idx[0], str):
+                return self.get_field(m, base, idx[0], line)
+            raise KernelFault(f"{self.where(line)}: a record is indexed by a field name\n    {self.line_text(line)}",
+                              file=self.file, line=line)
         if isinstance(base, ArrayHandle):
             act, ixs, flat = self._indices(m, base, idx, line, "reads")
             where = self._where_in_data(base, act, ixs)
+            if base.dtype.names:  # a record: the access is recorded here, its fields are read through it
+                if base.space != "local":
+                    self._rec(act, EventKind.SHARED_LOAD if base.space == "shared" else EventKind.GLOBAL_LOAD,
+                              base.aid, flat, line)
+                return self._record(base, act, where)
             vals = base.data[where]
             if base.space == "shared":
                 unwritten = ~base.written[where]
@@ -716,15 +1161,39 @@ class SimtRuntime:
             if len(idx) != 1:
                 raise KernelFault(f"{self.where(line)}: a tuple takes one index", file=self.file, line=line)
             k = idx[0]
+            n = len(base)
+            kk = np.broadcast_to(np.asarray(k, dtype=np.int64), (self.N,))
+            kk = np.where(kk < 0, kk + n, kk)
+            bad = ((kk < 0) | (kk >= n)) & np.broadcast_to(m, (self.N,)) & self.alive
+            if bad.any():
+                lane = int(np.flatnonzero(bad)[0])
+                raise KernelRaised(f"{self.where(line)}: {self.lane_name(lane)} indexes a tuple of {n} outside its "
+                                   f"range\n    {self.line_text(line)}", file=self.file, line=line,
+                                   exception=IndexError("tuple index out of range"))
             if isinstance(k, np.ndarray):
                 stacked = np.stack([np.broadcast_to(np.asarray(e), (self.N,)) for e in base])
-                return stacked[k, self.lanes]
-            return base[int(k)]
+                return stacked[np.where(np.broadcast_to(m, (self.N,)), kk, 0), self.lanes]
+            return base[int(kk[0])]
         raise KernelFault(
             f"{self.where(line)}: cannot index a {type(base).__name__}\n    {self.line_text(line)}", file=self.file, line=line
         )
 
     def store(self, m, base, idx, value, line):
+        if isinstance(base, (ArrayHandle, View)) and self._is_view_index(base, idx):
+            # a[i:j] = v: every element of the view, in C order (v a number, or an array of the view's shape)
+            v = self.make_view(m, base, idx, line)
+            src_shape = tuple(value.shape) if isinstance(value, (ArrayHandle, View)) else None
+            if src_shape is not None and src_shape != v.shape:
+                raise KernelFault(f"{self.where(line)}: cannot assign an array of shape {src_shape} to a slice of "
+                                  f"shape {v.shape}\n    {self.line_text(line)}", file=self.file, line=line)
+            for ix in np.ndindex(*v.shape):
+                val = self.load(m, value, ix, line) if src_shape is not None else value
+                self.store(m, v, ix, val, line)
+            return None
+        if isinstance(base, View):
+            base, idx = self._resolve(m, base, idx, line)
+        if isinstance(base, RecordRef) and len(idx) == 1 and isinstance(idx[0], str):
+            return self.set_field(m, base, idx[0], value, line)
         if not isinstance(base, ArrayHandle):
             raise KernelFault(
                 f"{self.where(line)}: cannot assign into a {type(base).__name__}\n    {self.line_text(line)}",
@@ -734,7 +1203,11 @@ class SimtRuntime:
         if base.space == "const":
             raise KernelFault(f"{self.where(line)}: {base.name} is a constant array", file=self.file, line=line)
         act, ixs, flat = self._indices(m, base, idx, line, "writes")
-        vals = value[act] if isinstance(value, np.ndarray) and value.ndim else value
+        if isinstance(value, RecordRef):  # ary[i] = ary[j]: the whole record
+            value = value.h.data[tuple(np.broadcast_to(np.asarray(w), (self.N,))[act] for w in value.where)]
+            vals = value
+        else:
+            vals = value[act] if isinstance(value, np.ndarray) and value.ndim else value
         where = self._where_in_data(base, act, ixs)
         if isinstance(vals, np.ndarray) and vals.ndim:
             # several lanes may store to one element (`if tid == 0: out[0] = v`, a uniform index): per-lane
@@ -748,13 +1221,15 @@ class SimtRuntime:
             self._rec(act, EventKind.SHARED_STORE if shared else EventKind.GLOBAL_STORE, base.aid, flat, line, vals if shared else None)
 
     def atomic(self, op, m, line, base, idx, *vals):
-        if not isinstance(base, ArrayHandle):
+        if not isinstance(base, (ArrayHandle, View)):
             raise KernelFault(f"{self.where(line)}: cuda.atomic.{op} needs an array", file=self.file, line=line)
         if op == "compare_and_swap":  # cuda.atomic.compare_and_swap(array, old, val) works on element 0
             vals = (idx,) + vals
             idx = (0,) * base.ndim
         if not isinstance(idx, tuple):
             idx = (idx,)
+        if isinstance(base, View):
+            base, idx = self._resolve(m, base, idx, line)
         act, ixs, flat = self._indices(m, base, idx, line, "updates")
         k = len(act)
         where = self._columns(self._where_in_data(base, act, ixs), k)

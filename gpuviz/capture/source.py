@@ -116,8 +116,9 @@ def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
         ns = fs.names()
         local_names = assigned_names(fs.tree) | set(fs.params)
         for node in ast.walk(fs.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                name = node.func.id
+            # called by name, or passed as a value (to a device function that calls its parameter)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                name = node.id
                 if name in local_names:
                     continue
                 obj = ns.get(name)

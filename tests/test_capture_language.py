@@ -1,0 +1,149 @@
+"""CUDA Python as numba-cuda compiles it, on the CPU executor: each construct against numba's simulator."""
+
+import cmath
+import math
+import operator
+from collections import namedtuple
+from enum import IntEnum
+
+import numpy as np
+import pytest
+from numba import cuda, float64, int32, uint32
+
+import gpuviz
+from gpuviz.capture.errors import KernelRaised
+
+
+def _same_as_simulator(kernel, grid, block, make_args):
+    cpu, sim = make_args(), make_args()
+    gpuviz.capture(kernel, grid, block, *cpu)
+    kernel[grid, block](*sim)
+    for a, b in zip(cpu, sim):
+        if isinstance(a, (np.ndarray, np.void)):
+            for f in a.dtype.names or [None]:
+                np.testing.assert_allclose(a if f is None else a[f], b if f is None else b[f], rtol=1e-6, equal_nan=True)
+    return cpu
+
+
+@cuda.jit
+def views(a, out, b):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        row = a[i]  # a row of a 2-d array
+        s = 0.0
+        for j in range(row.shape[0]):
+            s += row[j]
+        col = a[:, 0]
+        window = a[i, 1:3]
+        flat = a.reshape(a.size)
+        out[i] = s + col[i] + window.size + flat[i]
+    if i == 0:
+        b[0, 0:2] = 9.0
+        b[1, :] = a[1]
+
+
+def test_slices_rows_and_reshapes_are_views_of_their_array():
+    cpu = _same_as_simulator(views, 1, 4, lambda: [np.arange(12.0).reshape(4, 3), np.zeros(4), np.zeros((2, 3))])
+    assert cpu[2].tolist() == [[9.0, 9.0, 0.0], [3.0, 4.0, 5.0]]
+
+
+REC = np.dtype([("a", np.int32), ("b", np.float64)])
+
+
+@cuda.jit
+def records(ary, r):
+    i = cuda.grid(1)
+    if i < ary.size:
+        ary[i].b = ary[i]["a"] * 2.5
+    if i == 0:
+        r.a = 7
+
+
+def test_record_fields_are_read_and_written():
+    def args():
+        ary = np.zeros(3, REC)
+        ary["a"] = [1, 2, 3]
+        return [ary, np.zeros(1, REC)[0]]
+
+    cpu = _same_as_simulator(records, 1, 3, args)
+    assert cpu[0]["b"].tolist() == [2.5, 5.0, 7.5] and cpu[0]["a"].tolist() == [1, 2, 3] and cpu[1]["a"] == 7
+
+
+@cuda.jit(device=True)
+def apply(op, cast, a, i, v):
+    return op(a, i, cast(v))
+
+
+@cuda.jit
+def casts_and_atomics(a, b, out):
+    i = cuda.grid(1)
+    old = apply(cuda.atomic.add, uint32, a, 0, i)
+    out[i] = float64(old) + int32(2.7)
+    cuda.atomic.max(b, 0, float64(i))
+    cuda.atomic.add(b, 1, 0.5)
+
+
+def test_numba_types_cast_and_atomics_passed_as_values():
+    cpu = _same_as_simulator(casts_and_atomics, 1, 8, lambda: [np.zeros(1, np.uint32), np.zeros(2), np.zeros(8)])
+    assert cpu[0][0] == 28 and cpu[1].tolist() == [7.0, 4.0]
+    assert sorted(cpu[2].tolist()) == [2.0 + k * (k - 1) / 2 for k in range(8)]
+
+
+class Color(IntEnum):
+    RED = 1
+    BLUE = 3
+
+
+Pair = namedtuple("Pair", ["x", "y"])
+
+
+@cuda.jit
+def language(out, t, p, c):
+    i = cuda.grid(1)
+    acc = 0
+    for k, v in enumerate(t):
+        acc += k * v
+    for u, w in zip(t, t):
+        acc += u * w
+    out[i, 0] = acc + p.x * 10 + p.y
+    out[i, 1] = operator.mul(i, 3) + pow(2, 3)
+    out[i, 2] = Color.BLUE if i % 2 == 0 else Color.RED
+    out[i, 3] = cuda.popc(i) + cuda.clz(np.uint32(i + 1)) + cuda.ffs(np.uint32(i)) + math.gamma(i + 1.0)
+    out[i, 4] = cmath.sqrt(-1.0 - i).imag + abs(cmath.exp(1j * i)) + c.real
+
+
+def test_enumerate_zip_tuples_enums_operator_intrinsics_and_cmath():
+    cpu = _same_as_simulator(language, 1, 4, lambda: [np.zeros((4, 5)), (1, 2, 3), Pair(4, 5), 2.0 + 1j])
+    assert cpu[0][:, 0].tolist() == [8 + 14 + 45] * 4
+    assert cpu[0][:, 2].tolist() == [3, 1, 3, 1]
+
+
+@cuda.jit
+def fp16_ops(out, a, b):
+    i = cuda.grid(1)
+    out[i] = cuda.fp16.hadd(a[i], b[i]) * cuda.fp16.hmul(a[i], a[i])
+    if cuda.fp16.hlt(a[i], b[i]):
+        out[i] = cuda.fp16.hneg(out[i])
+
+
+def test_half_precision_intrinsics():
+    h = np.float16
+    _same_as_simulator(fp16_ops, 1, 4, lambda: [np.zeros(4, h), np.arange(4, dtype=h), np.full(4, 1.5, h)])
+
+
+@cuda.jit
+def raises(out):
+    i = cuda.grid(1)
+    out[i] = 1
+    if i == 3:
+        raise ValueError("thread 3 saw a bad value")
+
+
+def test_raise_in_a_kernel_raises_from_the_launch():
+    out = np.zeros(4)
+    with pytest.raises(KernelRaised, match="thread 3 saw a bad value") as info:
+        gpuviz.capture(raises, 1, 4, out)
+    assert isinstance(info.value.exception, ValueError)
+    with pytest.raises(ValueError, match="thread 3 saw a bad value"):
+        with gpuviz.recording():
+            raises[1, 4](np.zeros(4))
