@@ -1,0 +1,99 @@
+"""Run the corpus of numba-cuda's own test kernels on gpuviz and count how each launch comes out.
+
+    .venv/bin/python bench/corpus.py [--corpus tests/data/numba_cuda_corpus.npz] [--backend cpu]
+                                     [--details out.json] [--only test_atomics] [--list wrong,crashed]
+
+Every stored launch (see bench/corpus_extract.py) is rebuilt and run on gpuviz's CPU executor (or
+``--backend sim``: gpuviz's per-thread instrumentation on numba's simulator), all launches of one
+kernel back to back in one process, and compared with what numba's simulator did when the tests ran:
+every output array, and per-thread event sequences against the simulator's per-thread recording. It
+prints counts by class (tests/corpus_support.py defines them), the most common refusals and crashes,
+and the executor-vs-simulator time ratio over the launches that work (the simulator's time is its
+plain launch, measured at extraction on this kind of machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.corpus_support import CLASSES, CORPUS, Rebuilder, load, run_launch  # noqa: E402
+
+
+def run(corpus=CORPUS, backend="cpu", only=None, time_limit_s=20.0, progress=False) -> list[dict]:
+    index, arrays = load(corpus)
+    rb = Rebuilder(index, arrays)
+    launches = index["launches"]
+    if only:
+        launches = [r for r in launches if r["module"].rsplit(".", 1)[1] in only]
+    results = []
+    for k, launch in enumerate(launches):
+        res = run_launch(rb, launch, time_limit_s=time_limit_s, backend=backend)
+        res.update({"test": launch.get("test"), "kernel": launch.get("kernel_name"), "module": launch["module"]})
+        results.append(res)
+        if progress and k % 50 == 0:
+            print(f"  {k}/{len(launches)}", file=sys.stderr, flush=True)
+    return results
+
+
+def _reason(detail: str) -> str:
+    """The first line of a message without its file:line prefix (to group alike messages)."""
+    line = (detail or "").strip().splitlines()[0] if (detail or "").strip() else ""
+    parts = line.split(": ", 1)
+    return parts[1] if len(parts) == 2 and ":" in parts[0] else line
+
+
+def report(results, backend) -> str:
+    counts = collections.Counter(r["class"] for r in results)
+    stored = [r for r in results if r["class"] != "not stored"]
+    out = [f"{len(results)} launches in the corpus, {len(stored)} stored and checked on backend {backend!r}"]
+    for c in CLASSES:
+        share = f"{100 * counts[c] / len(stored):5.1f}%" if stored and c != "not stored" else "      "
+        out.append(f"  {c:13s} {counts[c]:5d}  {share}")
+    ok = [r for r in results if r["class"] in ("exact", "outputs only") and r["cpu_s"] and r["sim_s"]]
+    if ok:
+        sim, cpu = sum(r["sim_s"] for r in ok), sum(r["cpu_s"] for r in ok)
+        out.append(f"time over the {len(ok)} launches that work: simulator {sim:.2f}s, gpuviz {backend} {cpu:.2f}s, "
+                   f"ratio {sim / cpu:.1f}x")
+    for c in ("refused", "crashed", "wrong", "hung"):
+        reasons = collections.Counter(_reason(r["detail"])[:110] for r in results if r["class"] == c)
+        if reasons:
+            out.append(f"most common {c}:")
+            for why, n in reasons.most_common(12):
+                out.append(f"  {n:4d}  {why}")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default=str(CORPUS))
+    ap.add_argument("--backend", default="cpu", choices=("cpu", "sim"))
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--details", help="write every launch's class and message to this JSON file")
+    ap.add_argument("--list", default="", help="print the launches of these classes (comma-separated)")
+    ap.add_argument("--time-limit", type=float, default=20.0)
+    a = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    results = run(a.corpus, a.backend, a.only, a.time_limit, progress=True)
+    print(report(results, a.backend))
+    print(f"({time.perf_counter() - t0:.0f}s)")
+    for c in filter(None, a.list.split(",")):
+        for r in results:
+            if r["class"] == c:
+                print(f"[{c}] {r['test']} {r['kernel']}: {r['detail'][:400]}")
+    if a.details:
+        Path(a.details).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

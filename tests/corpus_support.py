@@ -1,0 +1,320 @@
+"""The corpus of numba-cuda's own test kernels: load it, rebuild its kernels, run a launch on gpuviz, judge it.
+
+The corpus file is made by ``bench/corpus_extract.py``; ``bench/corpus.py`` runs all of it and
+``tests/test_corpus.py`` a slice. Kernels are rebuilt from their stored source with their original file
+and line numbers (the text is registered with ``linecache``, as for a kernel compiled from a string), in a
+namespace rebuilt from the stored free names, and jitted with the simulator's ``cuda.jit``.
+
+Classes of a launch:
+    exact         outputs equal the simulator's and per-thread events equal its per-thread recording
+                  (or both raised, as the test expected)
+    outputs only  outputs equal; events differ, or the simulator's per-thread recording is missing
+    warned        outputs differ, and gpuviz warned why (uninitialised shared memory: the simulator's
+                  answer is itself arbitrary)
+    wrong         outputs differ without a warning, or only one side raised
+    refused       gpuviz refused the kernel (UnsupportedConstruct)
+    crashed       an internal error (any other exception)
+    hung          over the time limit
+    not stored    the extraction could not store the kernel or its arguments
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import linecache
+import signal
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "data" / "numba_cuda_corpus.npz"
+CLASSES = ("exact", "outputs only", "warned", "wrong", "refused", "crashed", "hung", "not stored")
+
+
+class Unstorable(Exception):
+    pass
+
+
+class Hung(Exception):
+    pass
+
+
+def stub_filecheck() -> None:
+    """numba.cuda.testing imports the ``filecheck`` test tool (for checks of generated PTX, which the simulator
+    skips): stand-ins, so the test modules import without installing it."""
+    import importlib.util
+    import sys
+    import types
+
+    if importlib.util.find_spec("filecheck") is not None:
+        return
+    pkg = types.ModuleType("filecheck")
+    pkg.__path__ = []
+    sys.modules["filecheck"] = pkg
+    for sub, names in (("matcher", ["Matcher"]), ("options", ["Options"]), ("parser", ["Parser", "pattern_for_opts"]),
+                       ("finput", ["FInput"])):
+        m = types.ModuleType(f"filecheck.{sub}")
+        for n in names:
+            setattr(m, n, type(n, (), {}))
+        sys.modules[f"filecheck.{sub}"] = m
+        setattr(pkg, sub, m)
+
+
+def load(path=CORPUS):
+    """(index dict, arrays dict) of a corpus file."""
+    with np.load(path, allow_pickle=False) as z:
+        index = json.loads(bytes(z["index"]).decode())
+        arrays = {k: z[k] for k in z.files if k != "index"}
+    return index, arrays
+
+
+def decode_value(e, arrays):
+    t = e["t"]
+    if t == "none":
+        return None
+    if t == "py":
+        return {"bool": bool, "int": int, "float": float, "str": str}[e["k"]](e["v"])
+    if t == "complex":
+        return complex(*e["v"])
+    if t in ("record", "npscalar"):
+        return np.array(arrays[e["a"]], copy=True)[()]
+    if t == "array":
+        return np.array(arrays[e["a"]], copy=True)
+    if t == "device":
+        from numba import cuda
+
+        return cuda.to_device(np.array(arrays[e["a"]], copy=True))
+    if t == "hint":
+        from numba import cuda
+
+        return getattr(cuda, e["h"])(decode_value(e["v"], arrays))
+    if t == "tuple":
+        return tuple(decode_value(x, arrays) for x in e["v"])
+    raise Unstorable(f"cannot decode {t}")
+
+
+def host_of(v):
+    """The numpy array an argument leaves its results in (None for numbers)."""
+    if isinstance(v, np.ndarray):
+        return v
+    if type(v).__name__ in ("In", "Out", "InOut"):
+        return host_of(v.value)
+    if hasattr(v, "copy_to_host") and hasattr(v, "shape"):
+        return v.copy_to_host()
+    if isinstance(v, np.void):
+        return np.array(v)
+    return None
+
+
+class DefaultIn:
+    """numba-cuda's test_retrieve_autoconverted_arrays extension: every argument input-only."""
+
+    def prepare_args(self, ty, val, **kwargs):
+        from numba import cuda
+        from numba.cuda.args import wrap_arg
+
+        return ty, wrap_arg(val, default=cuda.In)
+
+
+_EXTENSIONS = {"DefaultIn": DefaultIn}
+
+
+class Rebuilder:
+    """Kernels and device functions of a corpus, rebuilt once each (per process)."""
+
+    def __init__(self, index, arrays):
+        stub_filecheck()  # stored names may come from numba-cuda's test modules, which import numba.cuda.testing
+        self.funcs = index["funcs"]
+        self.arrays = arrays
+        self.built: dict = {}
+        self._register_sources()
+
+    def _register_sources(self):
+        files: dict[str, dict[int, str]] = {}
+        for f in self.funcs.values():
+            if not f:
+                continue
+            lines = files.setdefault(self.filename(f), {})
+            for k, text in enumerate(f["source"].splitlines(True)):
+                lines[f["first_line"] + k] = text
+        for name, lines in files.items():
+            n = max(lines)
+            # lines between stored functions read as a statement at column 0, so that inspect's block finder
+            # ends each function where its own lines end
+            text = [lines.get(i, "pass\n") for i in range(1, n + 1)]
+            linecache.cache[name] = (sum(len(x) for x in text), None, text, name)
+
+    @staticmethod
+    def filename(f) -> str:
+        return "corpus/" + f["file"]
+
+    def name_value(self, enc):
+        t = enc["t"]
+        if t == "module":
+            return importlib.import_module(enc["name"])
+        if t == "nptype":
+            return np.dtype(enc["s"]).type
+        if t == "dtype":
+            return self.arrays[enc["a"]].dtype
+        if t == "numba_type":
+            import numba
+
+            return getattr(numba.types, enc["s"])
+        if t == "attr":
+            obj = importlib.import_module(enc["mod"])
+            for part in enc["name"].split("."):
+                obj = getattr(obj, part)
+            return obj
+        if t == "device":
+            return self.function(enc["f"])
+        if t == "unstorable":
+            raise Unstorable(enc["why"])
+        return decode_value(enc, self.arrays)
+
+    def function(self, key):
+        hit = self.built.get(key)
+        if hit is not None:
+            return hit
+        f = self.funcs.get(key)
+        if not f:
+            raise Unstorable("function not stored")
+        from numba import cuda
+
+        ns = {"__name__": "corpus", "__builtins__": __builtins__}
+        src = textwrap.dedent(f["source"])
+        module = ast.parse(src)
+        ast.increment_lineno(module, f["first_line"] - 1)
+        fdef = next(x for x in module.body if isinstance(x, ast.FunctionDef))
+        fdef.decorator_list = []
+        exec(compile(ast.Module(body=[fdef], type_ignores=[]), self.filename(f), "exec"), ns)  # noqa: S102
+        fn = ns[fdef.name]
+        jitted = cuda.jit(device=f["device"], debug=f["debug"], fastmath=f["fastmath"])(fn)
+        for ext in f["extensions"]:
+            if ext not in _EXTENSIONS:
+                raise Unstorable(f"extension {ext}")
+            jitted.extensions.append(_EXTENSIONS[ext]())
+        self.built[key] = jitted
+        # names after the function is known: a recursive device function finds itself
+        try:
+            for n, enc in f["names"].items():
+                ns[n] = self.name_value(enc)
+        except Unstorable:
+            del self.built[key]
+            raise
+        return jitted
+
+
+def _equal(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.names:
+        return all(_equal(a[n], b[n]) for n in a.dtype.names)
+    if a.dtype.kind in "fc":
+        return bool(np.allclose(a, b, rtol=1e-6, atol=1e-12, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+def _alarm(signum, frame):
+    raise Hung()
+
+
+def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu") -> dict:
+    """Run one corpus launch on gpuviz's ``backend`` and judge it: {"class", "detail", "cpu_s", "sim_s"}."""
+    import gpuviz
+    from gpuviz.capture.errors import CaptureError, UnsupportedConstruct
+
+    out = {"class": "not stored", "detail": "", "cpu_s": None, "sim_s": launch.get("sim_seconds")}
+    if "unstorable" in launch or "kernel" not in launch:
+        out["detail"] = launch.get("unstorable", "")
+        return out
+    try:
+        kernel = rb.function(launch["kernel"])
+        args = [decode_value(e, rb.arrays) for e in launch["args"]]
+    except Exception as exc:  # noqa: BLE001 - the corpus could not rebuild it: not gpuviz's answer
+        out["detail"] = f"{type(exc).__name__}: {exc}"
+        return out
+    grid, block = tuple(launch["grid"]), tuple(launch["block"])
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, time_limit_s)
+    t0 = time.perf_counter()
+    trace, raised = None, None
+    try:
+        trace = gpuviz.capture(kernel, grid, block, *args, backend=backend, lockstep=False,
+                               max_loop_iterations=2_000_000)
+    except Hung:
+        out.update({"class": "hung", "detail": f"over {time_limit_s:.0f}s"})
+        return out
+    except UnsupportedConstruct as exc:
+        out.update({"class": "refused", "detail": str(exc)})
+        return out
+    except CaptureError as exc:  # a fault, or an exception the kernel raises (KernelRaised)
+        if "loop iterations" in str(exc):
+            out.update({"class": "hung", "detail": str(exc).splitlines()[0]})
+            return out
+        raised = exc
+    except Exception as exc:  # noqa: BLE001 - an internal error is what this counts
+        import traceback
+
+        out.update({"class": "crashed", "detail": "".join(traceback.format_exception_only(type(exc), exc)).strip()})
+        return out
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    out["cpu_s"] = time.perf_counter() - t0
+    if launch.get("sim_raised") or raised is not None:
+        if launch.get("sim_raised") and raised is not None:
+            out.update({"class": "exact", "detail": f"both raised ({launch['sim_raised']})"})
+        else:
+            detail = (f"the simulator raised {launch['sim_raised']}" if launch.get("sim_raised")
+                      else f"gpuviz raised: {str(raised).splitlines()[0]}")
+            out.update({"class": "wrong", "detail": detail})
+        return out
+    bad = []
+    for k, (arg, enc) in enumerate(zip(args, launch["outputs"])):
+        if enc is None:
+            continue
+        want = decode_value(enc, rb.arrays)
+        got = host_of(arg) if not isinstance(arg, tuple) else None
+        if got is None:
+            continue
+        if not _equal(got, host_of(want)):
+            bad.append(k)
+    warnings = trace.launch.warnings if trace is not None else []
+    if bad:
+        uninit = [w for w in warnings if "before any thread of its block wrote it" in w]
+        out.update({"class": "warned" if uninit else "wrong", "detail": f"arguments {bad} differ"
+                    + (f"; {uninit[0]}" if uninit else "")})
+        return out
+    if "sim_events" not in launch:
+        out.update({"class": "outputs only", "detail": "no per-thread recording: " + launch.get("sim_events_missing", "")})
+        return out
+    if events_equal(trace, rb.arrays[launch["sim_events"]], launch["sim_event_names"]):
+        out["class"] = "exact"
+    else:
+        out.update({"class": "outputs only", "detail": "per-thread events differ from the simulator's"})
+    return out
+
+
+def events_equal(trace, want: np.ndarray, want_names: list[str]) -> bool:
+    names = sorted({a.name for a in trace.launch.arrays})
+    remap = np.array([names.index(a.name) for a in trace.launch.arrays] + [-1], dtype=np.int64)
+    arr = trace.array.astype(np.int64)
+    arr = remap[np.where(arr >= 0, arr, len(trace.launch.arrays))]
+    o = trace.thread_order
+    cols = [trace.block, trace.thread, trace.kind, arr, trace.index, trace.line]
+    got = np.stack([np.asarray(c, dtype=np.int64)[o] for c in cols], axis=1) if len(o) else np.zeros((0, 6), np.int64)
+    if names != want_names:
+        # arrays gpuviz names but the simulator never touched (or the other way round) do not matter when
+        # no event names them: compare by name
+        got_named = np.where(got[:, 3] >= 0, got[:, 3], -1)
+        gn = np.array([names[i] if i >= 0 else "" for i in got_named], dtype=object)
+        wn = np.array([want_names[i] if i >= 0 else "" for i in want[:, 3]], dtype=object)
+        return got.shape == want.shape and bool(np.array_equal(np.delete(got, 3, 1), np.delete(want, 3, 1))) and bool(
+            (gn == wn).all())
+    return got.shape == want.shape and bool(np.array_equal(got, want))

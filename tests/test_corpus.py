@@ -1,0 +1,73 @@
+"""The corpus of numba-cuda's own test kernels (tests/data/numba_cuda_corpus.npz) on gpuviz's CPU executor.
+
+Every stored launch is rebuilt and run (the CPU executor takes a few seconds for all of them) and
+compared with what numba's simulator did: outputs and per-thread events. ``bench/corpus.py`` prints the
+same counts with the reasons; ``bench/corpus_extract.py`` rebuilds the corpus from the installed numba-cuda.
+"""
+
+import re
+
+import pytest
+
+from . import corpus_support as C
+
+pytestmark = pytest.mark.skipif(not C.CORPUS.exists(), reason="no corpus file: run bench/corpus_extract.py")
+
+#: launches known to come out wrong, by test id and kernel: each is a gap of the CPU executor, listed so
+#: that a new wrong answer fails this test (fix one, and take it off the list)
+KNOWN_WRONG = {
+    # numba's simulator refuses `alignment=` on local and shared arrays (a GPU accepts it, and so does gpuviz)
+    "numba.cuda.tests.cudapy.test_array_alignment.TestCudasimUnsupportedAlignment.test_local_unsupported::"
+    "TestCudasimUnsupportedAlignment.test_local_unsupported.<locals>.f",
+    "numba.cuda.tests.cudapy.test_array_alignment.TestCudasimUnsupportedAlignment.test_shared_unsupported::"
+    "TestCudasimUnsupportedAlignment.test_shared_unsupported.<locals>.f",
+    # an atomic on the .real / .imag view of a complex array: gpuviz stops with a KernelFault (not silent)
+    "numba.cuda.tests.cudapy.test_complex.TestAtomicOnComplexComponents.test_atomic_on_imag::"
+    "TestAtomicOnComplexComponents.test_atomic_on_imag.<locals>.atomic_add_one_j",
+    "numba.cuda.tests.cudapy.test_complex.TestAtomicOnComplexComponents.test_atomic_on_real::"
+    "TestAtomicOnComplexComponents.test_atomic_on_real.<locals>.atomic_add_one",
+    # forall() of no work launches a grid of 0 blocks: the simulator runs nothing, gpuviz refuses the launch
+    "numba.cuda.tests.cudapy.test_forall.TestForAll.test_forall_no_work::foo",
+    # a record field that is itself an array, indexed: gpuviz stops with a KernelFault (not silent)
+    "numba.cuda.tests.cudapy.test_record_dtype.TestNestedArrays.test_getitem_idx::TestNestedArrays.get_cfunc.<locals>.outer",
+}
+
+
+@pytest.fixture(scope="module")
+def results():
+    index, arrays = C.load()
+    rb = C.Rebuilder(index, arrays)
+    out = []
+    for launch in index["launches"]:
+        r = C.run_launch(rb, launch, time_limit_s=20.0)
+        r["id"] = f"{launch.get('test')}::{launch.get('kernel_name')}"
+        out.append(r)
+    return out
+
+
+def test_no_internal_errors_and_no_hangs(results):
+    bad = [(r["id"], r["class"], r["detail"][:200]) for r in results if r["class"] in ("crashed", "hung")]
+    assert bad == []
+
+
+def test_no_new_wrong_answers(results):
+    wrong = {r["id"] for r in results if r["class"] == "wrong"}
+    assert wrong <= KNOWN_WRONG, sorted(wrong - KNOWN_WRONG)
+
+
+def test_every_refusal_names_file_line_and_construct(results):
+    refused = [r for r in results if r["class"] == "refused"]
+    assert refused, "the corpus holds kernels gpuviz does not support yet"
+    unnamed = [r["detail"][:200] for r in refused if not re.search(r"\.py:\d+: \S", r["detail"])]
+    assert unnamed == []
+
+
+def test_most_of_the_corpus_is_exact(results):
+    stored = [r for r in results if r["class"] != "not stored"]
+    exact = [r for r in stored if r["class"] == "exact"]
+    assert len(stored) > 500
+    assert len(exact) / len(stored) >= EXACT_FLOOR, f"{len(exact)} of {len(stored)} exact"
+
+
+#: the share of stored launches that must come out exact (raise it as coverage grows)
+EXACT_FLOOR = 0.80
