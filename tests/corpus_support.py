@@ -51,7 +51,7 @@ def stub_filecheck() -> None:
     import sys
     import types
 
-    if importlib.util.find_spec("filecheck") is not None:
+    if "filecheck" in sys.modules or importlib.util.find_spec("filecheck") is not None:
         return
     pkg = types.ModuleType("filecheck")
     pkg.__path__ = []

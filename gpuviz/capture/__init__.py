@@ -84,6 +84,7 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
     if backend in ("sim", "gpu"):
         from .lockstep import copy_inputs
 
+        front_end_check(kernel)
         inputs = copy_inputs(args) if lockstep else None
         if backend == "sim":
             from .perthread import capture_sim
@@ -109,6 +110,18 @@ def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events) -
         return
     refuse_if_too_large(ck, grid, block, args, record_blocks=record_blocks, max_events=max_events,
                         file=ck.root.file, line=ck.root.first_line, kernel=ck.root.name)
+
+
+def front_end_check(kernel) -> None:
+    """Refuse, on every backend alike, what gpuviz's reading of the kernel refuses.
+
+    The kernel is read (and compiled for the CPU executor, which caches it) once: a construct gpuviz does
+    not support raises the same UnsupportedConstruct, with the same file, line and message, whichever
+    backend records the launch. Constructs that can only be judged at run time (a record field that is an
+    array, a slice whose length differs between threads) are still checked by the backend that runs them."""
+    from .executor import compile_for_cpu
+
+    compile_for_cpu(kernel)
 
 
 def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events) -> Trace:

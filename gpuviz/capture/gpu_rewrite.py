@@ -191,6 +191,8 @@ def _call(fn: str, args: list) -> ast.Call:
 class GpuRewriter(PerThreadRewriter):
     """The simulator's per-thread rewrite, lowered to GPU recorder calls (see the module docstring)."""
 
+    runtime_rewrites = False  # views and calls through parameters stay as numba compiles them
+
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo],
                  record: str = "all", block_1d: bool = False):
         super().__init__(fs, is_kernel=is_kernel)

@@ -44,6 +44,10 @@ PREFIX = "__gv_"
 class PerThreadRewriter(ast.NodeTransformer):
     """Rewrites one function's AST in place (on a copy) to call the recorder functions."""
 
+    #: rewrites the simulator's Python recorder resolves at run time and the GPU lowering does not know:
+    #: views (slices), functions called through a parameter, barrier predicates recorded after they are read
+    runtime_rewrites = True
+
     def __init__(self, fs: FunctionSource, *, is_kernel: bool):
         self.fs = fs
         self.is_kernel = is_kernel
@@ -151,6 +155,13 @@ class PerThreadRewriter(ast.NodeTransformer):
                                    self.call("st", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line), ast.Store())
             out = pre + [ast.Assign([target], value)]
             return [ast.copy_location(n, s) for n in out]
+        if (isinstance(s, ast.Assign) and self.runtime_rewrites and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Subscript) and self.index_expr(s.targets[0].slice) is None):
+            # a[i:j] = v: the recorder stores element by element (reading v's elements when v is an array)
+            t = s.targets[0]
+            call = self.call("setslice", self.visit(t.value), self.visit(_slices_as_calls(t.slice)), self.visit(s.value),
+                             line=line)
+            return [ast.copy_location(ast.Expr(call), s)]
         if isinstance(s, ast.Assign):
             atomic = self.atomic_call(s.value)
             if atomic is not None:
@@ -187,6 +198,15 @@ class PerThreadRewriter(ast.NodeTransformer):
         return [self.visit(s)]
 
     def target(self, t):
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Subscript) and self.runtime_rewrites:
+            # ary[i].x = v writes the record ary[i]: a store of that element
+            sub = t.value
+            idx = self.index_expr(sub.slice)
+            if idx is not None:
+                base = self.visit(sub.value)
+                sub.value = base
+                sub.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno)
+            return t
         if isinstance(t, ast.Subscript):
             idx = self.index_expr(t.slice)
             if idx is None:
@@ -229,6 +249,10 @@ class PerThreadRewriter(ast.NodeTransformer):
     def visit_Subscript(self, node):
         if isinstance(node.ctx, ast.Load):
             idx = self.index_expr(node.slice)
+            if idx is None and self.runtime_rewrites:  # a view: the recorder maps its elements to the array's
+                call = self.call("view", self.visit(node.value), self.visit(_slices_as_calls(node.slice)),
+                                 line=node.lineno)
+                return ast.copy_location(call, node)
             if idx is None:
                 raise self.error(node, "array slicing is not supported: index one element at a time")
             base = self.visit(node.value)
@@ -247,19 +271,50 @@ class PerThreadRewriter(ast.NodeTransformer):
                 if node.args:
                     node.args[-1] = self.call("warp", node.args[-1], line=node.lineno)
                 return node
+            if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or") and node.args and self.runtime_rewrites:
+                # the predicate is read first, then the barrier is reached
+                node.args[0] = self.call("barv", node.args[0], line=node.lineno)
+                return node
             if name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"):
                 # record the barrier, then call it: (record, call)[1]
                 rec = self.call("bar", line=node.lineno)
                 return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
             return node
         self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id in self.locals:
+        if isinstance(node.func, ast.Name) and node.func.id in self.locals and self.runtime_rewrites:
             # a function passed as a parameter (cuda.atomic.add, a cast): recorded as what it turns out to be
             if not node.keywords:
                 call = ast.Call(func=ast.Name(PREFIX + "callv", ast.Load()),
                                 args=[node.func, ast.Constant(node.lineno), *node.args], keywords=[])
                 return ast.copy_location(call, node)
         return node
+
+
+def _slices_as_calls(node):
+    """The index with each ``a:b:c`` as ``slice(a, b, c)`` (a slice is no expression outside a subscript)."""
+    def one(e):
+        if isinstance(e, ast.Slice):
+            parts = [e.lower or ast.Constant(None), e.upper or ast.Constant(None), e.step or ast.Constant(None)]
+            return ast.Call(func=ast.Name("slice", ast.Load()), args=parts, keywords=[])
+        return e
+
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple([one(e) for e in node.elts], ast.Load())
+    return one(node)
+
+
+def _ndarray(obj):
+    """The numpy array behind a simulator array object (FakeWithinKernelCUDAArray, FakeCUDAArray) or obj."""
+    for _ in range(4):
+        if isinstance(obj, np.ndarray):
+            return obj
+        inner = obj.__dict__.get("_item") if hasattr(obj, "__dict__") else None
+        if inner is None:
+            inner = getattr(obj, "_ary", None)
+        if inner is None:
+            return None
+        obj = inner
+    return obj if isinstance(obj, np.ndarray) else None
 
 
 class SimRecorder:
@@ -277,6 +332,10 @@ class SimRecorder:
         self.record_blocks = None if record_blocks is None else set(int(b) for b in record_blocks)
         self.lock = threading.Lock()
         self.shapes: dict[int, tuple] = {}
+        self.base_nd: dict[int, np.ndarray] = {}  # array id -> its numpy array (to place a view's elements)
+        self.views: dict[int, np.ndarray] = {}  # id of a view object -> its numpy view
+        self.keep: list = []  # the view objects, kept alive so that their ids stay theirs
+        self.tuple_params: list[str] = []
 
     def _aid(self, key, name, shape, dtype, space, line=-1):
         with self.lock:
@@ -307,10 +366,20 @@ class SimRecorder:
                 st.seq += 1
 
         def reg(obj, name):
+            if isinstance(obj, tuple) and name in rec.tuple_params:  # arrays inside a tuple argument: x[0], ...
+                for k, e in enumerate(obj):
+                    if hasattr(e, "shape") and hasattr(e, "dtype") and not isinstance(e, np.generic):
+                        aid = rec._aid(("param", f"{name}[{k}]"), f"{name}[{k}]", e.shape, e.dtype, "global")
+                        rec.by_id[id(e)] = aid
+                        rec.shapes[aid] = tuple(e.shape)
+                return
             if name in rec.array_params and hasattr(obj, "shape"):
                 aid = rec._aid(("param", name), name, obj.shape, obj.dtype, "global")
                 rec.by_id[id(obj)] = aid
                 rec.shapes[aid] = tuple(obj.shape)
+                nd = _ndarray(obj)
+                if nd is not None and nd.flags.c_contiguous:
+                    rec.base_nd[aid] = nd
             elif isinstance(obj, np.ndarray) and name not in rec.array_params:
                 aid = rec._aid(("const", name), name, obj.shape, obj.dtype, "global")
                 rec.by_id[id(obj)] = aid
@@ -320,8 +389,47 @@ class SimRecorder:
             aid = rec._aid(("shared", line), name, obj.shape, obj.dtype, "shared", line)
             rec.by_id[id(obj)] = aid
             rec.shapes[aid] = tuple(obj.shape)
+            nd = _ndarray(obj)
+            if nd is not None and nd.flags.c_contiguous:
+                with rec.lock:
+                    rec.base_nd[aid] = nd  # a block's own array: views of it map into it
 
-        def flat_of(aid, idx):
+        def view(arr, idx, line):
+            out = arr[idx]
+            aid = rec.by_id.get(id(arr))
+            base_nd = rec.base_nd.get(aid)
+            view_nd = _ndarray(out)
+            if aid is not None and base_nd is not None and view_nd is not None:
+                with rec.lock:
+                    rec.keep.append(out)  # alive while recording: its id names it
+                    rec.by_id[id(out)] = aid
+                    rec.views[id(out)] = view_nd
+            return out
+
+        def setslice(arr, idx, value, line):
+            target = view(arr, idx, line)
+            shape = np.shape(_ndarray(target)) if _ndarray(target) is not None else np.shape(target)
+            src = value if hasattr(value, "shape") and np.shape(value) == shape and shape else None
+            for ix in np.ndindex(*shape):
+                v = src[access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD)(src, ix, line)] if src is not None else value
+                target[access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE)(target, ix, line)] = v
+
+        def barv(value, line):
+            emit(EventKind.BARRIER, -1, -1, line)
+            return value
+
+        def flat_of(aid, idx, obj=None):
+            vnd = rec.views.get(id(obj)) if obj is not None else None
+            if vnd is not None:  # an element of a view: its place in the viewed array
+                if not isinstance(idx, tuple):
+                    idx = (idx,)
+                base_nd = rec.base_nd[aid]
+                off = vnd.__array_interface__["data"][0] - base_nd.__array_interface__["data"][0]
+                for i, s, st in zip(idx, vnd.shape, vnd.strides):
+                    i = int(i)
+                    off += (i + s if i < 0 else i) * st
+                return off // base_nd.itemsize
+
             shape = rec.shapes[aid]
             if not isinstance(idx, tuple):
                 idx = (idx,)
@@ -338,7 +446,7 @@ class SimRecorder:
                 aid = rec.by_id.get(id(arr))
                 if aid is not None:
                     kind = kind_shared if rec.arrays[aid].space == "shared" else kind_global
-                    emit(kind, aid, flat_of(aid, idx), line)
+                    emit(kind, aid, flat_of(aid, idx, arr), line)
                 return idx
 
             return f
@@ -346,7 +454,7 @@ class SimRecorder:
         def at(arr, idx, line):
             aid = rec.by_id.get(id(arr))
             if aid is not None:
-                emit(EventKind.ATOMIC, aid, flat_of(aid, idx), line)
+                emit(EventKind.ATOMIC, aid, flat_of(aid, idx, arr), line)
 
         def callv(f, line, *args):
             if type(getattr(f, "__self__", None)).__name__ == "FakeCUDAAtomic" and args:
@@ -376,6 +484,9 @@ class SimRecorder:
             PREFIX + "st": access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE),
             PREFIX + "at": at,
             PREFIX + "callv": callv,
+            PREFIX + "view": view,
+            PREFIX + "setslice": setslice,
+            PREFIX + "barv": barv,
             PREFIX + "bar": bar,
             PREFIX + "warp": warp,
             PREFIX + "warp_stmt": warp_stmt,
@@ -455,6 +566,7 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
                     if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic)]
     check_launch(grid, block, where=f"{root.file}:{root.first_line}", kernel=root.name)
     recorder = SimRecorder(grid, block, array_params, record_blocks)
+    recorder.tuple_params = [p for p, a in zip(root.params, args) if isinstance(a, tuple)]
     root, jitted = build_sim_kernel(kernel, recorder)
     t0 = time.perf_counter()
     try:

@@ -45,6 +45,8 @@ _MATH = {
 # cmath.<name>: numpy's complex functions on the argument made complex (cmath.sqrt(-1.0) is 1j, not nan)
 _CMATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
           "asinh", "acosh", "atanh", "phase", "polar", "rect", "isnan", "isinf", "isfinite"}
+# methods of arrays and numbers the executor runs (rt.method)
+_METHODS = {"reshape", "bit_count", "conjugate"}
 # cuda.<name>: bit and arithmetic intrinsics
 _INTRINSICS = {"popc", "clz", "ffs", "brev", "cbrt"}
 _FP16 = {"hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp",
@@ -282,7 +284,12 @@ class SimtCompiler:
             base = self.expr(target.value, m)
             idx = self.index(target.slice, m)
             self.emit(ind, f"rt.store({m}, {base}, {idx}, {value_src}, {line})")
-        elif isinstance(target, ast.Attribute):  # a record's field: rec.x = v, ary[i].x = v
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Subscript):
+            # ary[i].x = v: a store of the record ary[i]
+            sub = target.value
+            rec = f"rt.record_for_store({m}, {self.expr(sub.value, m)}, {self.index(sub.slice, m)}, {line})"
+            self.emit(ind, f"rt.set_field({m}, {rec}, {target.attr!r}, {value_src}, {line})")
+        elif isinstance(target, ast.Attribute):  # a record's field: rec.x = v
             self.emit(ind, f"rt.set_field({m}, {self.expr(target.value, m)}, {target.attr!r}, {value_src}, {line})")
         else:
             raise self.error(target, f"cannot assign to a {type(target).__name__} in a kernel")
@@ -609,6 +616,9 @@ class SimtCompiler:
             raise self.error(n, f"calling {fname!r} is not supported inside a kernel")
         parts = self.dotted(n.func)
         if parts is None:
+            if isinstance(n.func, ast.Attribute) and n.func.attr not in _METHODS:
+                raise self.error(n, f"the method .{n.func.attr}() is not supported by gpuviz (it supports "
+                                    f"{', '.join('.' + x + '()' for x in sorted(_METHODS))}): index the array instead")
             if isinstance(n.func, ast.Attribute) and not n.keywords:  # a method of a value: x.bit_count()
                 args = "".join(", " + self.expr(a, m) for a in n.args)
                 return f"rt.method({m}, {line}, {self.expr(n.func.value, m)}, {n.func.attr!r}{args})"

@@ -961,6 +961,18 @@ class SimtRuntime:
                 f"and writes record fields that are numbers\n    {self.line_text(line)}", file=self.file, line=line)
         return rec.h.data[field]
 
+    def record_for_store(self, m, base, idx, line):
+        """The record ``base[idx]`` about to be written through a field (``ary[i].x = v``): recorded as a store."""
+        if isinstance(base, View):
+            base, idx = self._resolve(m, base, idx, line)
+        if not (isinstance(base, ArrayHandle) and base.dtype.names):
+            return self.load(m, base, idx, line)
+        act, ixs, flat = self._indices(m, base, idx, line, "writes")
+        if base.space != "local":
+            self._rec(act, EventKind.SHARED_STORE if base.space == "shared" else EventKind.GLOBAL_STORE, base.aid,
+                      flat, line)
+        return self._record(base, act, self._where_in_data(base, act, ixs))
+
     def record_of(self, h):
         """A record argument (one ``np.void``): element 0 of its one-element array, for every lane."""
         return RecordRef(h, (0,))
