@@ -50,7 +50,7 @@ def _static_shared(root: FunctionSource) -> tuple[int, list]:
     from .simt_compile import SimtCompiler
 
     total, decls = 0, []
-    funcs = [root, *root.device_functions.values()]
+    funcs = [root, *root.all_device_functions().values()]
     for fs in funcs:
         comp = SimtCompiler(fs, is_kernel=False, device_names={})
         for node in ast.walk(fs.tree):

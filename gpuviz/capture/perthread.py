@@ -536,7 +536,7 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         ns = dict(fs.names())
         ns.update(recorder_fns)
         ns[PREFIX + "cuda"] = cuda  # the simulator swaps it for its per-thread module during the launch
-        for call_name, sub in fs.device_functions.items():
+        for call_name, sub in fs.all_device_functions().items():
             ns[call_name] = build(sub, False)
         tree = PerThreadRewriter(fs, is_kernel=is_kernel).rewrite()
         module = ast.Module(body=[tree], type_ignores=[])

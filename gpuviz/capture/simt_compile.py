@@ -757,7 +757,7 @@ def compile_kernel(root: FunctionSource, *, debug: bool = False) -> tuple[str, s
     stack = [root]
     while stack:
         fs = stack.pop()
-        for sub in fs.device_functions.values():
+        for sub in fs.all_device_functions().values():
             if id(sub.fn) not in seen:
                 seen.add(id(sub.fn))
                 all_funcs.append(sub)
@@ -767,7 +767,7 @@ def compile_kernel(root: FunctionSource, *, debug: bool = False) -> tuple[str, s
     chunks = []
     namespaces = {}
     for i, fs in enumerate(all_funcs):
-        names = {call_name: gen_names[id(sub.fn)] for call_name, sub in fs.device_functions.items()}
+        names = {call_name: gen_names[id(sub.fn)] for call_name, sub in fs.all_device_functions().items()}
         comp = SimtCompiler(fs, is_kernel=fs is root, device_names=names, globals_var=f"G{i}", debug=debug)
         chunks.append(comp.compile(gen_names[id(fs.fn)]))
         namespaces[f"G{i}"] = {**fs.names(), **comp.frozen}

@@ -45,7 +45,12 @@ class FunctionSource:
     last_line: int
     globals: dict
     params: list[str]
-    device_functions: dict[str, "FunctionSource"] = field(default_factory=dict)
+    device_functions: dict[str, "FunctionSource"] = field(default_factory=dict)  # called by name
+    #: device functions only passed as values (to a device function that calls its parameter)
+    value_functions: dict[str, "FunctionSource"] = field(default_factory=dict)
+
+    def all_device_functions(self) -> dict[str, "FunctionSource"]:
+        return {**self.value_functions, **self.device_functions}
 
     def where(self, node) -> str:
         return f"{self.file}:{getattr(node, 'lineno', self.first_line)}"
@@ -115,6 +120,7 @@ def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
     def visit(fs: FunctionSource):
         ns = fs.names()
         local_names = assigned_names(fs.tree) | set(fs.params)
+        called = {n.func.id for n in ast.walk(fs.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         for node in ast.walk(fs.tree):
             # called by name, or passed as a value (to a device function that calls its parameter)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -128,7 +134,7 @@ def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
                         sub = parse_function(obj.py_func)
                         found[key] = sub
                         visit(sub)
-                    fs.device_functions[name] = found[key]
+                    (fs.device_functions if name in called else fs.value_functions)[name] = found[key]
                     by_name.setdefault(name, found[key])
 
     visit(root)

@@ -117,7 +117,7 @@ def loop_table(root) -> LoopTable:
     if hit is None:
         funcs, seen, stack = [root], {id(root.fn)}, [root]
         while stack:
-            for sub in stack.pop().device_functions.values():
+            for sub in stack.pop().all_device_functions().values():
                 if id(sub.fn) not in seen:
                     seen.add(id(sub.fn))
                     funcs.append(sub)
