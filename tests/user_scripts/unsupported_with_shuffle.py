@@ -6,9 +6,9 @@ from numba import cuda
 def shuffled_pairs(a, out):
     i = cuda.grid(1)
     if i < out.size:
-        window = a[i:i + 2]  # slicing: gpuviz cannot instrument it, so the launch runs on numba's simulator
-        v = cuda.shfl_down_sync(0xFFFFFFFF, window[0], 1)  # which has no warp shuffles
-        out[i] = v + window[1]
+        window = {"left": a[i], "right": a[i + 1]}  # a dict: gpuviz refuses it, so the launch runs on numba's simulator
+        v = cuda.shfl_down_sync(0xFFFFFFFF, window["left"], 1)  # which has no warp shuffles
+        out[i] = v + window["right"]
 
 
 a = np.arange(33, dtype=np.float64)
