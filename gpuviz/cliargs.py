@@ -15,6 +15,8 @@ import os
 import stat
 import sys
 
+from gpuviz.model.safewrite import _kind  # one wording for what a path is, reading and writing
+
 #: CUDA's limits on one block
 MAX_BLOCK = (1024, 1024, 64)
 MAX_THREADS_PER_BLOCK = 1024
@@ -128,18 +130,6 @@ def launch_numbers(text: str) -> list[int]:
 
 def seconds(text: str) -> float:
     return float_range(0.001, 7 * 24 * 3600.0, "a time limit in seconds")(text)
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def input_file(text: str) -> str:
