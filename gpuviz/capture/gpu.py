@@ -894,6 +894,9 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     count_args = rec.device_args(fresh=True)
     counts = rec.count(count_args)
     bufs = rec.allocate(counts, max_events=max_events)
+    # the inputs as the caller passed them, copied before the recording runs in place on the caller's device
+    # arrays: an in-place kernel (a[i] += 1) checked on a copy taken later would differ by one more run
+    check_args = rec.device_args(fresh=True)
     dargs = rec.device_args(fresh=False)
     rec.record(dargs, bufs)
     if mode == "warp" and rec.dropped_records(bufs) and all(isinstance(a, np.ndarray) or not hasattr(a, "shape") for a in args):
@@ -906,8 +909,7 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
         rec.record(dargs, bufs)
     meta["instrumented"] = kernel_resources(cuda, rec.record_variant.dispatcher, rec.record_args, rec.block)
     # does the instrumented run compute what one plain run does? (the timed plain copies ran several times;
-    # this one starts from the inputs as they were, before the write-back below)
-    check_args = rec.device_args(fresh=True)
+    # this one runs on the copy of the inputs taken before the recording changed the caller's device arrays)
     rec._launch(rec.plain, check_args, "plain")
     rec._sync("plain")
     # 4. back to the host
