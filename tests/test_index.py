@@ -25,6 +25,9 @@ from tests.ui_traces import matmul_tiled_trace
 DATA = Path(__file__).parent / "data"
 #: written by gpuviz before schema 2 (deflated members, no index): `gpuviz capture reduce_sum --size 2048`
 SCHEMA1_FILE = DATA / "reduce_sum_schema1.gpuviz"
+#: written by gpuviz with schema 2 (stored, aligned members and an index; no site table):
+#: ``capture_bundled("reduce_sum", 512, None, "cpu")`` saved with ``Trace.save``
+SCHEMA2_FILE = DATA / "reduce_sum_schema2.gpuviz"
 
 
 def same_report(a, b) -> None:
@@ -163,6 +166,28 @@ def test_an_older_schema_1_file_still_opens(tmp_path):
     old.save(again)
     back = load_trace(again)
     assert index_mod.has_index(back)
+    same_frames(frames, Frames(back))
+    for name in analysis.REPORT_NAMES:
+        same_report(getattr(analysis, name)(old), getattr(analysis, name)(back))
+
+
+def test_an_older_schema_2_file_still_opens(tmp_path):
+    with zipfile.ZipFile(SCHEMA2_FILE) as zf:
+        meta = json.loads(zf.read("meta.json"))
+        assert meta["schema_version"] == 2
+        assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist() if i.filename.endswith(".npy"))
+    old = load_trace(SCHEMA2_FILE)
+    assert old.launch.kernel_name == "reduce_sum" and len(old) == 8_190
+    assert index_mod.has_index(old)  # its saved index is used, not rebuilt
+    frames = Frames(old)
+    rebuilt = Frames(Trace(old.launch, {k: old.field(k) for k in old.recorded_fields}))
+    same_frames(frames, rebuilt)
+    # saved again, it is written with this gpuviz's schema, and the same frames and reports come back
+    again = tmp_path / "again.gpuviz"
+    old.save(again)
+    with zipfile.ZipFile(again) as zf:
+        assert json.loads(zf.read("meta.json"))["schema_version"] == SCHEMA_VERSION
+    back = load_trace(again)
     same_frames(frames, Frames(back))
     for name in analysis.REPORT_NAMES:
         same_report(getattr(analysis, name)(old), getattr(analysis, name)(back))
