@@ -101,7 +101,7 @@ def test_fields_and_index_are_memory_mapped_at_aligned_offsets(trace, tmp_path):
     trace.save(path)
     with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
         meta = json.loads(zf.read("meta.json"))
-        assert meta["schema_version"] == SCHEMA_VERSION == 2
+        assert meta["schema_version"] == SCHEMA_VERSION == 3
         assert any(i.filename.startswith("trace0/index/") for i in zf.infolist())
         for info in zf.infolist():
             if not info.filename.endswith(".npy"):
@@ -178,6 +178,7 @@ def test_an_older_schema_2_file_still_opens(tmp_path):
         assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist() if i.filename.endswith(".npy"))
     old = load_trace(SCHEMA2_FILE)
     assert old.launch.kernel_name == "reduce_sum" and len(old) == 8_190
+    assert old.launch.sites == [] and not old.has("site") and (old.site == -1).all()  # schema 2 had no sites
     assert index_mod.has_index(old)  # its saved index is used, not rebuilt
     frames = Frames(old)
     rebuilt = Frames(Trace(old.launch, {k: old.field(k) for k in old.recorded_fields}))

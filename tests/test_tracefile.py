@@ -8,7 +8,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from gpuviz.model.trace import SCHEMA_VERSION, ArrayInfo, EventKind, Launch, Trace
+from gpuviz.model.trace import SCHEMA_VERSION, ArrayInfo, EventKind, Launch, Site, Trace
 from gpuviz.model.tracefile import TraceFileError, load_trace, load_traces, save_traces
 
 K = EventKind
@@ -32,6 +32,9 @@ def make_trace(kernel="axpy", n_blocks=2, tpb=4, all_fields=True, seed=0) -> Tra
         dropped=3,
         warnings=["example warning"],
         meta={"registers_per_thread": 40, "nested": {"a": [1, 2.5, "x"]}},
+        sites=[Site("start", 10, "axpy"), Site("load", 12, "axpy", "y", ("i",), 4),
+               Site("load", 12, "axpy", "x", ("i",), 16), Site("store", 12, "axpy", "y", ("i",), 4),
+               Site("end", 12, "axpy")] if all_fields else [],
     )
     kinds = [K.START, K.GLOBAL_LOAD, K.GLOBAL_LOAD, K.GLOBAL_STORE, K.END]
     arrays = [-1, 0, 1, 1, -1]
@@ -54,6 +57,7 @@ def make_trace(kernel="axpy", n_blocks=2, tpb=4, all_fields=True, seed=0) -> Tra
             sm=(events["block"] % 3).astype(np.int16),
             time=np.arange(n, dtype=np.int64) * 7 + 1_000_000_000_000,
             value=np.where(events["array"] >= 0, rng.normal(size=n), np.nan),
+            site=np.tile(np.arange(len(kinds)), n_threads),
         )
     return Trace(launch, events)
 
@@ -77,6 +81,17 @@ def test_round_trip_all_fields(tmp_path):
     assert_same(tr, back)
     assert back.launch.meta["nested"] == {"a": [1, 2.5, "x"]}
     assert back.launch.dropped == 3 and back.launch.first_line == 10
+
+
+def test_sites_travel_in_the_file(tmp_path):
+    tr = make_trace()
+    path = tmp_path / "t.gpuviz"
+    tr.save(path)
+    back = load_trace(path)
+    assert back.launch.sites == tr.launch.sites
+    assert back.launch.sites[2].text == "x[i]" and back.launch.sites[0].text == "start"
+    np.testing.assert_array_equal(back.site, tr.site)
+    assert back.has("site")
 
 
 def test_round_trip_required_fields_only_keeps_unknown_fill(tmp_path):
@@ -122,7 +137,7 @@ def test_meta_is_readable_json_with_magic_and_schema(tmp_path):
         names = set(zf.namelist())
     assert meta["format"] == "gpuviz-trace"
     assert meta["schema_version"] == SCHEMA_VERSION
-    assert meta["traces"][0]["fields"] == ["block", "thread", "seq", "kind", "array", "index", "line", "step", "sm", "time", "value"]
+    assert meta["traces"][0]["fields"] == ["block", "thread", "seq", "kind", "array", "index", "line", "step", "sm", "time", "value", "site"]
     assert "trace0/kind.npy" in names
 
 
@@ -298,6 +313,10 @@ def test_newer_schema_is_refused(good_file, tmp_path):
         (lambda m: m["traces"][0].update(fields=["block", "thread", "seq"]), r"required event field\(s\) \['kind'\]"),
         (lambda m: m["traces"][0].update(n_events=-1), "invalid n_events"),
         (lambda m: m["traces"][0].update(n_events=7), "has 640 events, the trace has 7"),
+        (lambda m: m["traces"][0]["launch"].update(sites="all"), "'sites' must be a list"),
+        (lambda m: m["traces"][0]["launch"]["sites"][1].update(kind="teleport"), "site 1: kind must be one of start"),
+        (lambda m: m["traces"][0]["launch"]["sites"][1].update(line="12"), "site 1.*line"),
+        (lambda m: m["traces"][0]["launch"]["sites"][1].update(index="i"), "site 1: 'index' must be a list"),
     ],
 )
 def test_forged_meta(good_file, tmp_path, edit, message):
@@ -367,6 +386,8 @@ def column(good_file, name):
         ("array", 1, -2, "an array id outside -1..1"),
         ("index", 1, 128, r"index outside their array; the first is event 1: index 128 into 'x' of shape \(128,\)"),
         ("index", 2, -1, "index outside their array"),
+        ("site", 4, 5, r"a site outside -1..4 \(the launch lists 5 recorded site\(s\)\); the first is event 4"),
+        ("site", 4, -2, "a site outside -1..4"),
     ],
 )
 def test_inconsistent_events(good_file, tmp_path, field, position, value, message):

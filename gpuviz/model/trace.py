@@ -18,6 +18,8 @@ Stored fields (see ``EVENT_FIELDS``):
     sm      int16   SM the thread's block ran on (-1 when unknown)
     time    int64   %globaltimer in ns (-1 when unknown)
     value   float64 value loaded or stored (NaN when not recorded)
+    site    int32   the recorded site of the kernel's source the event came from: an index into
+                    ``launch.sites`` (-1 when unknown: files written before schema 3)
 
 Warp, lane and barrier phase are derived, never stored.
 """
@@ -35,7 +37,8 @@ import numpy as np
 
 #: 1: deflated .npy members. 2: stored (uncompressed) .npy members at 64-byte aligned offsets, which are
 #: memory-mapped on load, and an optional precomputed index (frames, phases, analysis reports).
-SCHEMA_VERSION = 2
+#: 3: the launch's table of recorded sites (``launch.sites``) and each event's ``site``.
+SCHEMA_VERSION = 3
 
 
 class EventKind(enum.IntEnum):
@@ -79,6 +82,7 @@ EVENT_FIELDS: dict[str, tuple[np.dtype, Any]] = {
     "sm": (np.dtype(np.int16), -1),
     "time": (np.dtype(np.int64), -1),
     "value": (np.dtype(np.float64), np.nan),
+    "site": (np.dtype(np.int32), -1),
 }
 REQUIRED_FIELDS = ("block", "thread", "seq", "kind")
 
@@ -119,6 +123,45 @@ class ArrayInfo:
         )
 
 
+#: what a site records: the kernel's start and end, an array element read, written or updated atomically, a
+#: barrier, a warp primitive. Whether a load or store is of global or shared memory is the array's space.
+SITE_KINDS = ("start", "end", "load", "store", "atomic", "barrier", "warp")
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place in the kernel's source that records events (the capture plan's table of them).
+
+    ``array`` and ``index`` are the subscript as written (``sA``, ``("ty", "k")``): a device function's
+    parameter name where the array is a parameter of one (the event's ``array`` says which array it was).
+    ``col`` is the 0-based column of the construct on its line (-1 for the kernel's start and implicit end).
+    """
+
+    kind: str
+    line: int
+    function: str = ""
+    array: str = ""
+    index: tuple[str, ...] = ()
+    col: int = -1
+
+    @property
+    def text(self) -> str:
+        """``B[k, col]``, ``cuda.syncthreads()`` style text of the site (for captions and tables)."""
+        if self.array:
+            return f"{self.array}[{', '.join(self.index)}]"
+        return self.kind
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "line": self.line, "function": self.function, "array": self.array,
+                "index": list(self.index), "col": self.col}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Site":
+        return cls(kind=str(d["kind"]), line=int(d["line"]), function=str(d.get("function", "")),
+                   array=str(d.get("array", "")), index=tuple(str(x) for x in d.get("index", ())),
+                   col=int(d.get("col", -1)))
+
+
 def _dim3(v) -> tuple[int, int, int]:
     if isinstance(v, (int, np.integer)):
         v = (int(v),)
@@ -150,6 +193,9 @@ class Launch:
     dropped: int = 0  # events lost to a full buffer: always reported, never silent
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)  # backend extras (registers, smem, ...)
+    #: the recorded sites of the kernel (the capture plan's), indexed by the events' ``site``; empty for
+    #: traces from files written before schema 3 and for traces made without a plan
+    sites: list[Site] = field(default_factory=list)
 
     def __post_init__(self):
         self.grid = _dim3(self.grid)
@@ -196,6 +242,7 @@ class Launch:
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
         d["arrays"] = [a.to_json() for a in self.arrays]
+        d["sites"] = [s.to_json() for s in self.sites]
         d["grid"] = list(self.grid)
         d["block"] = list(self.block)
         return d
@@ -204,6 +251,7 @@ class Launch:
     def from_json(cls, d: dict) -> "Launch":
         d = dict(d)
         d["arrays"] = [ArrayInfo.from_json(a) for a in d.get("arrays", [])]
+        d["sites"] = [Site.from_json(s) for s in d.get("sites", [])]
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
 

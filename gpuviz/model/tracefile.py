@@ -1,13 +1,13 @@
 """Trace files (``.gpuviz``): one zip archive, no pickle, a schema version, damaged files rejected clearly.
 
-Layout (schema 2: the archive is what ``np.savez`` would write, plus a manifest and an index)::
+Layout (schema 3: the archive is what ``np.savez`` would write, plus a manifest and an index)::
 
     trace0/block.npy          one .npy per trace per recorded field (fields a backend did not record are
     trace0/thread.npy         not stored: they come back filled with "unknown", as ``Trace`` does)
     ...
     trace0/index/<name>.npy   the trace's index (gpuviz.model.index): frame order and offsets, phases, per-block
     ...                       frame ranges, the analysis reports' tables
-    meta.json                 {"format": "gpuviz-trace", "schema_version": 2, "gpuviz_version": "...",
+    meta.json                 {"format": "gpuviz-trace", "schema_version": 3, "gpuviz_version": "...",
                                "traces": [{"launch": Launch.to_json(), "n_events": N,
                                            "fields": ["block", "thread", ...],
                                            "index": {"version": 1, "arrays": [...], "events_crc": {...},
@@ -16,7 +16,9 @@ Layout (schema 2: the archive is what ``np.savez`` would write, plus a manifest 
 Members are stored uncompressed, each ``.npy``'s data at a 64-byte aligned offset of the file (a padding
 extra field in the zip's local header, as Android's zipalign does), so loading maps the arrays into memory
 (``np.memmap``) instead of inflating and copying them: the window touches only the pages it draws. The CRC-32
-of every member is still checked. Schema 1 files (deflated members, no index) are read as before, by
+of every member is still checked. Schema 3 adds the launch's table of recorded sites (``launch.sites``, in the
+manifest) and the events' ``site`` field; schema 2 files (no sites: every event's site reads as unknown, -1)
+open as they are. Schema 1 files (deflated members, no index) are read as before, by
 streaming; a file without an index gets one from :mod:`gpuviz.model.index` (built in the background by the
 window, kept in the user's cache folder).
 

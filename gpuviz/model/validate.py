@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .trace import EVENT_FIELDS, REQUIRED_FIELDS, EventKind, Launch
+from .trace import EVENT_FIELDS, REQUIRED_FIELDS, SITE_KINDS, EventKind, Launch
 
 
 class TraceFileError(ValueError):
@@ -303,8 +303,34 @@ def check_launch_json(d, where: str, label: str, lim: Limits = DEFAULT_LIMITS) -
             _int_in(a["line"], -1, _INT31, aat, "line")
     _need(total <= lim.max_total_elements, at, f"the arrays hold {total:,} elements together, over "
           f"{lim.max_total_elements:,}")
+    if "sites" in d:
+        check_sites_json(d["sites"], at, lim)
     if "meta" in d:
         check_launch_meta(d["meta"], at, [a["name"] for a in arrays])
+
+
+def check_sites_json(sites, at: str, lim: Limits = DEFAULT_LIMITS) -> None:
+    """The launch's table of recorded sites (schema 3): kind, line, column, and the subscript's text."""
+    _need(isinstance(sites, list), at, f"'sites' must be a list, not {type(sites).__name__}")
+    _need(len(sites) <= lim.max_list, at, f"{len(sites):,} sites, over {lim.max_list:,}")
+    for k, site in enumerate(sites):
+        sat = f"{at}, site {k}"
+        _need(isinstance(site, dict), sat, "a site is a JSON object with kind and line")
+        _need(site.get("kind") in SITE_KINDS, sat, f"kind must be one of {', '.join(SITE_KINDS)}, not "
+              f"{str(site.get('kind'))[:100]!r}")
+        _need("line" in site, sat, "lacks 'line'")
+        _int_in(site["line"], -1, _INT31, sat, "line")
+        if "col" in site:
+            _int_in(site["col"], -1, _INT31, sat, "col")
+        for key in ("function", "array"):
+            if key in site:
+                _need(isinstance(site[key], str) and len(site[key]) <= 1000, sat, f"{key!r} must be text of up to "
+                      "1000 characters")
+        if "index" in site:
+            ix = site["index"]
+            _need(isinstance(ix, list) and len(ix) <= lim.max_dims
+                  and all(isinstance(x, str) and len(x) <= 1000 for x in ix), sat,
+                  f"'index' must be a list of at most {lim.max_dims} texts (one per dimension)")
 
 
 #: ``launch.meta`` entries the program interprets -> (the check, what it must be)
@@ -411,6 +437,11 @@ def check_events(where: str, label: str, launch: Launch, cols: dict[str, np.ndar
     if "sm" in cols:
         sm = cols["sm"]
         _first_bad(where, label, sm < -1, "an SM below -1", sm)
+    if "site" in cols:
+        site = cols["site"]
+        n_sites = len(launch.sites)
+        _first_bad(where, label, (site < -1) | (site >= n_sites), f"a site outside -1..{n_sites - 1} (the launch "
+                   f"lists {n_sites} recorded site(s))", site)
     _need(("array" in cols) == ("index" in cols), f"{where}: {label}",
           "fields 'array' and 'index' are stored together or not at all; one of them is missing")
     if "array" not in cols:
