@@ -9,13 +9,27 @@ Importing ``gpuviz`` is cheap: numba and Qt are imported only when something nee
 
 from __future__ import annotations
 
+import sys
+import types
+
 __version__ = "0.1.0"
 
 from .model.trace import ArrayInfo, EventKind, Launch, Trace  # noqa: E402  (numpy only)
 
-# Import the subpackage gpuviz.capture first (numpy only at import time), so that the function below,
-# defined after it, is what `gpuviz.capture` names. Its submodules stay importable as gpuviz.capture.X.
-from . import capture as _capture_package  # noqa: E402,F401
+
+
+class _Package(types.ModuleType):
+    """``gpuviz`` itself. Importing the subpackage ``gpuviz.capture`` (when a capture is asked for, not before:
+    the window opens without it) binds it as an attribute of its parent; the function below keeps the name.
+    Its submodules stay importable as ``gpuviz.capture.X``."""
+
+    def __setattr__(self, name, value):
+        if name == "capture" and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.capture":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def capture(kernel, grid, block, *args, backend: str = "cpu", **options) -> Trace:
@@ -25,7 +39,9 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", **options) -> Trac
     arguments are updated as a normal launch would update them. ``backend`` is ``"cpu"`` (gpuviz's
     own SIMT executor, the default), ``"sim"`` (numba's CUDA simulator) or ``"gpu"`` (a real GPU).
     """
-    return _capture_package.capture(kernel, grid, block, *args, backend=backend, **options)
+    from .capture import capture as run_capture
+
+    return run_capture(kernel, grid, block, *args, backend=backend, **options)
 
 
 def load(path) -> Trace:

@@ -1,7 +1,9 @@
 """Entry points of the desktop app: ``run_app`` (the window) and ``snapshot`` (a PNG, headless).
 
-``gpuviz`` with no argument opens the window on an embedded default: a bundled kernel
-(``matmul_tiled`` at a small size) captured on the spot with the CPU executor: no GPU, no file.
+``gpuviz`` with no argument opens the window on an embedded default: a bundled kernel (``matmul_tiled`` at
+a small size) as gpuviz's CPU executor runs it: no GPU, no file to pick. Its trace ships with gpuviz
+(``gpuviz/assets/default_trace.gpuviz``), so the first frame needs neither numba nor a capture; without that
+file it is captured on the spot.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from pathlib import Path
 
 DEFAULT_KERNEL = "matmul_tiled"
 DEFAULT_SIZE = 32  # 2 x 2 blocks of 16 x 16 threads: every view readable, captured in well under a second
+DEFAULT_TRACE_PATH = Path(__file__).resolve().parent / "assets" / "default_trace.gpuviz"
 
 
-def default_trace():
-    """The embedded default: ``matmul_tiled`` at size 32, captured now with the CPU executor."""
+def capture_default_trace():
+    """The embedded default captured now with the CPU executor (imports numba and the bundled kernels)."""
     import numpy as np
 
     import gpuviz
@@ -30,17 +33,47 @@ def default_trace():
     return trace
 
 
+def write_default_trace(path=DEFAULT_TRACE_PATH) -> Path:
+    """Capture the embedded default and store it where :func:`default_trace` reads it (with its index).
+
+    ``python -c "from gpuviz.app import write_default_trace; write_default_trace()"`` after changing the
+    default kernel or the CPU executor's event order (``tests/test_startup.py`` says when)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    capture_default_trace().save(path)
+    return path
+
+
+def load_default_trace():
+    """The shipped trace of the embedded default, or None when gpuviz was installed without it."""
+    from .model.trace import Trace
+
+    if not DEFAULT_TRACE_PATH.is_file():
+        return None
+    return Trace.load(DEFAULT_TRACE_PATH)
+
+
+def default_trace():
+    """The embedded default, ``matmul_tiled`` at size 32 on the CPU executor: the shipped trace, else captured now."""
+    trace = load_default_trace()
+    return trace if trace is not None else capture_default_trace()
+
+
 def _load(path_or_trace):
+    """(trace, label, live): ``live`` when the trace was captured just now, on this machine."""
     from .model.trace import Trace
 
     if path_or_trace is None:
-        return default_trace(), f"embedded default: {DEFAULT_KERNEL} size {DEFAULT_SIZE}"
+        trace = load_default_trace()
+        if trace is not None:
+            return trace, f"embedded default: {DEFAULT_KERNEL} size {DEFAULT_SIZE} (shipped trace)", False
+        return capture_default_trace(), f"embedded default: {DEFAULT_KERNEL} size {DEFAULT_SIZE}", True
     if isinstance(path_or_trace, Trace):
-        return path_or_trace, ""
+        return path_or_trace, "", False
     path = Path(path_or_trace)
     if not path.exists():
         raise FileNotFoundError(f"no trace file at {path}")
-    return Trace.load(path), str(path)
+    return Trace.load(path), str(path), False
 
 
 def _application(headless: bool = False):
@@ -87,12 +120,12 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int
         window.open_in_background(str(path))
     else:
         try:
-            trace, label = _load(trace_path)
+            trace, label, live = _load(trace_path)
         except Exception as e:
             print(f"gpuviz: {e}", file=sys.stderr)
             return 2
-        # the embedded default is captured now, on this machine: the window may say so
-        window = MainWindow(trace, theme=get_theme(theme), source_label=label, live=trace_path is None)
+        # a trace captured just now, on this machine (the default without its shipped file): the window may say so
+        window = MainWindow(trace, theme=get_theme(theme), source_label=label, live=live)
         fit_to_screen(window)
         window.show()
     if present:
@@ -130,7 +163,7 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
     from .ui.views.base import available_views
     from .ui.window import MainWindow
 
-    trace, label = _load(path_or_trace)
+    trace, label, live = _load(path_or_trace)
     views = available_views()
     if view is not None and view not in views and view != "window":
         raise ValueError(f"no view named {view!r}; views: window, {', '.join(views)}")
@@ -155,7 +188,7 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
             sel.select_cell(selection["array"], selection["index"])
     if view is None or view == "window":
         widget = MainWindow(session=session)
-        if path_or_trace is None:  # the embedded default was captured just now, here
+        if live:  # the embedded default was captured just now, here
             widget.mark_live(trace)
     else:
         from .ui.theme import stylesheet

@@ -374,13 +374,13 @@ class LaunchPanel(QWidget):
         self.runner.notice.connect(lambda text, _req: self.show_notice(text))
 
     def load_kernels(self) -> None:
-        """Fill the kernel list (imports the bundled kernels, and so numba: done after the first frame)."""
+        """Fill the kernel list from the kernels' catalog (plain data: numba waits for a capture, in its worker)."""
         if self._specs:
             return
         try:
-            from kernels import all_kernels
+            from kernels.catalog import kernel_catalog
 
-            self._specs = all_kernels()
+            self._specs = kernel_catalog()
         except Exception as e:
             self.show_error(f"the bundled kernels could not be loaded: {type(e).__name__}: {e}")
             return

@@ -214,9 +214,9 @@ def _kernel_notes(trace) -> tuple:
     if not bundled.get("name"):
         return ()
     try:
-        from kernels import get_kernel
+        from kernels.catalog import kernel_info  # no numba: the catalog is plain data
 
-        return get_kernel(bundled["name"]).frame_notes
+        return kernel_info(bundled["name"]).frame_notes
     except KeyError:
         return ()
 
@@ -1139,7 +1139,7 @@ class MainWindow(QMainWindow):
         super().showEvent(ev)
         if not self._arranged:
             self.arrange_default()
-        # the kernel list imports numba: after the first frame is on screen, not before
+        # the kernel list (a catalog read without numba, but still work): after the first frame is on screen
         QTimer.singleShot(0, self.launch_panel.load_kernels)
 
     def closeEvent(self, ev) -> None:

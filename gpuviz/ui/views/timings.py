@@ -384,9 +384,9 @@ class TimingsView(TraceView):
         if name and name in titles:
             return ""
         try:  # a bundled kernel's operation ("c = a + b" for vector_add), as its description writes it
-            from kernels import get_kernel
+            from kernels.catalog import kernel_info  # plain data: no numba
 
-            op = get_kernel(name).description.split(":")[0].split(" in one")[0].strip()
+            op = kernel_info(name).description.split(":")[0].split(" in one")[0].strip()
         except Exception:  # noqa: BLE001 - not a bundled kernel (a user's program): no operation to match
             op = ""
         if op and op in titles:
