@@ -166,6 +166,7 @@ def test_the_shipped_default_trace_is_what_a_capture_gives_now():
     assert (a.kernel_name, a.grid, a.block, a.backend) == (b.kernel_name, b.grid, b.block, b.backend), hint
     assert [x.to_json() if hasattr(x, "to_json") else x for x in a.arrays] == \
         [x.to_json() if hasattr(x, "to_json") else x for x in b.arrays], hint
+    assert [x.to_json() for x in a.sites] == [x.to_json() for x in b.sites], hint
     assert a.meta["bundled_kernel"] == b.meta["bundled_kernel"], hint
     assert shipped.saved_frames is not None  # its index is stored: opening reads it, builds nothing
 
