@@ -258,7 +258,7 @@ def run_module(modname: str, out_path: str, prefix: str) -> None:
     state = {"test": ""}
 
     class Recorder:
-        def launch(self, kernel, grid, block, args, run_original):
+        def launch(self, kernel, grid, block, args, run_original, dynamic_shared_bytes=0):
             rec = {"test": state["test"], "module": modname, "grid": list(grid), "block": list(block)}
             try:
                 from gpuviz.capture.limits import normalize_dims
@@ -276,8 +276,8 @@ def run_module(modname: str, out_path: str, prefix: str) -> None:
                 if count >= MAX_PER_KERNEL:
                     rec = None
                     return run_original()
-                if getattr(kernel, "dynshared_size", 0):
-                    rec["dynshared"] = int(kernel.dynshared_size)
+                if dynamic_shared_bytes:
+                    rec["dynshared"] = int(dynamic_shared_bytes)
                 rec["kernel"] = encode_function(kernel, st, funcs)
                 rec["args"] = [encode_value(a, st) for a in args]
             except Unstorable as exc:
@@ -307,7 +307,8 @@ def run_module(modname: str, out_path: str, prefix: str) -> None:
         def _per_thread(self, kernel, rec, sim_args, st):
             try:
                 trace = gpuviz.capture(kernel, tuple(rec["grid"]), tuple(rec["block"]), *sim_args, backend="sim",
-                                       lockstep=False, max_events=MAX_EVENTS)
+                                       lockstep=False, max_events=MAX_EVENTS,
+                                       dynamic_shared_bytes=rec.get("dynshared", 0))
                 mat, names = event_matrix(trace)
                 rec["sim_events"] = st.put(mat)
                 rec["sim_event_names"] = names

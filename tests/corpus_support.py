@@ -12,7 +12,7 @@ Classes of a launch:
     warned        outputs differ, and gpuviz warned why (uninitialised shared memory: the simulator's
                   answer is itself arbitrary)
     wrong         outputs differ without a warning, or only one side raised
-    refused       gpuviz refused the kernel (UnsupportedConstruct)
+    refused       gpuviz refused the kernel (UnsupportedConstruct) or its launch configuration (LaunchConfigError)
     crashed       an internal error (any other exception)
     hung          over the time limit
     not stored    the extraction could not store the kernel or its arguments
@@ -227,7 +227,7 @@ def _alarm(signum, frame):
 def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu") -> dict:
     """Run one corpus launch on gpuviz's ``backend`` and judge it: {"class", "detail", "cpu_s", "sim_s"}."""
     import gpuviz
-    from gpuviz.capture.errors import CaptureError, UnsupportedConstruct
+    from gpuviz.capture.errors import CaptureError, LaunchConfigError, UnsupportedConstruct
 
     out = {"class": "not stored", "detail": "", "cpu_s": None, "sim_s": launch.get("sim_seconds")}
     if "unstorable" in launch or "kernel" not in launch:
@@ -246,11 +246,13 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu") -> di
     trace, raised = None, None
     try:
         trace = gpuviz.capture(kernel, grid, block, *args, backend=backend, lockstep=False,
-                               max_loop_iterations=2_000_000)
+                               max_loop_iterations=2_000_000, dynamic_shared_bytes=launch.get("dynshared", 0))
     except Hung:
         out.update({"class": "hung", "detail": f"over {time_limit_s:.0f}s"})
         return out
-    except UnsupportedConstruct as exc:
+    except (UnsupportedConstruct, LaunchConfigError) as exc:
+        # a launch configuration gpuviz refuses as a GPU would (a grid of no blocks: numba's simulator runs
+        # nothing, a GPU refuses it, numba-cuda's forall() of no work does not launch): refused, not wrong
         out.update({"class": "refused", "detail": str(exc)})
         return out
     except CaptureError as exc:  # a fault, or an exception the kernel raises (KernelRaised)

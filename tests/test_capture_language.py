@@ -147,3 +147,32 @@ def test_raise_in_a_kernel_raises_from_the_launch():
     with pytest.raises(ValueError, match="thread 3 saw a bad value"):
         with gpuviz.recording():
             raises[1, 4](np.zeros(4))
+
+
+@cuda.jit
+def dynamic_shared(x, out):
+    ints = cuda.shared.array(0, dtype=int32)
+    again = cuda.shared.array(0, dtype=int32)  # every dynamic declaration views the same bytes
+    tx = cuda.threadIdx.x
+    ints[tx] = x[cuda.grid(1)]
+    cuda.syncthreads()
+    evens = again[::2]
+    if tx < evens.size:
+        out[cuda.grid(1)] = evens[tx] + ints.size
+
+
+def test_dynamic_shared_memory_is_sized_by_the_launch():
+    """``cuda.shared.array(0, dtype)`` holds as many elements as the launch's dynamic shared bytes fit, per
+    block, on every backend (numba's simulator and gpuviz's per-thread recorder launch with the same bytes)."""
+    x = np.arange(16, dtype=np.int32)
+    sim = np.zeros(16, np.int32)
+    dynamic_shared[2, 8, 0, 8 * 4](x, sim)
+    cpu = np.zeros(16, np.int32)
+    trace = gpuviz.capture(dynamic_shared, 2, 8, x, cpu, dynamic_shared_bytes=8 * 4)
+    assert cpu.tolist() == sim.tolist() == [0 + 8, 2 + 8, 4 + 8, 6 + 8, 0, 0, 0, 0, 8 + 8, 10 + 8, 12 + 8, 14 + 8, 0, 0, 0, 0]
+    assert {a.name: a.shape for a in trace.launch.arrays if a.space == "shared"} == {"ints": (8,), "again": (8,)}
+    by_sim = np.zeros(16, np.int32)
+    sim_trace = gpuviz.capture(dynamic_shared, 2, 8, x, by_sim, backend="sim", lockstep=False, dynamic_shared_bytes=32)
+    assert by_sim.tolist() == cpu.tolist()
+    assert sorted(sim_trace.launch.arrays, key=lambda a: a.name) == sorted(trace.launch.arrays, key=lambda a: a.name)
+    assert len(sim_trace.kind) == len(trace.kind)

@@ -13,24 +13,9 @@ from . import corpus_support as C
 
 pytestmark = pytest.mark.skipif(not C.CORPUS.exists(), reason="no corpus file: run bench/corpus_extract.py")
 
-#: launches known to come out wrong, by test id and kernel: each is a gap of the CPU executor, listed so
-#: that a new wrong answer fails this test (fix one, and take it off the list)
-KNOWN_WRONG = {
-    # numba's simulator refuses `alignment=` on local and shared arrays (a GPU accepts it, and so does gpuviz)
-    "numba.cuda.tests.cudapy.test_array_alignment.TestCudasimUnsupportedAlignment.test_local_unsupported::"
-    "TestCudasimUnsupportedAlignment.test_local_unsupported.<locals>.f",
-    "numba.cuda.tests.cudapy.test_array_alignment.TestCudasimUnsupportedAlignment.test_shared_unsupported::"
-    "TestCudasimUnsupportedAlignment.test_shared_unsupported.<locals>.f",
-    # an atomic on the .real / .imag view of a complex array: gpuviz stops with a KernelFault (not silent)
-    "numba.cuda.tests.cudapy.test_complex.TestAtomicOnComplexComponents.test_atomic_on_imag::"
-    "TestAtomicOnComplexComponents.test_atomic_on_imag.<locals>.atomic_add_one_j",
-    "numba.cuda.tests.cudapy.test_complex.TestAtomicOnComplexComponents.test_atomic_on_real::"
-    "TestAtomicOnComplexComponents.test_atomic_on_real.<locals>.atomic_add_one",
-    # forall() of no work launches a grid of 0 blocks: the simulator runs nothing, gpuviz refuses the launch
-    "numba.cuda.tests.cudapy.test_forall.TestForAll.test_forall_no_work::foo",
-    # a record field that is itself an array, indexed: gpuviz stops with a KernelFault (not silent)
-    "numba.cuda.tests.cudapy.test_record_dtype.TestNestedArrays.test_getitem_idx::TestNestedArrays.get_cfunc.<locals>.outer",
-}
+#: launches known to come out wrong, by test id and kernel: none now (alignment= and a grid of no blocks are
+#: refused with their reasons, atomics on .real/.imag and rec[0] run); a new wrong answer fails this test
+KNOWN_WRONG: set[str] = set()
 
 
 @pytest.fixture(scope="module")

@@ -66,7 +66,7 @@ def _arrays_of(rt) -> list[ArrayInfo]:
 
 def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None, max_events: int = 50_000_000,
             time_plain: bool = False, lockstep: bool = True, watchdog: float | None = DEFAULT_STALL_S,
-            progress=None, estimate: bool = True, **options) -> Trace:
+            progress=None, estimate: bool = True, dynamic_shared_bytes: int = 0, **options) -> Trace:
     """Run ``kernel[grid, block](*args)`` instrumented and return its trace (see :func:`gpuviz.capture`).
 
     ``lockstep``: for the per-thread backends ("sim", "gpu"), also replay the launch on the CPU executor
@@ -75,12 +75,17 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
     :class:`KernelStalled` (None or 0: never). ``progress``: called with a dict about once a second while
     the CPU executor runs. ``estimate``: on the cpu and sim backends, first run a few blocks to estimate
     the trace and refuse one that would pass ``max_events`` (TraceTooLarge) before the real run.
+    ``dynamic_shared_bytes``: the launch's dynamic shared memory per block, the fourth item of
+    ``kernel[grid, block, stream, nbytes]``: what ``cuda.shared.array(0, dtype)`` declares.
     """
+    dynamic_shared_bytes = int(dynamic_shared_bytes or 0)
+    if dynamic_shared_bytes < 0:
+        raise ValueError(f"dynamic_shared_bytes must be 0 or more, not {dynamic_shared_bytes}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     grid, block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
     if backend == "sim" and estimate:
-        _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events)
+        _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events, dynamic_shared_bytes)
     if backend in ("sim", "gpu"):
         from .lockstep import copy_inputs
 
@@ -89,17 +94,21 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
         if backend == "sim":
             from .perthread import capture_sim
 
-            trace = capture_sim(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
+            trace = capture_sim(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
+                                dynamic_shared_bytes=dynamic_shared_bytes, **options)
         else:
             from .gpu import capture_gpu
 
-            trace = capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, **options)
-        return _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events) if lockstep else trace
+            trace = capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
+                                dynamic_shared_bytes=dynamic_shared_bytes, **options)
+        return (_add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events, dynamic_shared_bytes)
+                if lockstep else trace)
     return _capture_cpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
-                        time_plain=time_plain, watchdog=watchdog, progress=progress, estimate=estimate, **options)
+                        time_plain=time_plain, watchdog=watchdog, progress=progress, estimate=estimate,
+                        dynamic_shared_bytes=dynamic_shared_bytes, **options)
 
 
-def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events) -> None:
+def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events, dynamic_shared_bytes=0) -> None:
     """The size estimate for a kernel the CPU executor can run (the simulator backend: minutes saved)."""
     from .executor import compile_for_cpu
     from .limits import refuse_if_too_large
@@ -109,7 +118,8 @@ def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events) -
     except CaptureError:  # the executor cannot run it: the simulator still can, unestimated
         return
     refuse_if_too_large(ck, grid, block, args, record_blocks=record_blocks, max_events=max_events,
-                        file=ck.root.file, line=ck.root.first_line, kernel=ck.root.name)
+                        file=ck.root.file, line=ck.root.first_line, kernel=ck.root.name,
+                        dynamic_shared_bytes=dynamic_shared_bytes)
 
 
 def front_end_check(kernel) -> None:
@@ -124,14 +134,15 @@ def front_end_check(kernel) -> None:
     compile_for_cpu(kernel)
 
 
-def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events) -> Trace:
+def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events, dynamic_shared_bytes=0) -> Trace:
     from .lockstep import with_lockstep_steps
 
     if trace.launch.meta.get("mode", "thread") != "thread":
         trace.launch.meta["step_source"] = "none: per-warp recording keeps lane 0's events only"
         return trace
     try:
-        reference = _capture_cpu(kernel, grid, block, inputs, record_blocks=record_blocks, max_events=max_events)
+        reference = _capture_cpu(kernel, grid, block, inputs, record_blocks=record_blocks, max_events=max_events,
+                                 dynamic_shared_bytes=dynamic_shared_bytes)
     except CaptureError as exc:
         trace.launch.meta["step_source"] = f"none: the CPU executor could not replay the launch ({exc})"
         return trace
@@ -139,7 +150,7 @@ def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_e
 
 
 def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_plain=False, max_loop_iterations=5_000_000,
-                 watchdog=DEFAULT_STALL_S, progress=None, estimate=True):
+                 watchdog=DEFAULT_STALL_S, progress=None, estimate=True, dynamic_shared_bytes=0):
     from .executor import compile_for_cpu, make_runtime, run_cpu
     from .limits import refuse_if_too_large
     from .source import source_span
@@ -155,7 +166,8 @@ def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_p
 
             SimtRuntime(grid, block, file=root.file)  # refuses with its own message, before any sample
         est = refuse_if_too_large(ck, grid, block, args, record_blocks=record_blocks, max_events=max_events,
-                                  file=root.file, line=root.first_line, kernel=root.name)
+                                  file=root.file, line=root.first_line, kernel=root.name,
+                                  dynamic_shared_bytes=dynamic_shared_bytes)
         if est is not None:
             timings["estimate_s"] = round(est.seconds, 4)
     if time_plain:
@@ -163,12 +175,13 @@ def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_p
         copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         t0 = time.perf_counter()
         run_cpu(ck, make_runtime(ck, grid, block, record=False, max_loop_iterations=max_loop_iterations,
+                                 dynamic_shared_bytes=dynamic_shared_bytes,
                                  watchdog=Watchdog(watchdog, progress) if watchdog or progress else None), copies)
         timings["plain_s"] = time.perf_counter() - t0
     text, first, _last = source_span(root)
     t0 = time.perf_counter()
     rt = make_runtime(ck, grid, block, record_blocks=record_blocks, max_events=max_events,
-                      max_loop_iterations=max_loop_iterations,
+                      max_loop_iterations=max_loop_iterations, dynamic_shared_bytes=dynamic_shared_bytes,
                       watchdog=Watchdog(watchdog, progress) if watchdog or progress else None)
     try:
         run_cpu(ck, rt, args)
@@ -191,6 +204,8 @@ def _build_trace(rt, root, grid, block, text, first, timings, partial=False) -> 
     if partial:
         warnings.insert(0, "partial trace: the launch stopped with an error")
     meta = {"kernel_lines": [root.first_line, root.last_line], "threads_recorded": "all" if rt.recorded is None else "chosen blocks"}
+    if rt.dynamic_shared_bytes:
+        meta["dynamic_shared_bytes"] = rt.dynamic_shared_bytes
     if rt.printed:
         meta["printed"] = rt.printed
     launch = Launch(

@@ -24,7 +24,7 @@ class CompiledKernel:
     generated_source: str
     entry: object  # the generated Python function
     shared_bytes: int  # static shared memory per block
-    shared_decls: list = field(default_factory=list)  # [(line, shape, dtype)]
+    shared_decls: list = field(default_factory=list)  # [(line, shape, dtype)]; shape (0,): dynamic shared memory
     compile_seconds: float = 0.0
     kernel: object = None  # the dispatcher it was compiled from (its extensions apply at each launch)
 
@@ -46,7 +46,9 @@ def kernel_debug(kernel) -> bool:
 
 
 def _static_shared(root: FunctionSource) -> tuple[int, list]:
-    """Shared memory a block needs, from the cuda.shared.array declarations (their shapes are constants)."""
+    """Static shared memory a block needs, from the cuda.shared.array declarations (their shapes are
+    constants), and the declarations: (line, shape, dtype), shape (0,) for dynamic shared memory (its size is
+    the launch's, not counted here)."""
     from .simt_compile import SimtCompiler
 
     total, decls = 0, []
@@ -65,13 +67,16 @@ def _static_shared(root: FunctionSource) -> tuple[int, list]:
                     if not (comp.is_constant(shape_node) and comp.is_constant(dtype_node)):
                         continue  # given to a device function as arguments: sized when it runs
                     shape = comp.const_eval(shape_node)
-                    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
                     dtype = np.dtype(comp.np_dtype(comp.const_eval(dtype_node), node))
+                    if isinstance(shape, (int, np.integer)) and int(shape) == 0:
+                        # dynamic shared memory: its size is the launch's, kernel[grid, block, stream, nbytes]
+                        decls.append((node.lineno, (0,), str(dtype)))
+                        continue
+                    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
                     if any(int(s) <= 0 for s in shape):
-                        raise comp.error(
-                            node,
-                            "gpuviz needs a static shared-memory shape (dynamic shared memory, shape 0, is not supported)",
-                        )
+                        raise comp.error(node, f"shared array shape {shape} has an empty or negative dimension: give "
+                                               "each dimension a positive size (shape 0 alone declares dynamic shared "
+                                               "memory)")
                     total += int(np.prod(shape)) * dtype.itemsize
                     decls.append((node.lineno, shape, str(dtype)))
     return total, decls
@@ -164,12 +169,14 @@ def host_array(arg):
 
 
 def make_runtime(ck: CompiledKernel, grid, block, *, record=True, record_blocks=None, max_events=50_000_000,
-                 max_loop_iterations=5_000_000, watchdog=None, blocks=None) -> SimtRuntime:
+                 max_loop_iterations=5_000_000, watchdog=None, blocks=None, dynamic_shared_bytes=0) -> SimtRuntime:
     """``watchdog``: a :class:`~gpuviz.capture.watchdog.Watchdog` (stops a launch that makes no progress);
-    ``blocks``: run only these linear block ids (a sample)."""
+    ``blocks``: run only these linear block ids (a sample); ``dynamic_shared_bytes``: the launch's dynamic
+    shared memory per block (what ``cuda.shared.array(0, dtype)`` declares)."""
     rt = SimtRuntime(
         grid, block, file=ck.root.file, line_text=ck.root.line_text, record=record, record_blocks=record_blocks,
         max_events=max_events, max_loop_iterations=max_loop_iterations, blocks=blocks, watchdog=watchdog,
+        dynamic_shared_bytes=dynamic_shared_bytes,
     )
     if watchdog is not None:
         from .watchdog import loop_table

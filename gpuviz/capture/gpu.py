@@ -371,7 +371,7 @@ class GpuRecording:
 
     def __init__(self, kernel, grid, block, args, *, mode: str = "thread", timestamps: str = "sync",
                  record_blocks=None, record: str = "all", max_registers: int | str | None = None, layout: str = "auto",
-                 lane_linear: bool = True):
+                 lane_linear: bool = True, dynamic_shared_bytes: int = 0):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if timestamps not in TIMESTAMPS:
@@ -388,6 +388,7 @@ class GpuRecording:
         self.kernel = kernel
         self.grid, self.block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
         self.mode, self.timestamps, self.record_what = mode, timestamps, record
+        self.dynamic_shared_bytes = int(dynamic_shared_bytes)  # every launch, plain and instrumented, gets as much
         self.max_registers = max_registers
         fn = python_function(kernel)
         self.fn = fn
@@ -461,7 +462,7 @@ class GpuRecording:
         index32 = not count and self.index_dtype() == np.int32 and self.positions_fit32
         key = (self.fn.__code__, tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
                self.timestamps == "all", self.record_what, self.split, self.all_blocks, self.block_range, count, uniform,
-               self.max_registers, index32, self.grid, self.block, self.lane_linear)
+               self.max_registers, index32, self.grid, self.block, self.lane_linear, self.dynamic_shared_bytes)
         v = _variant_cache.get(key)
         if v is None:
             t0 = time.perf_counter()
@@ -469,7 +470,7 @@ class GpuRecording:
                               time_all=self.timestamps == "all", split=self.split, uniform=uniform,
                               all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers,
                               block_range=self.block_range, index32=index32, grid=self.grid, block=self.block,
-                              lane_linear=self.lane_linear)
+                              lane_linear=self.lane_linear, dynamic_shared_bytes=self.dynamic_shared_bytes)
             _variant_cache[key] = v
             self.rewrite_s += time.perf_counter() - t0
         return v
@@ -502,7 +503,7 @@ class GpuRecording:
 
     def _launch(self, dispatcher, launch_args, what):
         try:
-            dispatcher[self.grid, self.block](*launch_args)
+            dispatcher[self.grid, self.block, 0, self.dynamic_shared_bytes](*launch_args)
         except CaptureError:
             raise
         except Exception as exc:
@@ -840,7 +841,8 @@ def _write_back(args, dargs):
 
 def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: int = 50_000_000, mode: str = "thread",
                 timestamps: str = "sync", record: str = "all", time_plain: bool = True, repeats: int = 5,
-                layout: str = "auto", max_registers: int | str | None = None, **_ignored) -> Trace:
+                layout: str = "auto", max_registers: int | str | None = None, dynamic_shared_bytes: int = 0,
+                **_ignored) -> Trace:
     """Capture ``kernel[grid, block](*args)`` on the GPU (see the module docstring). The arguments end up as
     after a normal launch (the instrumented run's results). ``layout`` ("auto", "uniform" or "table")
     forces a buffer layout; the trace is the same either way (tests and benchmarks use it)."""
@@ -851,7 +853,7 @@ def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: in
         _warnings.filterwarnings("ignore", message=".*under-utilization.*")
         return _capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, mode=mode,
                             timestamps=timestamps, record=record, time_plain=time_plain, repeats=repeats, layout=layout,
-                            max_registers=max_registers)
+                            max_registers=max_registers, dynamic_shared_bytes=dynamic_shared_bytes)
 
 
 def recorded_description(mode: str, record: str) -> str:
@@ -869,9 +871,10 @@ def recorded_description(mode: str, record: str) -> str:
 
 
 def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, record, time_plain,
-                 repeats, layout, max_registers) -> Trace:
+                 repeats, layout, max_registers, dynamic_shared_bytes=0) -> Trace:
     rec = GpuRecording(kernel, grid, block, args, mode=mode, timestamps=timestamps, record_blocks=record_blocks,
-                       record=record, layout=layout, max_registers=max_registers)
+                       record=record, layout=layout, max_registers=max_registers,
+                       dynamic_shared_bytes=dynamic_shared_bytes)
     cuda, root = rec.cuda, rec.root
     timings: dict[str, float] = {}
     if rec.rewrite_s:

@@ -168,12 +168,18 @@ class BuildInfo:
         return kinds, lines
 
 
-def static_shared_decls(fs: FunctionSource) -> dict[int, tuple[tuple[int, ...], str]]:
-    """{line: (shape, dtype)} of the ``cuda.shared.array`` declarations in ``fs`` (shapes are constants)."""
+def static_shared_decls(fs: FunctionSource, dynamic_shared_bytes: int = 0) -> dict[int, tuple[tuple[int, ...], str]]:
+    """{line: (shape, dtype)} of the ``cuda.shared.array`` declarations in ``fs`` (shapes are constants; a
+    dynamic one, shape 0, holds as many elements as the launch's ``dynamic_shared_bytes`` fit)."""
     from .executor import _static_shared
 
     _total, decls = _static_shared(fs)
-    return {int(line): (tuple(int(s) for s in shape), str(dtype)) for line, shape, dtype in decls}
+    out = {}
+    for line, shape, dtype in decls:
+        if tuple(shape) == (0,):
+            shape = (int(dynamic_shared_bytes) // np.dtype(dtype).itemsize,)
+        out[int(line)] = (tuple(int(s) for s in shape), str(dtype))
+    return out
 
 
 def _name(n: str, ctx=None) -> ast.Name:
@@ -194,11 +200,11 @@ class GpuRewriter(PerThreadRewriter):
     runtime_rewrites = False  # views and calls through parameters stay as numba compiles them
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo],
-                 record: str = "all", block_1d: bool = False):
+                 record: str = "all", block_1d: bool = False, dynamic_shared_bytes: int = 0):
         super().__init__(fs, is_kernel=is_kernel)
         self.info = info
         self.array_args = array_args  # kernel: parameters bound to arrays at this launch
-        self.shared_decls = static_shared_decls(fs)
+        self.shared_decls = static_shared_decls(fs, dynamic_shared_bytes)
         self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
         self.lane_linear = self.lane_linear_names() if (is_kernel and block_1d) else set()
 
@@ -878,7 +884,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
                   time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
                   record: str = "all", max_registers: int | None = None, block_range: bool = False,
                   index32: bool = False, grid: tuple | None = None, block: tuple | None = None,
-                  lane_linear: bool = True) -> Variant:
+                  lane_linear: bool = True, dynamic_shared_bytes: int = 0) -> Variant:
     """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``.
 
     ``split``: the kernel branches once per thread between the instrumented body (recorded blocks) and
@@ -890,7 +896,8 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     kernel's registers (numba's ``max_registers``), e.g. to keep the plain kernel's occupancy. ``index32``,
     ``grid`` and ``block``: see :func:`make_recorders` (a variant built with a grid and block shape must be
     launched with that shape). ``lane_linear``: with a 1-D ``block``, record ``a[i]`` for ``i = cuda.grid(1)``
-    without a warp vote (:meth:`GpuRewriter.lane_linear_names`).
+    without a warp vote (:meth:`GpuRewriter.lane_linear_names`). ``dynamic_shared_bytes``: the launch's dynamic
+    shared memory (the shape of ``cuda.shared.array(0, dtype)``; the variant is launched with that many bytes).
     """
     import numba
 
@@ -922,7 +929,8 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
                 ns[plain_names[call_name]] = ns[call_name]
             ns[call_name] = build(sub, False)
         rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record,
-                         block_1d=lane_linear and block is not None and tuple(block)[1:] in ((), (1,), (1, 1)))
+                         block_1d=lane_linear and block is not None and tuple(block)[1:] in ((), (1,), (1, 1)),
+                         dynamic_shared_bytes=dynamic_shared_bytes)
         tree = rw.rewrite()
         if is_kernel and split:
             tree = split_kernel(rw, tree, plain_names)

@@ -84,8 +84,8 @@ def sample_blocks(recorded: list[int], k: int = SAMPLE_BLOCKS) -> list[int]:
 
 
 def estimate_trace(ck, grid, block, args, *, record_blocks=None, seconds: float = SAMPLE_SECONDS,
-                   sample_max_events: int = SAMPLE_MAX_EVENTS, min_threads: int = SAMPLE_MIN_THREADS
-                   ) -> SizeEstimate | None:
+                   sample_max_events: int = SAMPLE_MAX_EVENTS, min_threads: int = SAMPLE_MIN_THREADS,
+                   dynamic_shared_bytes: int = 0) -> SizeEstimate | None:
     """Run a few blocks of the launch on copies of its inputs, counting events without keeping them, and
     scale up to the recorded blocks. None when the launch has so few blocks (or recorded threads, under
     ``min_threads``) that the real run is as quick to find out, or when the sample itself fails (the real
@@ -109,7 +109,7 @@ def estimate_trace(ck, grid, block, args, *, record_blocks=None, seconds: float 
     t0 = time.monotonic()
     wd = Watchdog(timeout=None, deadline=t0 + seconds)
     rt = make_runtime(ck, grid, block, record=True, max_events=sample_max_events, watchdog=wd, blocks=picks,
-                      max_loop_iterations=1 << 62)
+                      max_loop_iterations=1 << 62, dynamic_shared_bytes=dynamic_shared_bytes)
     rt.count_only = True
     complete = True
     try:
@@ -130,12 +130,12 @@ TOO_LARGE_OPTIONS = ("record fewer blocks (--blocks 0,1 / record_blocks=[0, 1]: 
 
 
 def refuse_if_too_large(ck, grid, block, args, *, record_blocks=None, max_events: int, file: str = "",
-                        line: int = -1, kernel: str = "kernel") -> SizeEstimate | None:
+                        line: int = -1, kernel: str = "kernel", dynamic_shared_bytes: int = 0) -> SizeEstimate | None:
     """Raise TraceTooLarge, saying the estimate, the limit and the options, for a launch whose trace would
     pass ``max_events``; returns the estimate (None: too few blocks to sample)."""
     from .errors import TraceTooLarge
 
-    est = estimate_trace(ck, grid, block, args, record_blocks=record_blocks)
+    est = estimate_trace(ck, grid, block, args, record_blocks=record_blocks, dynamic_shared_bytes=dynamic_shared_bytes)
     if est is not None and est.events > max_events:
         prefix = f"{file}:{line}: " if file else ""
         err = TraceTooLarge(

@@ -281,12 +281,28 @@ class PerThreadRewriter(ast.NodeTransformer):
                 return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
             return node
         self.generic_visit(node)
+        if self.runtime_rewrites and isinstance(node.func, ast.Attribute) and node.func.attr == "reshape" \
+                and not node.keywords:
+            # a reshape is a view too: the recorder maps its elements to the reshaped array's
+            call = ast.Call(func=ast.Name(PREFIX + "reshape", ast.Load()), args=[node.func.value, *node.args],
+                            keywords=[])
+            return ast.copy_location(call, node)
         if isinstance(node.func, ast.Name) and node.func.id in self.locals and self.runtime_rewrites:
             # a function passed as a parameter (cuda.atomic.add, a cast): recorded as what it turns out to be
             if not node.keywords:
                 call = ast.Call(func=ast.Name(PREFIX + "callv", ast.Load()),
                                 args=[node.func, ast.Constant(node.lineno), *node.args], keywords=[])
                 return ast.copy_location(call, node)
+        return node
+
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if self.runtime_rewrites and isinstance(node.ctx, ast.Load) and node.attr in ("real", "imag"):
+            # the .real / .imag of a complex array views its elements: recorded as the array's
+            call = ast.Call(func=ast.Name(PREFIX + "part", ast.Load()), args=[node.value, ast.Constant(node.attr)],
+                            keywords=[])
+            return ast.copy_location(call, node)
         return node
 
 
@@ -394,8 +410,17 @@ class SimRecorder:
                 with rec.lock:
                     rec.base_nd[aid] = nd  # a block's own array: views of it map into it
 
+        def reshape(arr, *shape):
+            return viewed_as(arr, arr.reshape(*shape))
+
+        def part(value, which):
+            out = getattr(value, which)
+            return viewed_as(value, out) if len(getattr(out, "shape", ())) else out
+
         def view(arr, idx, line):
-            out = arr[idx]
+            return viewed_as(arr, arr[idx])
+
+        def viewed_as(arr, out):
             aid = rec.by_id.get(id(arr))
             base_nd = rec.base_nd.get(aid)
             view_nd = _ndarray(out)
@@ -485,6 +510,8 @@ class SimRecorder:
             PREFIX + "at": at,
             PREFIX + "callv": callv,
             PREFIX + "view": view,
+            PREFIX + "reshape": reshape,
+            PREFIX + "part": part,
             PREFIX + "setslice": setslice,
             PREFIX + "barv": barv,
             PREFIX + "bar": bar,
@@ -553,7 +580,8 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
     return root, build(root, True)
 
 
-def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_000_000, **_ignored) -> Trace:
+def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_000_000, dynamic_shared_bytes=0,
+                **_ignored) -> Trace:
     import time
 
     from . import versions
@@ -570,7 +598,7 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     root, jitted = build_sim_kernel(kernel, recorder)
     t0 = time.perf_counter()
     try:
-        jitted[grid, block](*args)
+        jitted[grid, block, 0, int(dynamic_shared_bytes)](*args)
     except CaptureError:
         raise
     except Exception as exc:  # the simulator raises plain Python errors (IndexError, ...) from the kernel

@@ -561,7 +561,7 @@ class SimtCompiler:
         if n.attr in ("shape", "size", "ndim", "dtype"):
             return f"rt.array_attr({base}, {n.attr!r}, {n.lineno})"
         if n.attr in ("real", "imag"):
-            return f"np.{n.attr}({base})"
+            return f"rt.real_imag({base}, {n.attr!r}, {n.lineno})"
         return f"rt.get_field({m}, {base}, {n.attr!r}, {n.lineno})"  # a record's field (checked when it runs)
 
     def call(self, n: ast.Call, m: str) -> str:
@@ -666,6 +666,10 @@ class SimtCompiler:
                 return f"rt.warp_op({name!r}, {m}, {line}, {args})"
             if name in ("shared.array", "local.array"):
                 space = rest[0]
+                if "alignment" in kw or len(n.args) > 2:
+                    raise self.error(n, f"cuda.{name}(..., alignment=) is not supported: numba's simulator refuses "
+                                        "it and gpuviz does not model alignment; leave alignment= out (numba aligns "
+                                        "an array to its element size)")
                 if self.is_constant(arg(0, "shape")) and self.is_constant(arg(1, "dtype")):
                     shape = self.const_eval(arg(0, "shape"))
                     dtype = self.const_eval(arg(1, "dtype"))

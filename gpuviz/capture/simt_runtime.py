@@ -135,6 +135,19 @@ class ArrayHandle:
         return f"<{self.space} array {self.name}{list(self.shape)} {self.dtype}>"
 
 
+def _poison(data: np.ndarray) -> None:
+    """Fill shared memory no thread has written yet so that reading it shows: NaN, 0xDEADBEEF or the extreme."""
+    dt = data.dtype
+    if dt.kind in "fc":
+        data.fill(np.nan)
+    elif dt.kind == "i":
+        data.fill(_POISON_INT if dt.itemsize >= 4 else np.iinfo(dt).min)
+    elif dt.kind == "u":
+        data.fill(np.iinfo(dt).max)
+    else:
+        data.fill(0)
+
+
 def _ranges(ids) -> str:
     """[0,1,2,3,7,9,10] -> '0-3, 7, 9-10' (the first few runs)."""
     ids = sorted(int(i) for i in ids)
@@ -170,10 +183,13 @@ class SimtRuntime:
         max_loop_iterations: int = 5_000_000,
         blocks=None,
         watchdog=None,
+        dynamic_shared_bytes: int = 0,
     ):
         """``blocks``: run only these linear block ids (a sample for the size estimate; the grid, block
         indices and results of those blocks are as in the whole launch). ``watchdog``: a
-        :class:`~gpuviz.capture.watchdog.Watchdog` the loops consult (stops a launch that makes no progress)."""
+        :class:`~gpuviz.capture.watchdog.Watchdog` the loops consult (stops a launch that makes no progress).
+        ``dynamic_shared_bytes``: the launch's dynamic shared memory per block (``kernel[grid, block, stream,
+        nbytes]``), what ``cuda.shared.array(0, dtype)`` declares."""
         self.grid_dims = normalize_dims(grid, "grid")
         self.block_dims = normalize_dims(block, "block")
         self.file = file
@@ -238,6 +254,9 @@ class SimtRuntime:
         self.warnings: list[str] = []
         self._warned: set = set()
         self.printed: list[str] = []
+        self.dynamic_shared_bytes = int(dynamic_shared_bytes)
+        self._dynamic_shared = None  # the dynamic shared bytes of each block, made at the first declaration
+        self._dynamic_written: dict = {}  # dtype -> written flags of its elements (declarations alike share them)
 
     # ---- setup ---------------------------------------------------------------------------------
     def add_array(self, name: str, data: np.ndarray, space: str, line: int = -1) -> ArrayHandle:
@@ -264,21 +283,30 @@ class SimtRuntime:
         key = ("shared", line)
         h = self._by_site.get(key)
         if h is None:
-            shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
             dt = np.dtype(dtype)
+            if isinstance(shape, (int, np.integer)) and int(shape) == 0:
+                return self._dynamic_shared_array(dt, line)
+            shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
             data = np.empty((self.n_slots,) + shape, dtype=dt)
-            # poison: a read of shared memory no thread of the block has written shows up as NaN/0xDEADBEEF
-            if dt.kind == "f" or dt.kind == "c":
-                data.fill(np.nan)
-            elif dt.kind == "i":
-                data.fill(_POISON_INT if dt.itemsize >= 4 else np.iinfo(dt).min)
-            elif dt.kind == "u":
-                data.fill(np.iinfo(dt).max)
-            else:
-                data.fill(0)
+            _poison(data)
             h = self.add_array(self._shared_name(line), data, "shared", line)
             h.written = np.zeros(data.shape, dtype=bool)
             self._by_site[key] = h
+        return h
+
+    def _dynamic_shared_array(self, dt, line):
+        """``cuda.shared.array(0, dt)``: the launch's dynamic shared memory seen as ``dt`` elements, as many as
+        fit (numba's rule). Every such declaration of a kernel views the same bytes of its block (as on a GPU;
+        the simulator does the same), each named after its own variable."""
+        if self._dynamic_shared is None:
+            data = np.empty((self.n_slots, self.dynamic_shared_bytes), dtype=np.uint8)
+            data.fill(0xFF)  # poison: NaN as a float, -1 or the maximum as an integer
+            self._dynamic_shared = data
+        count = self.dynamic_shared_bytes // dt.itemsize
+        data = self._dynamic_shared[:, : count * dt.itemsize].view(dt)
+        h = self.add_array(self._shared_name(line), data, "shared", line)
+        h.written = self._dynamic_written.setdefault(dt.str, np.zeros(data.shape, dtype=bool))
+        self._by_site[("shared", line)] = h
         return h
 
     def _shared_name(self, line):
@@ -791,6 +819,26 @@ class SimtRuntime:
             }
             return np.asarray(table[op](*h)).astype(np.float16)[()]
 
+    def real_imag(self, value, part, line):
+        """``x.real`` / ``x.imag``: of a number, its part; of a complex array (or a view of one), the array of
+        that part, whose element i is element i of the array: accesses through it (an atomic on
+        ``values.imag``, say) are recorded as accesses of the array itself."""
+        if isinstance(value, View) and value.reshape_of is None:
+            return View(self.real_imag(value.base, part, line), value.dims, value.shape)
+        if isinstance(value, ArrayHandle):
+            if value.dtype.kind != "c":
+                if part == "real":
+                    return value
+                from .errors import UnsupportedConstruct
+
+                raise UnsupportedConstruct(f"{self.where(line)}: .imag of the {value.dtype} array {value.name} is not "
+                                           f"supported: it has no imaginary part (use 0)\n    {self.line_text(line)}",
+                                           file=self.file, line=line)
+            h = ArrayHandle(value.aid, value.name, getattr(value.data, part), value.space, value.shape, value.line)
+            h.written = value.written
+            return h
+        return np.real(value) if part == "real" else np.imag(value)
+
     def kernel_raise(self, m, exc, line):
         """``raise`` in a kernel reached by a running thread: the launch raises it (numba's simulator does; on a
         GPU numba reports it when the kernel is compiled with debug=True)."""
@@ -958,8 +1006,22 @@ class SimtRuntime:
 
             raise UnsupportedConstruct(
                 f"{self.where(line)}: field {field!r} of {rec.h.name} is itself an array: gpuviz's executor reads "
-                f"and writes record fields that are numbers\n    {self.line_text(line)}", file=self.file, line=line)
+                f"and writes record fields that are numbers: pass the field as an array argument of its own "
+                f"({rec.h.name}['{field}']), or make each element a field\n    {self.line_text(line)}", file=self.file, line=line)
         return rec.h.data[field]
+
+    def _field_name(self, rec, idx, line) -> str:
+        """The field ``rec[idx]`` names: a field name, or a constant position (numba's ``rec[0]``)."""
+        if len(idx) == 1 and isinstance(idx[0], str):
+            return idx[0]
+        names = rec.h.dtype.names or ()
+        if len(idx) == 1 and isinstance(idx[0], (int, np.integer)) and -len(names) <= int(idx[0]) < len(names):
+            return names[int(idx[0])]
+        from .errors import UnsupportedConstruct
+
+        raise UnsupportedConstruct(f"{self.where(line)}: a record is indexed by a field name or a constant field "
+                                   f"position (0..{len(names) - 1}), the same for every thread\n    "
+                                   f"{self.line_text(line)}", file=self.file, line=line)
 
     def record_for_store(self, m, base, idx, line):
         """The record ``base[idx]`` about to be written through a field (``ary[i].x = v``): recorded as a store."""
@@ -1140,10 +1202,7 @@ class SimtRuntime:
         elif isinstance(base, ArrayHandle) and self._is_view_index(base, idx):
             return self.make_view(m, base, idx, line)
         if isinstance(base, RecordRef):
-            if len(idx) == 1 and isinstance(idx[0], str):
-                return self.get_field(m, base, idx[0], line)
-            raise KernelFault(f"{self.where(line)}: a record is indexed by a field name\n    {self.line_text(line)}",
-                              file=self.file, line=line)
+            return self.get_field(m, base, self._field_name(base, idx, line), line)
         if isinstance(base, ArrayHandle):
             act, ixs, flat = self._indices(m, base, idx, line, "reads")
             where = self._where_in_data(base, act, ixs)
@@ -1204,8 +1263,8 @@ class SimtRuntime:
             return None
         if isinstance(base, View):
             base, idx = self._resolve(m, base, idx, line)
-        if isinstance(base, RecordRef) and len(idx) == 1 and isinstance(idx[0], str):
-            return self.set_field(m, base, idx[0], value, line)
+        if isinstance(base, RecordRef):
+            return self.set_field(m, base, self._field_name(base, idx, line), value, line)
         if not isinstance(base, ArrayHandle):
             raise KernelFault(
                 f"{self.where(line)}: cannot assign into a {type(base).__name__}\n    {self.line_text(line)}",

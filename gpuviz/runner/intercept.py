@@ -71,6 +71,7 @@ class LaunchRecord:
     file: str = ""
     line: int = -1
     seconds: float = 0.0
+    dynamic_shared_bytes: int = 0  # kernel[grid, block, stream, nbytes]: what cuda.shared.array(0, dtype) gets
 
     @property
     def traced(self) -> bool:
@@ -173,8 +174,9 @@ class LaunchPolicy:
         return lambda info: self.on_progress(rec, info)
 
     # ---- one launch ---------------------------------------------------------------------------------
-    def launch(self, kernel, grid, block, args, run_original):
-        """Handle ``kernel[grid, block](*args)``; ``run_original()`` runs it through the real launcher."""
+    def launch(self, kernel, grid, block, args, run_original, dynamic_shared_bytes: int = 0):
+        """Handle ``kernel[grid, block, stream, dynamic_shared_bytes](*args)``; ``run_original()`` runs it
+        through the real launcher."""
         from ..capture.limits import normalize_dims
         from ..capture.source import python_function
 
@@ -184,7 +186,8 @@ class LaunchPolicy:
             self.count += 1
             self.calls[name] = self.calls.get(name, 0) + 1
             rec = LaunchRecord(self.count, name, (), (), kernel_call=self.calls[name],
-                               file=fn.__code__.co_filename, line=fn.__code__.co_firstlineno)
+                               file=fn.__code__.co_filename, line=fn.__code__.co_firstlineno,
+                               dynamic_shared_bytes=int(dynamic_shared_bytes or 0))
         self.records.append(rec)
         t0 = self._t0 = time.perf_counter()
         try:
@@ -225,6 +228,7 @@ class LaunchPolicy:
         try:
             trace = capture(kernel, rec.grid, rec.block, *args, backend=backend, record_blocks=self.record_blocks,
                             max_events=budget, max_loop_iterations=self.max_loop_iterations,
+                            dynamic_shared_bytes=rec.dynamic_shared_bytes,
                             **({"watchdog": self.watchdog, "progress": self._progress_for(rec)} if backend == "cpu" else {}))
         except (BackendUnavailable, ModuleNotFoundError) as exc:
             if backend == "cpu":
@@ -370,6 +374,7 @@ def _run_on_executor(kernel, rec, args, max_loop_iterations, watchdog=None, prog
         return False
     saved = _snapshot(args)
     rt = make_runtime(ck, rec.grid, rec.block, record=False, max_loop_iterations=max_loop_iterations,
+                      dynamic_shared_bytes=rec.dynamic_shared_bytes,
                       watchdog=Watchdog(watchdog, progress) if watchdog or progress else None)
     try:
         run_cpu(ck, rt, args)
@@ -472,10 +477,10 @@ class Interceptor:
     def _inside(self) -> bool:
         return getattr(self._local, "depth", 0) > 0
 
-    def _dispatch(self, kernel, grid, block, args, run_original):
+    def _dispatch(self, kernel, grid, block, args, run_original, dynamic_shared_bytes=0):
         self._local.depth = getattr(self._local, "depth", 0) + 1
         try:
-            return self.policy.launch(kernel, grid, block, args, run_original)
+            return self.policy.launch(kernel, grid, block, args, run_original, dynamic_shared_bytes=dynamic_shared_bytes)
         finally:
             self._local.depth -= 1
 
@@ -494,7 +499,8 @@ class Interceptor:
             if kernel._device or mod._kernel_context or interceptor._inside():
                 return original(kernel, *args)
             grid, block = kernel.grid_dim, kernel.block_dim
-            return interceptor._dispatch(kernel, grid, block, args, lambda: original(kernel, *args))
+            return interceptor._dispatch(kernel, grid, block, args, lambda: original(kernel, *args),
+                                         dynamic_shared_bytes=getattr(kernel, "dynshared_size", 0))
 
         cls.__call__ = __call__
         self._undo.append(lambda: setattr(cls, "__call__", original))
@@ -513,7 +519,8 @@ class Interceptor:
             if interceptor._inside():
                 return original(config, *args)
             return interceptor._dispatch(config.dispatcher, config.griddim, config.blockdim, args,
-                                         lambda: original(config, *args))
+                                         lambda: original(config, *args),
+                                         dynamic_shared_bytes=getattr(config, "sharedmem", 0))
 
         cls.__call__ = __call__
         self._undo.append(lambda: setattr(cls, "__call__", original))
