@@ -11,7 +11,7 @@ import pytest
 from numba import cuda, float64, int32, uint32
 
 import gpuviz
-from gpuviz.capture.errors import KernelRaised
+from gpuviz.capture.errors import KernelRaised, UnsupportedConstruct
 
 
 def _same_as_simulator(kernel, grid, block, make_args):
@@ -176,3 +176,69 @@ def test_dynamic_shared_memory_is_sized_by_the_launch():
     assert by_sim.tolist() == cpu.tolist()
     assert sorted(sim_trace.launch.arrays, key=lambda a: a.name) == sorted(trace.launch.arrays, key=lambda a: a.name)
     assert len(sim_trace.kind) == len(trace.kind)
+    # a program's own launch kernel[grid, block, stream, nbytes] is traced with its bytes
+    ran = np.zeros(16, np.int32)
+    with gpuviz.recording() as rec:
+        dynamic_shared[2, 8, 0, 32](x, ran)
+    assert ran.tolist() == cpu.tolist()
+    assert len(rec.traces) == 1 and rec.traces[0].launch.meta["dynamic_shared_bytes"] == 32
+
+
+@cuda.jit
+def complex_parts(values, out):
+    i = cuda.grid(1)
+    cuda.atomic.add(values.imag, i, 1)
+    cuda.atomic.add(values.real, 0, 0.5)
+    out[i] = values[i].imag
+
+
+def test_atomics_on_the_real_and_imaginary_parts_of_a_complex_array():
+    cpu = _same_as_simulator(complex_parts, 1, 4, lambda: [np.arange(4) * (1 + 1j), np.zeros(4)])
+    assert cpu[0].real.tolist() == [2.0, 1.0, 2.0, 3.0] and cpu[0].imag.tolist() == [1.0, 2.0, 3.0, 4.0]
+    # an access of values.imag[i] is an access of values[i]: the trace names the array itself
+    trace = gpuviz.capture(complex_parts, 1, 4, np.zeros(4, np.complex128), np.zeros(4))
+    assert [a.name for a in trace.launch.arrays] == ["values", "out"]
+
+
+PAIR = np.dtype([("g", np.int32), ("h", np.float64)])
+
+
+@cuda.jit(device=True)
+def first_field(rec):
+    return rec[0]
+
+
+@cuda.jit
+def record_by_position(r, out):
+    out[0] = first_field(r) + r[1]
+    r[1] = 2.5
+
+
+def test_a_record_indexed_by_a_constant_position_is_that_field():
+    def args():
+        r = np.zeros(1, PAIR)
+        r["g"], r["h"] = 4, 0.25
+        return [r[0], np.zeros(1)]
+
+    cpu = _same_as_simulator(record_by_position, 1, 1, args)
+    assert cpu[1][0] == 4.25 and cpu[0]["h"] == 2.5
+
+
+@cuda.jit
+def aligned(out):
+    s = cuda.shared.array(4, dtype=float64, alignment=16)
+    s[0] = 1.0
+    out[0] = s[0]
+
+
+def test_alignment_is_refused_on_every_backend_with_what_to_write():
+    """numba's simulator raises on alignment=; gpuviz refuses it before running, the same on cpu and sim."""
+    with pytest.raises(RuntimeError, match="alignment"):
+        aligned[1, 1](np.zeros(1))
+    messages = []
+    for backend in ("cpu", "sim"):
+        with pytest.raises(UnsupportedConstruct) as info:
+            gpuviz.capture(aligned, 1, 1, np.zeros(1), backend=backend, lockstep=False)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "test_capture_language.py:" in messages[0] and "leave alignment= out" in messages[0]
