@@ -1,11 +1,13 @@
 """Run the corpus of numba-cuda's own test kernels on gpuviz and count how each launch comes out.
 
-    .venv/bin/python bench/corpus.py [--corpus tests/data/numba_cuda_corpus.npz] [--backend cpu]
+    .venv/bin/python bench/corpus.py [--corpus tests/data/numba_cuda_corpus.npz] [--backend cpu|sim|gpu]
                                      [--details out.json] [--only test_atomics] [--list wrong,crashed]
 
 Every stored launch (see bench/corpus_extract.py) is rebuilt and run on gpuviz's CPU executor (or
-``--backend sim``: gpuviz's per-thread instrumentation on numba's simulator), all launches of one
-kernel back to back in one process, and compared with what numba's simulator did when the tests ran:
+``--backend sim``: gpuviz's per-thread instrumentation on numba's simulator; or ``--backend gpu``: the
+kernels jitted by numba-cuda for the real GPU and recorded by gpuviz's GPU backend, no simulator
+anywhere), all launches of one kernel back to back in one process, and compared with what numba's
+simulator did when the tests ran (the stored outputs and per-thread recording):
 every output array, and per-thread event sequences against the simulator's per-thread recording. It
 prints counts by class (tests/corpus_support.py defines them), the most common refusals and crashes,
 and the executor-vs-simulator time ratio over the launches that work (the simulator's time is its
@@ -22,19 +24,36 @@ import sys
 import time
 from pathlib import Path
 
-os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+CORPUS = ROOT / "tests" / "data" / "numba_cuda_corpus.npz"
 
-from tests.corpus_support import CLASSES, CORPUS, Rebuilder, load, run_launch  # noqa: E402
+
+def choose_target(backend: str) -> None:
+    """Before numba is first imported: the simulator for cpu and sim (the kernels are rebuilt with its
+    ``cuda.jit``), numba-cuda's real GPU target for gpu."""
+    if backend == "gpu":
+        if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+            raise SystemExit("--backend gpu runs numba-cuda on the real GPU: unset NUMBA_ENABLE_CUDASIM")
+    else:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 
-def run(corpus=CORPUS, backend="cpu", only=None, time_limit_s=20.0, progress=False) -> list[dict]:
+def run(corpus=CORPUS, backend="cpu", only=None, time_limit_s=20.0, progress=False, shard=(0, 1)) -> list[dict]:
+    """``shard`` (i, n): only the test modules at positions i, i + n, ... of the sorted module list (so that
+    n processes share the corpus; the launches of one kernel stay in one process)."""
+    choose_target(backend)
+    from tests.corpus_support import Rebuilder, load, run_launch
+
     index, arrays = load(corpus)
     rb = Rebuilder(index, arrays)
     launches = index["launches"]
     if only:
         launches = [r for r in launches if r["module"].rsplit(".", 1)[1] in only]
+    if shard[1] > 1:
+        modules = sorted({r["module"] for r in launches})
+        mine = {m for k, m in enumerate(modules) if k % shard[1] == shard[0]}
+        launches = [r for r in launches if r["module"] in mine]
     results = []
     for k, launch in enumerate(launches):
         res = run_launch(rb, launch, time_limit_s=time_limit_s, backend=backend)
@@ -53,6 +72,8 @@ def _reason(detail: str) -> str:
 
 
 def report(results, backend) -> str:
+    from tests.corpus_support import CLASSES
+
     counts = collections.Counter(r["class"] for r in results)
     stored = [r for r in results if r["class"] != "not stored"]
     out = [f"{len(results)} launches in the corpus, {len(stored)} stored and checked on backend {backend!r}"]
@@ -76,14 +97,20 @@ def report(results, backend) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(CORPUS))
-    ap.add_argument("--backend", default="cpu", choices=("cpu", "sim"))
+    ap.add_argument("--backend", default="cpu", choices=("cpu", "sim", "gpu"))
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--details", help="write every launch's class and message to this JSON file")
     ap.add_argument("--list", default="", help="print the launches of these classes (comma-separated)")
     ap.add_argument("--time-limit", type=float, default=20.0)
+    ap.add_argument("--shard", default="0/1", help="i/n: run the i-th of n parts (test modules i, i+n, ...)")
+    ap.add_argument("--merge", nargs="*", help="print the report of these --details files (the parts of one run)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
-    results = run(a.corpus, a.backend, a.only, a.time_limit, progress=True)
+    if a.merge:
+        results = [r for path in a.merge for r in json.loads(Path(path).read_text())]
+    else:
+        i, n = (int(x) for x in a.shard.split("/"))
+        results = run(a.corpus, a.backend, a.only, a.time_limit, progress=True, shard=(i, n))
     print(report(results, a.backend))
     print(f"({time.perf_counter() - t0:.0f}s)")
     for c in filter(None, a.list.split(",")):
