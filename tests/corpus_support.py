@@ -229,7 +229,7 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu") -> di
     (``cpu_s``: the seconds gpuviz took on that backend). On ``backend="gpu"`` the Rebuilder's kernels must
     be numba-cuda's real dispatchers (numba imported without NUMBA_ENABLE_CUDASIM)."""
     import gpuviz
-    from gpuviz.capture.errors import CaptureError, LaunchConfigError, UnsupportedConstruct
+    from gpuviz.capture.errors import BackendUnavailable, CaptureError, LaunchConfigError, UnsupportedConstruct
 
     out = {"class": "not stored", "detail": "", "cpu_s": None, "sim_s": launch.get("sim_seconds")}
     if "unstorable" in launch or "kernel" not in launch:
@@ -254,6 +254,8 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu") -> di
     except Hung:
         out.update({"class": "hung", "detail": f"over {time_limit_s:.0f}s"})
         return out
+    except BackendUnavailable:
+        raise  # no GPU (say): nothing of the run would mean anything
     except (UnsupportedConstruct, LaunchConfigError) as exc:
         # a launch configuration gpuviz refuses as a GPU would (a grid of no blocks: numba's simulator runs
         # nothing, a GPU refuses it, numba-cuda's forall() of no work does not launch): refused, not wrong
