@@ -124,6 +124,33 @@ def test_running_counts_match_bincount_at_every_checkpoint_and_back():
             assert (counts[rc.slice_of(a)] == ref).all(), (f, a)
 
 
+def test_running_counts_reached_from_the_checkpoint_above_or_below_or_the_last_frame_agree():
+    trace = matmul_tiled_trace(32, 8)
+    frames = Frames(trace)
+    ef = render.frame_of_events(frames, len(trace))
+    rc = render.RunningCounts(trace, ef, [0, 1, 2], min_stride=64)
+    ref = render.RunningCounts(trace, ef, [0, 1, 2], min_stride=1 << 30)  # one checkpoint: always from 0 or last
+    # frames just below and just above each checkpoint, each reached from far away (frame 0) and from a neighbour
+    targets = []
+    for c in range(1, len(rc.checkpoints)):
+        n = c * rc.stride
+        for k in (n - 3, n - 1, n + 1, n + 3):
+            if 0 <= k < len(rc.frames_sorted):
+                targets.append(int(rc.frames_sorted[k]))
+    assert len(targets) > 20
+    for f in targets:
+        rc.counts_at(0)
+        far = rc.counts_at(f).copy()
+        near = rc.counts_at(min(f + 1, frames.n_frames - 1))
+        ref.counts_at(0)
+        assert (far == ref.counts_at(f)).all(), f
+        assert (near == ref.counts_at(min(f + 1, frames.n_frames - 1))).all(), f
+    # the cells between two event counts are exactly where the counts differ
+    a, b = rc.counts_at(targets[3]).copy(), rc.counts_at(targets[-3]).copy()
+    moved = rc.cells_between(rc.n_events_through(targets[3]), rc.n_events_through(targets[-3]))
+    assert set(np.flatnonzero(a != b)) <= set(moved.tolist())
+
+
 def test_running_counts_reject_an_index_outside_its_array():
     trace = vector_add_trace(64, 32)
     trace.index[np.flatnonzero(trace.array == 1)[3]] = 64
@@ -232,6 +259,31 @@ def test_running_counts_at_the_last_frame_equal_bincount(make_view):
     # scrubbing back to frame 0 gives an (almost) empty heat map again
     session.set_frame(0)
     assert view._counts.counts_at(0).sum() == mem[session.frames.events(0)].sum()
+
+
+def test_the_heat_map_is_the_same_however_a_frame_is_reached(make_view):
+    """Stepping repaints only the cells that change; scrubbing far repaints all: both show the same pixels as a
+    view drawing the frame afresh, and a panel no access reaches keeps its image unchanged."""
+    from gpuviz.ui.views.memory import GlobalMemoryView
+
+    trace = capture("matmul_tiled")
+    session, view = make_view(GlobalMemoryView, trace)
+    n = session.frames.n_frames
+    rng = np.random.default_rng(3)
+    path = list(range(0, 40)) + list(range(n // 2, n // 2 + 30)) + [int(f) for f in rng.integers(0, n, 25)]
+    path += list(range(n - 1, n - 30, -1)) + [0, 1, 0]
+    incremental = 0
+    for f in path:
+        before = {p.array_id: p.drawn_n for p in view._panels}
+        session.set_frame(f)
+        shown = [p.flat.copy() for p in view._panels]
+        incremental += any(b is not None and b != p.drawn_n for p, b in zip(view._panels, before.values()))
+        for p in view._panels:
+            p.drawn_n = None  # the same frame drawn afresh: every cell from the counts
+        view.on_frame_changed()
+        for p, pixels in zip(view._panels, shown):
+            assert (p.flat == pixels).all(), (f, p.info.name)
+    assert incremental > 50  # most steps were drawn incrementally
 
 
 def test_clicking_a_cell_selects_it_and_a_selected_thread_is_outlined(make_view, qtbot):

@@ -367,25 +367,41 @@ class RunningCounts:
         return int(np.searchsorted(self.frames_sorted, frame, side="right"))
 
     def counts_at(self, frame: int) -> np.ndarray:
-        """Counts after frame ``frame`` (int32, all cells). The returned array is reused: copy to keep."""
+        """Counts after frame ``frame`` (int32, all cells). The returned array is reused: copy to keep.
+
+        Reached from whichever is nearest in events: the counts of the previous call, the checkpoint below or
+        the one above (whose later events are taken off again)."""
         n = self.n_events_through(frame)
+        if n == self._last_n:
+            return self._last
         cp = n // self.stride
-        from_cp = n - cp * self.stride
+        from_below = n - cp * self.stride
+        from_above = (cp + 1) * self.stride - n if cp + 1 < len(self.checkpoints) else None
         from_last = abs(n - self._last_n)
-        if from_last <= from_cp:
+        if from_last <= from_below and (from_above is None or from_last <= from_above):
             lo, hi = sorted((self._last_n, n))
             self._apply(self._last, self.cells[lo:hi], +1 if n >= self._last_n else -1)
+        elif from_above is not None and from_above < from_below:
+            np.copyto(self._last, self.checkpoints[cp + 1])
+            self._apply(self._last, self.cells[n : (cp + 1) * self.stride], -1)
         else:
             np.copyto(self._last, self.checkpoints[cp])
             self._apply(self._last, self.cells[cp * self.stride : n], +1)
         self._last_n = n
         return self._last
 
+    def cells_between(self, n0: int, n1: int) -> np.ndarray:
+        """The cells of the counted events between two event counts (``n_events_through``), either way: the only
+        cells whose counts differ between the two (with repeats)."""
+        lo, hi = sorted((int(n0), int(n1)))
+        return self.cells[lo:hi]
+
     def _apply(self, counts: np.ndarray, cells: np.ndarray, sign: int) -> None:
         if cells.size == 0:
             return
-        if cells.size <= 2048 and cells.size * 8 < self.n_cells:  # a few steps: touch only those cells
-            np.add.at(counts, cells, sign)
+        if cells.size * 16 < self.n_cells:  # a few steps: touch only those cells (np.add.at is slower than this)
+            touched, times = np.unique(cells, return_counts=True)
+            counts[touched] += (sign * times).astype(counts.dtype)
         else:
             counts += sign * np.bincount(cells, minlength=self.n_cells).astype(np.int32)
 

@@ -305,6 +305,11 @@ class _ArrayPanel:
         self.vmax = 1
         self.palette = None
         self.access: render.ArrayAccess | None = None
+        # what ``flat`` shows, so that the next frame repaints only the cells that change: the events counted
+        # in its heat (None: repaint every cell) and the cells the last frame lit in access colours
+        self.drawn_n: int | None = None
+        self.lit = np.zeros(0, dtype=np.int64)
+        self.had_sectors = False
 
 
 @register_view
@@ -357,6 +362,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
             set_segment_pen(p.thread_outline, st.selected, 2)
             set_segment_pen(p.cell_outline, st.selected, 4)
             p.palette = render.count_palette(p.vmax, st.heat, st.untouched)
+            p.drawn_n = None  # new colours: every cell again
         self._retitle()
 
     # -- per trace: layout, running counts, palettes ----------------------------------------------
@@ -409,17 +415,22 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
         if tr is None or frames is None or not self._panels or frames.n_frames == 0:
             return
         f = min(max(int(self.frame), 0), frames.n_frames - 1)
-        counts = self._counts.counts_at(f)
+        running = self._counts
+        counts = running.counts_at(f)
+        n = running.n_events_through(f)
         acc = render.frame_accesses(tr, frames.events(f))
         st = self.style
         stats = []
         for p in self._panels:
-            render.counts_to_rgba(counts[self._counts.slice_of(p.array_id)], p.palette, out=p.flat)
             access = p.access = acc.by_array.get(p.array_id)
+            if not self._repaint_heat(p, counts, n) and access is None and not p.had_sectors:
+                continue  # not one of its pixels differs from what is on screen: no new image, no repaint
             if access is not None:
                 render.paint_accesses(p.flat, access, colours=st.access_colours)
+                p.lit = access.index.astype(np.int64, copy=False)
                 spans = render.sector_spans(access.index, p.info.itemsize)
                 set_segments(p.sectors, render.span_outline_segments(spans, p.layout))
+                p.had_sectors = True
                 n_r, n_w = int(access.is_read.sum()), int(access.is_write.sum())
                 best = max(1, -(-len(np.unique(access.index)) * p.info.itemsize // 32))
                 verb = "read" if n_r and not n_w else "write" if n_w and not n_r else "access"
@@ -431,6 +442,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
                 )
             else:
                 set_segments(p.sectors, np.zeros((0, 2)))
+                p.had_sectors = False
             p.image.setImage(p.buffer, autoLevels=False)
         lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {esc(frames.describe(f))}"]
         if self.session.predicting and stats:  # a lesson asks how many sectors: hold the count back
@@ -439,6 +451,29 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
                 set_segments(p.sectors, np.zeros((0, 2)))
         lines.append(" &nbsp;·&nbsp; ".join(stats) if stats else "this step touches no global array")
         self.header.setText("<br>".join(lines))
+
+    #: a frame this many counted events or fewer from the one on screen repaints only the cells they touch
+    _INCREMENTAL_EVENTS = 1 << 16
+
+    def _repaint_heat(self, p: _ArrayPanel, counts: np.ndarray, n: int) -> bool:
+        """Bring ``p.flat`` to the heat of ``counts`` (the counts through ``n`` counted events), without the last
+        frame's access colours; True when any pixel may have changed. Only the cells counted between the frame
+        on screen and this one, and those the last frame lit, are repainted when that frame is near."""
+        mine = counts[self._counts.slice_of(p.array_id)]
+        if p.drawn_n is None or abs(n - p.drawn_n) > max(self._INCREMENTAL_EVENTS, p.layout.size // 16):
+            render.counts_to_rgba(mine, p.palette, out=p.flat)
+            p.drawn_n, p.lit = n, p.lit[:0]
+            return True
+        sl = self._counts.slice_of(p.array_id)
+        moved = self._counts.cells_between(p.drawn_n, n)
+        moved = moved[(moved >= sl.start) & (moved < sl.stop)] - sl.start
+        cells = np.concatenate((moved, p.lit)) if p.lit.size else moved
+        p.drawn_n, p.lit = n, p.lit[:0]
+        if cells.size == 0:
+            return False
+        words = p.flat.view(np.uint32).reshape(-1)
+        words[cells] = np.take(p.palette, mine[cells], mode="clip")
+        return True
 
     # -- selection -----------------------------------------------------------------------------------
     def on_selection_changed(self) -> None:
