@@ -125,13 +125,13 @@ def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events, d
 def front_end_check(kernel) -> None:
     """Refuse, on every backend alike, what gpuviz's reading of the kernel refuses.
 
-    The kernel is read (and compiled for the CPU executor, which caches it) once: a construct gpuviz does
-    not support raises the same UnsupportedConstruct, with the same file, line and message, whichever
-    backend records the launch. Constructs that can only be judged at run time (a record field that is an
+    The kernel is read into its plan (:mod:`gpuviz.capture.plan`, cached) once: a construct gpuviz does
+    not support raises the same UnsupportedConstruct, with the same file, line and message (and the plan's
+    other diagnostics), whichever backend records the launch. Constructs that can only be judged at run time (a record field that is an
     array, a slice whose length differs between threads) are still checked by the backend that runs them."""
-    from .executor import compile_for_cpu
+    from .plan import plan_for
 
-    compile_for_cpu(kernel)
+    plan_for(kernel).raise_if_unsupported()
 
 
 def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events, dynamic_shared_bytes=0) -> Trace:
@@ -193,13 +193,13 @@ def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_p
             rt.keep_first(STALLED_TRACE_EVENTS)
             rt.warnings.insert(0, f"the partial trace keeps the first {rt.n_events:,} of the {total:,} events "
                                   "recorded before the watchdog stopped the launch")
-        exc.trace = _build_trace(rt, root, grid, block, text, first, timings, partial=True)
+        exc.trace = _build_trace(rt, root, grid, block, text, first, timings, partial=True, sites=ck.plan.sites)
         raise
     timings["instrumented_s"] = time.perf_counter() - t0
-    return _build_trace(rt, root, grid, block, text, first, timings)
+    return _build_trace(rt, root, grid, block, text, first, timings, sites=ck.plan.sites)
 
 
-def _build_trace(rt, root, grid, block, text, first, timings, partial=False) -> Trace:
+def _build_trace(rt, root, grid, block, text, first, timings, partial=False, sites=()) -> Trace:
     warnings = list(rt.warnings)
     if partial:
         warnings.insert(0, "partial trace: the launch stopped with an error")
@@ -222,5 +222,6 @@ def _build_trace(rt, root, grid, block, text, first, timings, partial=False) -> 
         timings=timings,
         warnings=warnings,
         meta=meta,
+        sites=list(sites),
     )
     return Trace(launch, rt.events())

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import ast
-import os
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import LaunchConfigError, UnsupportedConstruct
-from .simt_compile import compile_kernel
+from .plan import kernel_debug, plan_for  # noqa: F401 - kernel_debug: callers import it from here
 from .simt_runtime import SimtRuntime
-from .source import FunctionSource, collect_device_functions, parse_function, python_function
+from .source import FunctionSource
 
 
 @dataclass
@@ -27,88 +24,31 @@ class CompiledKernel:
     shared_decls: list = field(default_factory=list)  # [(line, shape, dtype)]; shape (0,): dynamic shared memory
     compile_seconds: float = 0.0
     kernel: object = None  # the dispatcher it was compiled from (its extensions apply at each launch)
-
-
-#: compiled kernels, one per kernel object (a dispatcher, or a plain function), least recently used last out.
-#: numba compiles a dispatcher once and freezes what the compile read: closure values, globals (host arrays
-#: too), device functions, shared-array shapes. Keyed by the object itself (a kernel factory's closures are
-#: distinct objects over one code object), and by its file's mtime so that an edited, reloaded file recompiles.
-_cache: "OrderedDict[tuple, tuple]" = OrderedDict()
-_CACHE_SIZE = 256
-
-
-def kernel_debug(kernel) -> bool:
-    """Whether ``kernel`` was jitted with ``debug=True`` (numba-cuda's dispatcher or the simulator's)."""
-    if getattr(kernel, "_debug", None):
-        return True
-    opts = getattr(kernel, "targetoptions", None)
-    return bool(opts.get("debug")) if isinstance(opts, dict) else False
-
-
-def _static_shared(root: FunctionSource) -> tuple[int, list]:
-    """Static shared memory a block needs, from the cuda.shared.array declarations (their shapes are
-    constants), and the declarations: (line, shape, dtype), shape (0,) for dynamic shared memory (its size is
-    the launch's, not counted here)."""
-    from .simt_compile import SimtCompiler
-
-    total, decls = 0, []
-    funcs = [root, *root.all_device_functions().values()]
-    for fs in funcs:
-        comp = SimtCompiler(fs, is_kernel=False, device_names={})
-        for node in ast.walk(fs.tree):
-            if isinstance(node, ast.Call):
-                parts = comp.dotted(node.func)
-                if parts and parts[0] == "cuda" and parts[1:] == ["shared", "array"]:
-                    kw = {k.arg: k.value for k in node.keywords}
-                    shape_node = node.args[0] if node.args else kw.get("shape")
-                    dtype_node = node.args[1] if len(node.args) > 1 else kw.get("dtype")
-                    if shape_node is None or dtype_node is None:
-                        raise comp.error(node, "cuda.shared.array needs a shape and a dtype")
-                    if not (comp.is_constant(shape_node) and comp.is_constant(dtype_node)):
-                        continue  # given to a device function as arguments: sized when it runs
-                    shape = comp.const_eval(shape_node)
-                    dtype = np.dtype(comp.np_dtype(comp.const_eval(dtype_node), node))
-                    if isinstance(shape, (int, np.integer)) and int(shape) == 0:
-                        # dynamic shared memory: its size is the launch's, kernel[grid, block, stream, nbytes]
-                        decls.append((node.lineno, (0,), str(dtype)))
-                        continue
-                    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-                    if any(int(s) <= 0 for s in shape):
-                        raise comp.error(node, f"shared array shape {shape} has an empty or negative dimension: give "
-                                               "each dimension a positive size (shape 0 alone declares dynamic shared "
-                                               "memory)")
-                    total += int(np.prod(shape)) * dtype.itemsize
-                    decls.append((node.lineno, shape, str(dtype)))
-    return total, decls
+    plan: object = None  # the capture plan (gpuviz.capture.plan.KernelPlan) it was made from
 
 
 def compile_for_cpu(kernel) -> CompiledKernel:
-    fn = python_function(kernel)
-    try:
-        mtime = os.path.getmtime(fn.__code__.co_filename)
-    except OSError:
-        mtime = 0.0
-    debug = kernel_debug(kernel)
-    key = (id(kernel), fn.__code__, mtime, debug)
-    hit = _cache.get(key)
-    if hit is not None and hit[0] is kernel:
-        _cache.move_to_end(key)
-        return hit[1]
+    """The kernel's plan (:func:`gpuviz.capture.plan.plan_for`, read once per kernel object) made runnable:
+    its generated lockstep code executed into a function, once per plan."""
+    plan = plan_for(kernel)
+    ck = plan.__dict__.get("_compiled")
+    if ck is not None:
+        return ck
+    plan.raise_if_unsupported()
     t0 = time.perf_counter()
-    root = parse_function(fn)
-    collect_device_functions(root)
-    src, entry_name, namespaces = compile_kernel(root, debug=debug)
+    root = plan.root
+    src, entry_name, namespaces = plan.cpu_code
     ns = {"np": np, **namespaces}
     try:
         code = compile(src, f"<gpuviz simt: {root.name}>", "exec")
     except SyntaxError as exc:  # a bug of ours, not the user's: say so with the generated code
         raise UnsupportedConstruct(f"internal error compiling {root.name} for the CPU executor: {exc}\n{src}") from exc
     exec(code, ns)  # noqa: S102 - code generated from the user's own kernel
-    shared_bytes, decls = _static_shared(root)
-    ck = CompiledKernel(root, src, ns[entry_name], shared_bytes, decls, time.perf_counter() - t0, kernel)
-    _cache[key] = (kernel, ck)  # the entry holds the kernel: its id cannot be reused while it is cached
-    while len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    decls = [(d.line, d.shape, d.dtype) for d in plan.shared_decls if d.shape is not None]
+    ck = CompiledKernel(root, src, ns[entry_name], plan.static_shared_bytes, decls,
+                        plan.build_seconds + time.perf_counter() - t0, kernel,
+                        plan)
+    plan._compiled = ck
     return ck
 
 
@@ -178,6 +118,8 @@ def make_runtime(ck: CompiledKernel, grid, block, *, record=True, record_blocks=
         max_events=max_events, max_loop_iterations=max_loop_iterations, blocks=blocks, watchdog=watchdog,
         dynamic_shared_bytes=dynamic_shared_bytes,
     )
+    if ck.plan is not None:
+        rt.shared_names = ck.plan.shared_names()  # shared arrays named by the plan, not read off their line
     if watchdog is not None:
         from .watchdog import loop_table
 
@@ -240,7 +182,7 @@ def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
                 file=root.file,
                 line=root.first_line,
             )
-    rt.kernel_start(root.first_line)
+    rt.kernel_start(ck.plan.site_line("start", ck.plan.kernel, None) if ck.plan is not None else root.first_line)
     with np.errstate(all="ignore"):  # lanes that are masked off may divide by zero; the GPU never computes them
         ck.entry(rt, rt.alive.copy(), *call_args)
     for wb in write_backs + rt.write_backs:

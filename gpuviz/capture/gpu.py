@@ -77,7 +77,7 @@ from ..model.trace import EVENT_FIELDS, ArrayInfo, EventKind, Launch, Trace  # n
 from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge  # noqa: E402
 from .gpu_rewrite import CNT_COLUMNS, OFF_COLUMNS  # noqa: E402
 from .limits import check_launch, normalize_dims  # noqa: E402
-from .source import collect_device_functions, parse_function, python_function, source_span  # noqa: E402
+from .source import python_function, source_span  # noqa: E402
 
 MODES = ("thread", "warp")
 TIMESTAMPS = ("sync", "all")
@@ -392,8 +392,12 @@ class GpuRecording:
         self.max_registers = max_registers
         fn = python_function(kernel)
         self.fn = fn
-        self.root = root = parse_function(fn)
-        collect_device_functions(root)
+        from .plan import plan_for
+
+        # the kernel's capture plan: its device functions, shared declarations, host arrays and site ids
+        self.plan = plan_for(kernel)
+        self.plan.raise_if_unsupported()
+        self.root = root = self.plan.root
         if len(args) != len(root.params):
             raise CaptureError(f"{root.file}:{root.first_line}: {root.name} takes {len(root.params)} argument(s) "
                                f"({', '.join(root.params)}) but the launch passes {len(args)}", file=root.file, line=root.first_line)
@@ -466,7 +470,7 @@ class GpuRecording:
         v = _variant_cache.get(key)
         if v is None:
             t0 = time.perf_counter()
-            v = build_variant(self.cuda, self.root, self.array_args, count=count, mode=self.mode,
+            v = build_variant(self.cuda, self.root, self.array_args, plan=self.plan, count=count, mode=self.mode,
                               time_all=self.timestamps == "all", split=self.split, uniform=uniform,
                               all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers,
                               block_range=self.block_range, index32=index32, grid=self.grid, block=self.block,
@@ -770,6 +774,7 @@ class GpuRecording:
         code = host["code"][take]
         slot = np.repeat(np.arange(n, dtype=np.int64), counts)
         kind, aid, line = decode_kinds(self.record_variant.info, code)
+        site = (code >> 8).astype(np.int32)  # the plan's site ids (gpu_rewrite: code = site << 8 | array id + 1)
         mem = aid >= 0
         # the timed stream: each slot's timed events, in order, are its events of the timed kinds
         timed = np.ones(len(code), bool) if self.timestamps == "all" else np.isin(kind, _TIMED_KINDS)
@@ -791,7 +796,7 @@ class GpuRecording:
             index[mem] = host["idx"][take][mem]
             ev = {
                 "block": self.slot_block[slot], "thread": self.slot_thread[slot], "seq": seq.astype(np.int32),
-                "kind": kind, "array": aid, "index": index, "line": line, "time": time_col, "sm": sm_col,
+                "kind": kind, "array": aid, "index": index, "line": line, "time": time_col, "sm": sm_col, "site": site,
             }
             return ev, drops
         # per-warp records -> one event per lane in the record's mask
@@ -823,6 +828,7 @@ class GpuRecording:
         ev = {
             "block": self.slot_block[rslot], "thread": self.slot_thread[rslot] + lane.astype(np.int32),
             "seq": lane_seq.astype(np.int32), "kind": kind[rec], "array": aid[rec], "index": index, "line": line[rec],
+            "site": site[rec],
             "time": time_col[rec], "sm": sm_col[rec], "value": mask[rec].astype(np.float64),
         }
         return ev, drops
@@ -979,7 +985,7 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     launch = Launch(
         kernel_name=root.name, grid=rec.grid, block=rec.block, arrays=list(rec.info.arrays), source=text,
         source_file=root.file, first_line=first, backend="gpu", device=dev["name"], versions=gpu_versions() | {"driver": dev["driver"]},
-        timings=timings, dropped=dropped, warnings=warnings, meta=meta,
+        timings=timings, dropped=dropped, warnings=warnings, meta=meta, sites=list(rec.plan.sites),
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     )
     fields = {k: v for k, v in events.items() if k in EVENT_FIELDS}

@@ -18,8 +18,9 @@ takes the thread's recording state (``__gv_s``, a small local array that the com
 registers) and the trace buffers, which are extra kernel parameters (:data:`BUFFERS`), one device array
 per field (structure of arrays: see DESIGN.md "Recording on a GPU").
 
-Per event the device writes ``code`` (int32: ``site << 8 | (array id + 1)``; a site is one recorder
-call in the source, the host maps it back to (kind, line)) and, for memory events, the flat element
+Per event the device writes ``code`` (int32: ``site << 8 | (array id + 1)``; the site is the construct's id
+in the capture plan's site table (:mod:`gpuviz.capture.plan`), which the host maps back to (kind, line) and
+which the events keep as their ``site``) and, for memory events, the flat element
 ``index``. START, BARRIER, WARP_OP and END events (every event with ``timestamps="all"``) also go to a
 second, "timed" stream: ``%globaltimer`` and ``%smid``. Block, thread and sequence number are not
 written at all: each thread's (or warp's) events sit contiguously at an offset the host computed from a
@@ -132,24 +133,22 @@ RECORDS = ("all", "global")
 
 
 @dataclass
-class Site:
-    kind: int
-    line: int
-
-
-@dataclass
 class BuildInfo:
-    """What the host needs to decode a recording: the sites and the arrays, shared by every function."""
+    """What the host needs to decode a recording: the arrays (shared by every function) and the plan's sites."""
 
     arrays: list[ArrayInfo] = field(default_factory=list)
-    sites: list[Site] = field(default_factory=list)
+    #: the capture plan's site table (gpuviz.model.trace.Site): the recorded codes hold these ids
+    sites: list = field(default_factory=list)
     _array_keys: dict = field(default_factory=dict)
 
-    def site(self, kind: int, line: int) -> int:
-        self.sites.append(Site(kind, line))
+    def site(self, kind: int, site: int) -> int:
+        """The plan's site id ``site``, checked to be a site of ``kind`` that a code can hold."""
+        if not 0 <= site < len(self.sites) or SITE_KIND_NAMES[kind] != self.sites[site].kind:
+            raise UnsupportedConstruct(f"internal error: the GPU recorder was given site {site} as a "
+                                       f"{SITE_KIND_NAMES[kind]} site, which the kernel's plan does not list")
         if len(self.sites) >= 1 << 23:
             raise UnsupportedConstruct("the kernel has too many recorded source sites for gpuviz's GPU recorder")
-        return len(self.sites) - 1
+        return site
 
     def array(self, key, info: ArrayInfo) -> int:
         aid = self._array_keys.get(key)
@@ -163,23 +162,9 @@ class BuildInfo:
 
     def decode_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """(site kind, site line) arrays indexed by site id."""
-        kinds = np.array([s.kind for s in self.sites] or [0], dtype=np.uint8)
+        kinds = np.array([SITE_KIND_NAMES.index(s.kind) for s in self.sites] or [0], dtype=np.uint8)
         lines = np.array([s.line for s in self.sites] or [-1], dtype=np.int32)
         return kinds, lines
-
-
-def static_shared_decls(fs: FunctionSource, dynamic_shared_bytes: int = 0) -> dict[int, tuple[tuple[int, ...], str]]:
-    """{line: (shape, dtype)} of the ``cuda.shared.array`` declarations in ``fs`` (shapes are constants; a
-    dynamic one, shape 0, holds as many elements as the launch's ``dynamic_shared_bytes`` fit)."""
-    from .executor import _static_shared
-
-    _total, decls = _static_shared(fs)
-    out = {}
-    for line, shape, dtype in decls:
-        if tuple(shape) == (0,):
-            shape = (int(dynamic_shared_bytes) // np.dtype(dtype).itemsize,)
-        out[int(line)] = (tuple(int(s) for s in shape), str(dtype))
-    return out
 
 
 def _name(n: str, ctx=None) -> ast.Name:
@@ -200,11 +185,17 @@ class GpuRewriter(PerThreadRewriter):
     runtime_rewrites = False  # views and calls through parameters stay as numba compiles them
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo],
-                 record: str = "all", block_1d: bool = False, dynamic_shared_bytes: int = 0):
-        super().__init__(fs, is_kernel=is_kernel)
+                 record: str = "all", block_1d: bool = False, dynamic_shared_bytes: int = 0, plan=None):
+        super().__init__(fs, is_kernel=is_kernel, plan=plan)
         self.info = info
+        if not info.sites:
+            info.sites = list(self.plan.sites)
         self.array_args = array_args  # kernel: parameters bound to arrays at this launch
-        self.shared_decls = static_shared_decls(fs, dynamic_shared_bytes)
+        # {line: (shape, dtype)} of the plan's shared declarations with constant shapes; a dynamic one (shape 0)
+        # holds as many elements as the launch's ``dynamic_shared_bytes`` fit
+        self.shared_decls = {
+            d.line: ((int(dynamic_shared_bytes) // np.dtype(d.dtype).itemsize,) if d.shape == (0,) else d.shape, d.dtype)
+            for d in self.fplan.shared if d.shape is not None}
         self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
         self.lane_linear = self.lane_linear_names() if (is_kernel and block_1d) else set()
 
@@ -260,7 +251,6 @@ class _Lowering:
         # name -> array id (int) or the name of the variable holding it (device-function parameters)
         self.arrays: dict[str, int | str] = {}
         self.rebound = assigned_names(self.fs.tree)
-        ns = self.fs.names()
         subscripted = {n.value.id for n in ast.walk(self.fs.tree)
                        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
         for p in self.fs.params:
@@ -275,12 +265,8 @@ class _Lowering:
                 self.arrays[p] = self.info.array(("param", p), rw.array_args[p])
             else:
                 self.arrays[p] = PREFIX + "a_" + p
-        for name, obj in ns.items():
-            if isinstance(obj, np.ndarray) and name not in self.fs.params and name not in self.rebound:
-                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(self.fs.tree)):
-                    self.arrays[name] = self.info.array(
-                        ("const", name), ArrayInfo(name, tuple(obj.shape), str(obj.dtype), "global")
-                    )
+        for name, obj in rw.fplan.host_arrays.items():  # module-level host arrays the plan found it reading
+            self.arrays[name] = self.info.array(("const", name), ArrayInfo(name, tuple(obj.shape), str(obj.dtype), "global"))
 
     def error(self, node, what):
         return self.rw.error(node, what)
@@ -301,8 +287,9 @@ class _Lowering:
             return _name(v)
         return None
 
-    def code(self, kind: int, line: int, aid: ast.expr | None) -> ast.expr:
-        site = ast.Constant(self.info.site(kind, line) << 8)
+    def code(self, kind: int, site: int, aid: ast.expr | None) -> ast.expr:
+        """``site << 8 | (array id + 1)`` for the plan's site ``site`` (see the module docstring)."""
+        site = ast.Constant(self.info.site(kind, site) << 8)
         if aid is None:
             return site
         if isinstance(aid, ast.Constant):
@@ -322,13 +309,13 @@ class _Lowering:
             fn = s.value.func.id
             args = s.value.args
             if fn == PREFIX + "enter":
-                line = args[-1].value
+                site = args[-1].value
                 state = ast.Assign(
                     [_name(STATE, ast.Store())],
                     ast.Call(func=ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), "local", ast.Load()), "array", ast.Load()),
                              args=[ast.Constant(STATE_LEN), _name(PREFIX + "state_t")], keywords=[]),
                 )
-                begin = ast.Expr(_call("r_begin", [_name(STATE), *_bufs(), self.code(SITE_START, line, None),
+                begin = ast.Expr(_call("r_begin", [_name(STATE), *_bufs(), self.code(SITE_START, site, None),
                                                    *[_name(p) for p in PARAM_NAMES]]))
                 return [ast.copy_location(state, s), ast.copy_location(begin, s)]
             if fn == PREFIX + "reg":
@@ -372,8 +359,8 @@ class _Lowering:
         return _ExprLowering(self).visit(node)
 
     def mem(self, call: ast.Call, kind: int) -> ast.expr | None:
-        """A recorder call for ``__gv_ld/st/at(base, idx, line)``; None when base is not a recorded array."""
-        base, idx, line = call.args[0], call.args[1], call.args[2].value
+        """A recorder call for ``__gv_ld/st/at(base, idx, line, site)``; None when base is not a recorded array."""
+        base, idx, site = call.args[0], call.args[1], call.args[3].value
         aid = self.aid_of(base)
         if aid is None:
             return None
@@ -384,7 +371,7 @@ class _Lowering:
         if (len(elts) == 1 and isinstance(elts[0], ast.Name) and elts[0].id in self.rw.lane_linear
                 and isinstance(aid, ast.Constant) and len(self.info.arrays[aid.value].shape) == 1):
             fn = "r_mem1_lane_linear"  # a[i] with i the global thread index: lane l's index is lane 0's + l
-        return _call(fn, [_name(STATE), *_bufs(), self.code(kind, line, aid), copy.deepcopy(base), *elts])
+        return _call(fn, [_name(STATE), *_bufs(), self.code(kind, site, aid), copy.deepcopy(base), *elts])
 
 
 class _ExprLowering(ast.NodeTransformer):
@@ -400,14 +387,14 @@ class _ExprLowering(ast.NodeTransformer):
         if fn in (PREFIX + "ld", PREFIX + "st"):
             rec = low.mem(node, SITE_LD if fn == PREFIX + "ld" else SITE_ST)
             return node.args[1] if rec is None else rec
-        if fn == PREFIX + "bar":
-            return _call("r_event", [_name(STATE), *_bufs(), low.code(SITE_BAR, node.args[0].value, None)])
+        if fn == PREFIX + "bar":  # __gv_bar(line, site) and the others: the site is the last argument
+            return _call("r_event", [_name(STATE), *_bufs(), low.code(SITE_BAR, node.args[-1].value, None)])
         if fn == PREFIX + "warp_stmt":
-            return _call("r_event", [_name(STATE), *_bufs(), low.code(SITE_WARP, node.args[0].value, None)])
+            return _call("r_event", [_name(STATE), *_bufs(), low.code(SITE_WARP, node.args[-1].value, None)])
         if fn == PREFIX + "warp":
-            return _call("r_value", [_name(STATE), *_bufs(), low.code(SITE_WARP, node.args[1].value, None), node.args[0]])
+            return _call("r_value", [_name(STATE), *_bufs(), low.code(SITE_WARP, node.args[-1].value, None), node.args[0]])
         if fn == PREFIX + "end":
-            return _call("r_end", [_name(STATE), *_bufs(), low.code(SITE_END, node.args[0].value, None)])
+            return _call("r_end", [_name(STATE), *_bufs(), low.code(SITE_END, node.args[-1].value, None)])
         if fn in low.fs.device_functions:
             aids = [low.aid_of(a) or ast.Constant(-1) for a in node.args]
             node.args = node.args + [_name(STATE), *_bufs(), *aids]
@@ -880,7 +867,7 @@ def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: di
     return instrumented
 
 
-def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], *, count: bool, mode: str = "thread",
+def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], *, plan, count: bool, mode: str = "thread",
                   time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
                   record: str = "all", max_registers: int | None = None, block_range: bool = False,
                   index32: bool = False, grid: tuple | None = None, block: tuple | None = None,
@@ -907,7 +894,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         raise ValueError(f"record must be one of {', '.join(RECORDS)}, not {record!r}")
     if split and all_blocks:
         raise ValueError("split=True records chosen blocks: it cannot be combined with all_blocks=True")
-    info = BuildInfo()
+    info = BuildInfo(sites=list(plan.sites))
     blocks = "all" if all_blocks else "range" if block_range else "table"
     recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform, blocks=blocks,
                                index32=index32, grid=grid, block=block)
@@ -929,6 +916,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
                 ns[plain_names[call_name]] = ns[call_name]
             ns[call_name] = build(sub, False)
         rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record,
+                         plan=plan,
                          block_1d=lane_linear and block is not None and tuple(block)[1:] in ((), (1,), (1, 1)),
                          dynamic_shared_bytes=dynamic_shared_bytes)
         tree = rw.rewrite()
@@ -954,7 +942,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
 
 
 def decode_kinds(info: BuildInfo, code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(kind, array id, line) of each event from its recorded code."""
+    """(kind, array id, line) of each event from its recorded code (its site, the plan's, is ``code >> 8``)."""
     site_kind, site_line = info.decode_tables()
     site = code >> 8
     aid = (code & 255).astype(np.int16) - 1

@@ -26,7 +26,7 @@ def copy_inputs(args) -> list:
     return out
 
 
-def _sequence_key(trace: Trace) -> tuple[np.ndarray, list[np.ndarray]]:
+def _sequence_key(trace: Trace, by_site: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
     order = trace.thread_order
     names = [a.name for a in trace.launch.arrays]
     # array ids may differ between backends (arrays register in different orders): compare by name
@@ -34,16 +34,26 @@ def _sequence_key(trace: Trace) -> tuple[np.ndarray, list[np.ndarray]]:
     remap = np.array([name_ids[n] for n in names] + [-1], dtype=np.int64)
     arr = trace.array.astype(np.int64)
     arr = remap[np.where(arr >= 0, arr, len(names))]
-    cols = [trace.block, trace.thread, trace.kind, arr, trace.index, trace.line]
+    # the capture plan's site says which construct of the source each event came from (two loads of one line
+    # are two sites); traces without sites fall back to the line
+    where = trace.site if by_site else trace.line
+    cols = [trace.block, trace.thread, trace.kind, arr, trace.index, where]
     return order, [c[order] for c in cols]
 
 
+def by_sites(a: Trace, b: Trace) -> bool:
+    """Whether two traces can be matched by site: both carry site ids from one site table (one plan)."""
+    return a.has("site") and b.has("site") and bool(a.launch.sites) and a.launch.sites == b.launch.sites
+
+
 def same_sequences(a: Trace, b: Trace) -> bool:
-    """True when both traces hold the same events thread by thread (kind, array, index, line), in order."""
+    """True when both traces hold the same events thread by thread (kind, array, index, and site, or line for
+    traces without sites), in order."""
     if len(a) != len(b):
         return False
-    _, ka = _sequence_key(a)
-    _, kb = _sequence_key(b)
+    sites = by_sites(a, b)
+    _, ka = _sequence_key(a, sites)
+    _, kb = _sequence_key(b, sites)
     return all(np.array_equal(x, y) for x, y in zip(ka, kb))
 
 

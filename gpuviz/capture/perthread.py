@@ -3,12 +3,15 @@
 Used with numba's CUDA simulator (``backend="sim"``), the reference the CPU executor is tested
 against. The rewrite keeps the user's statements and their evaluation order and only wraps:
 
-* ``A[idx]`` (load)       -> ``A[__gv_ld(A, idx, LINE)]``  (records, returns idx unchanged)
-* ``A[idx] = v``          -> ``A[__gv_st(A, idx, LINE)] = v``  (v is evaluated first, as in Python)
-* ``A[idx] op= v``        -> ``__gv_i = idx; A[__gv_st(A, __gv_i)] = A[__gv_ld(A, __gv_i)] op v``
+* ``A[idx]`` (load)       -> ``A[__gv_ld(A, idx, LINE, SITE)]``  (records, returns idx unchanged)
+* ``A[idx] = v``          -> ``A[__gv_st(A, idx, LINE, SITE)] = v``  (v is evaluated first, as in Python)
+* ``A[idx] op= v``        -> ``__gv_i = idx; A[__gv_st(A, __gv_i, ...)] = A[__gv_ld(A, __gv_i, ...)] op v``
 * ``cuda.atomic.op(A, idx, v)`` -> operands hoisted to temporaries, the event recorded, then the atomic
-* ``cuda.syncthreads()``  -> ``__gv_bar(LINE)`` before it; warp primitives record as they are called
-* a prologue that records START, ``__gv_end(LINE)`` before each ``return`` and at the end.
+* ``cuda.syncthreads()``  -> ``__gv_bar(LINE, SITE)`` before it; warp primitives record as they are called
+* a prologue that records START, ``__gv_end(LINE, SITE)`` before each ``return`` and at the end.
+
+``SITE`` is the id of the construct in the capture plan's site table (:mod:`gpuviz.capture.plan`): the
+events carry it, as the CPU executor's do.
 
 Which subscripted objects are arrays worth recording is decided at run time by identity: kernel
 array arguments, ``cuda.shared.array`` results and module-level arrays register themselves; local
@@ -32,7 +35,6 @@ from .simt_compile import _WARP, module_role
 from .source import (
     FunctionSource,
     assigned_names,
-    collect_device_functions,
     parse_function,
     python_function,
     source_span,
@@ -48,9 +50,15 @@ class PerThreadRewriter(ast.NodeTransformer):
     #: views (slices), functions called through a parameter, barrier predicates recorded after they are read
     runtime_rewrites = True
 
-    def __init__(self, fs: FunctionSource, *, is_kernel: bool):
+    def __init__(self, fs: FunctionSource, *, is_kernel: bool, plan=None):
         self.fs = fs
         self.is_kernel = is_kernel
+        if plan is None:  # a function read on its own (tests): its plan
+            from .plan import build_plan
+
+            plan = build_plan(fs)
+        self.plan = plan
+        self.fplan = plan.function(fs)
         self.ns = fs.names()
         self.locals = assigned_names(fs.tree) | set(fs.params)
         self.tmp = 0
@@ -80,9 +88,20 @@ class PerThreadRewriter(ast.NodeTransformer):
         return parts
 
     @staticmethod
-    def call(name, *args, line=None):
+    def call(name, *args, line=None, site=None):
+        """``__gv_<name>(*args, line, site)``: ``site`` is the plan's id of the construct that records."""
         a = list(args) + ([ast.Constant(line)] if line is not None else [])
+        if site is not None:
+            a.append(ast.Constant(int(site)))
         return ast.Call(func=ast.Name(PREFIX + name, ast.Load()), args=a, keywords=[])
+
+    def site(self, kind: str, node) -> int:
+        """The plan's site id of ``kind`` at ``node`` (None: the kernel's start or implicit end); -1 if unplanned."""
+        site = self.fplan.site(kind, node)
+        if site is None:
+            self.plan.unplanned.append((self.fs.name, kind, getattr(node, "lineno", -1), getattr(node, "col_offset", -1)))
+            return -1
+        return site
 
     @staticmethod
     def index_expr(slice_node):
@@ -100,17 +119,14 @@ class PerThreadRewriter(ast.NodeTransformer):
             prologue = [ast.Expr(self.call("enter", *[
                 ast.Attribute(ast.Attribute(ast.Name(PREFIX + "cuda", ast.Load()), comp, ast.Load()), ax, ast.Load())
                 for comp in ("blockIdx", "threadIdx") for ax in "xyz"
-            ], line=self.fs.first_line))]
+            ], line=self.fs.first_line, site=self.site("start", None)))]
             for p in self.fs.params:
                 prologue.append(ast.Expr(self.call("reg", ast.Name(p, ast.Load()), ast.Constant(p))))
-            for name, obj in self.ns.items():
-                if isinstance(obj, np.ndarray) and any(
-                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(self.fs.tree)
-                ):
-                    prologue.append(ast.Expr(self.call("reg", ast.Name(name, ast.Load()), ast.Constant(name))))
+            for name in self.fplan.host_arrays:  # module-level host arrays the plan found the kernel reading
+                prologue.append(ast.Expr(self.call("reg", ast.Name(name, ast.Load()), ast.Constant(name))))
             tree.body = prologue + tree.body
             if not tree.body or not isinstance(tree.body[-1], ast.Return):
-                tree.body.append(ast.Expr(self.call("end", line=self.fs.last_line)))
+                tree.body.append(ast.Expr(self.call("end", line=self.fs.last_line, site=self.site("end", None))))
         ast.fix_missing_locations(tree)
         return tree
 
@@ -124,7 +140,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         line = getattr(s, "lineno", -1)
         if isinstance(s, ast.Return):
             if self.is_kernel:
-                return [ast.copy_location(ast.Expr(self.call("end", line=line)), s), s]
+                return [ast.copy_location(ast.Expr(self.call("end", line=line, site=self.site("end", s))), s), s]
             if s.value is not None:
                 s.value = self.visit(s.value)
             return [s]
@@ -149,10 +165,12 @@ class PerThreadRewriter(ast.NodeTransformer):
                 ast.Assign([ast.Name(tmp_i, ast.Store())], self.visit(idx)),
             ]
             load = ast.Subscript(ast.Name(tmp_b, ast.Load()),
-                                 self.call("ld", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line), ast.Load())
+                                 self.call("ld", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
+                                           site=self.site("load", s.target)), ast.Load())
             value = ast.BinOp(load, s.op, self.visit(s.value))
             target = ast.Subscript(ast.Name(tmp_b, ast.Load()),
-                                   self.call("st", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line), ast.Store())
+                                   self.call("st", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
+                                             site=self.site("store", s.target)), ast.Store())
             out = pre + [ast.Assign([target], value)]
             return [ast.copy_location(n, s) for n in out]
         if (isinstance(s, ast.Assign) and self.runtime_rewrites and len(s.targets) == 1
@@ -160,7 +178,7 @@ class PerThreadRewriter(ast.NodeTransformer):
             # a[i:j] = v: the recorder stores element by element (reading v's elements when v is an array)
             t = s.targets[0]
             call = self.call("setslice", self.visit(t.value), self.visit(_slices_as_calls(t.slice)), self.visit(s.value),
-                             line=line)
+                             line=line, site=self.site("store", t))
             return [ast.copy_location(ast.Expr(call), s)]
         if isinstance(s, ast.Assign):
             atomic = self.atomic_call(s.value)
@@ -192,7 +210,8 @@ class PerThreadRewriter(ast.NodeTransformer):
             parts = self.dotted(s.value.func) if isinstance(s.value, ast.Call) else None
             if parts and parts[0] == "cuda" and parts[1:] in (["syncthreads"], ["syncwarp"]) and not s.value.args:
                 kind = "bar" if parts[1] == "syncthreads" else "warp_stmt"
-                return [ast.copy_location(ast.Expr(self.call(kind, line=line)), s), s]
+                site = self.site("barrier" if kind == "bar" else "warp", s.value)
+                return [ast.copy_location(ast.Expr(self.call(kind, line=line, site=site)), s), s]
             s.value = self.visit(s.value)
             return [s]
         return [self.visit(s)]
@@ -205,7 +224,8 @@ class PerThreadRewriter(ast.NodeTransformer):
             if idx is not None:
                 base = self.visit(sub.value)
                 sub.value = base
-                sub.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno)
+                sub.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno,
+                                      site=self.site("store", sub))
             return t
         if isinstance(t, ast.Subscript):
             idx = self.index_expr(t.slice)
@@ -213,7 +233,7 @@ class PerThreadRewriter(ast.NodeTransformer):
                 raise self.error(t, "array slicing is not supported: index one element at a time")
             base = self.visit(t.value)
             t.value = base
-            t.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno)
+            t.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno, site=self.site("store", t))
             return t
         if isinstance(t, (ast.Tuple, ast.List)):
             t.elts = [self.target(e) for e in t.elts]
@@ -241,7 +261,8 @@ class PerThreadRewriter(ast.NodeTransformer):
             t = self.fresh()
             pre.append(ast.Assign([ast.Name(t, ast.Store())], self.visit(a)))
             names.append(t)
-        pre.append(ast.Expr(self.call("at", ast.Name(names[0], ast.Load()), ast.Name(names[1], ast.Load()), line=line)))
+        pre.append(ast.Expr(self.call("at", ast.Name(names[0], ast.Load()), ast.Name(names[1], ast.Load()), line=line,
+                                      site=self.site("atomic", node))))
         call = ast.Call(func=node.func, args=[ast.Name(n, ast.Load()) for n in names], keywords=[])
         return pre, call
 
@@ -257,7 +278,8 @@ class PerThreadRewriter(ast.NodeTransformer):
                 raise self.error(node, "array slicing is not supported: index one element at a time")
             base = self.visit(node.value)
             node.value = base
-            node.slice = self.call("ld", copy.deepcopy(base), self.visit(idx), line=node.lineno)
+            node.slice = self.call("ld", copy.deepcopy(base), self.visit(idx), line=node.lineno,
+                                   site=self.site("load", node))
         return node
 
     def visit_Call(self, node):
@@ -269,15 +291,15 @@ class PerThreadRewriter(ast.NodeTransformer):
             node.args = [self.visit(a) for a in node.args]
             if name in _WARP or name == "syncwarp":
                 if node.args:
-                    node.args[-1] = self.call("warp", node.args[-1], line=node.lineno)
+                    node.args[-1] = self.call("warp", node.args[-1], line=node.lineno, site=self.site("warp", node))
                 return node
             if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or") and node.args and self.runtime_rewrites:
                 # the predicate is read first, then the barrier is reached
-                node.args[0] = self.call("barv", node.args[0], line=node.lineno)
+                node.args[0] = self.call("barv", node.args[0], line=node.lineno, site=self.site("barrier", node))
                 return node
             if name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"):
                 # record the barrier, then call it: (record, call)[1]
-                rec = self.call("bar", line=node.lineno)
+                rec = self.call("bar", line=node.lineno, site=self.site("barrier", node))
                 return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
             return node
         self.generic_visit(node)
@@ -291,7 +313,8 @@ class PerThreadRewriter(ast.NodeTransformer):
             # a function passed as a parameter (cuda.atomic.add, a cast): recorded as what it turns out to be
             if not node.keywords:
                 call = ast.Call(func=ast.Name(PREFIX + "callv", ast.Load()),
-                                args=[node.func, ast.Constant(node.lineno), *node.args], keywords=[])
+                                args=[node.func, ast.Constant(node.lineno), ast.Constant(self.site("atomic", node)),
+                                      *node.args], keywords=[])
                 return ast.copy_location(call, node)
         return node
 
@@ -365,7 +388,7 @@ class SimRecorder:
     def functions(self) -> dict:
         rec = self
 
-        def enter(bx, by, bz, tx, ty, tz, line):
+        def enter(bx, by, bz, tx, ty, tz, line, site):
             gx, gy, _ = rec.grid
             bdx, bdy, _ = rec.block
             st = rec.local
@@ -373,12 +396,12 @@ class SimRecorder:
             st.thread = tx + ty * bdx + tz * bdx * bdy
             st.seq = 0
             st.on = rec.record_blocks is None or st.block in rec.record_blocks
-            emit(EventKind.START, -1, -1, line)
+            emit(EventKind.START, -1, -1, line, site)
 
-        def emit(kind, aid, flat, line):
+        def emit(kind, aid, flat, line, site):
             st = rec.local
             if st.on:
-                rec.events.append((st.block, st.thread, st.seq, int(kind), aid, flat, line))
+                rec.events.append((st.block, st.thread, st.seq, int(kind), aid, flat, line, site))
                 st.seq += 1
 
         def reg(obj, name):
@@ -431,16 +454,17 @@ class SimRecorder:
                     rec.views[id(out)] = view_nd
             return out
 
-        def setslice(arr, idx, value, line):
+        def setslice(arr, idx, value, line, site):
             target = view(arr, idx, line)
             shape = np.shape(_ndarray(target)) if _ndarray(target) is not None else np.shape(target)
             src = value if hasattr(value, "shape") and np.shape(value) == shape and shape else None
             for ix in np.ndindex(*shape):
-                v = src[access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD)(src, ix, line)] if src is not None else value
-                target[access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE)(target, ix, line)] = v
+                v = src[access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD)(src, ix, line, site)] if src is not None \
+                    else value
+                target[access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE)(target, ix, line, site)] = v
 
-        def barv(value, line):
-            emit(EventKind.BARRIER, -1, -1, line)
+        def barv(value, line, site):
+            emit(EventKind.BARRIER, -1, -1, line, site)
             return value
 
         def flat_of(aid, idx, obj=None):
@@ -467,39 +491,39 @@ class SimRecorder:
             return flat
 
         def access(kind_global, kind_shared):
-            def f(arr, idx, line):
+            def f(arr, idx, line, site):
                 aid = rec.by_id.get(id(arr))
                 if aid is not None:
                     kind = kind_shared if rec.arrays[aid].space == "shared" else kind_global
-                    emit(kind, aid, flat_of(aid, idx, arr), line)
+                    emit(kind, aid, flat_of(aid, idx, arr), line, site)
                 return idx
 
             return f
 
-        def at(arr, idx, line):
+        def at(arr, idx, line, site):
             aid = rec.by_id.get(id(arr))
             if aid is not None:
-                emit(EventKind.ATOMIC, aid, flat_of(aid, idx, arr), line)
+                emit(EventKind.ATOMIC, aid, flat_of(aid, idx, arr), line, site)
 
-        def callv(f, line, *args):
+        def callv(f, line, site, *args):
             if type(getattr(f, "__self__", None)).__name__ == "FakeCUDAAtomic" and args:
                 arr = args[0]
                 idx = (0,) * arr.ndim if f.__name__ == "compare_and_swap" else args[1]
-                at(arr, idx, line)
+                at(arr, idx, line, site)
             return f(*args)
 
-        def bar(line):
-            emit(EventKind.BARRIER, -1, -1, line)
+        def bar(line, site):
+            emit(EventKind.BARRIER, -1, -1, line, site)
 
-        def warp(value, line):
-            emit(EventKind.WARP_OP, -1, -1, line)
+        def warp(value, line, site):
+            emit(EventKind.WARP_OP, -1, -1, line, site)
             return value
 
-        def warp_stmt(line):
-            emit(EventKind.WARP_OP, -1, -1, line)
+        def warp_stmt(line, site):
+            emit(EventKind.WARP_OP, -1, -1, line, site)
 
-        def end(line):
-            emit(EventKind.END, -1, -1, line)
+        def end(line, site):
+            emit(EventKind.END, -1, -1, line, site)
 
         return {
             PREFIX + "enter": enter,
@@ -521,10 +545,10 @@ class SimRecorder:
         }
 
     def trace_events(self) -> dict[str, np.ndarray]:
-        ev = np.array(self.events, dtype=np.int64).reshape(-1, 7)
+        ev = np.array(self.events, dtype=np.int64).reshape(-1, 8)
         return {
             "block": ev[:, 0], "thread": ev[:, 1], "seq": ev[:, 2], "kind": ev[:, 3],
-            "array": ev[:, 4], "index": ev[:, 5], "line": ev[:, 6],
+            "array": ev[:, 4], "index": ev[:, 5], "line": ev[:, 6], "site": ev[:, 7],
         }
 
 
@@ -550,9 +574,12 @@ def simulator_cuda():
 
 def build_sim_kernel(kernel, recorder: SimRecorder):
     """The per-thread instrumented copy of ``kernel`` jitted with the simulator's cuda.jit."""
+    from .plan import plan_for
+
     cuda = simulator_cuda()
-    root = parse_function(python_function(kernel))
-    collect_device_functions(root)
+    plan = plan_for(kernel)
+    plan.raise_if_unsupported()
+    root = plan.root
     recorder_fns = recorder.functions()
     built: dict[int, object] = {}
 
@@ -565,7 +592,7 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         ns[PREFIX + "cuda"] = cuda  # the simulator swaps it for its per-thread module during the launch
         for call_name, sub in fs.all_device_functions().items():
             ns[call_name] = build(sub, False)
-        tree = PerThreadRewriter(fs, is_kernel=is_kernel).rewrite()
+        tree = PerThreadRewriter(fs, is_kernel=is_kernel, plan=plan).rewrite()
         module = ast.Module(body=[tree], type_ignores=[])
         exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
         fn = ns[fs.name]
@@ -577,7 +604,7 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         built[key] = jitted
         return jitted
 
-    return root, build(root, True)
+    return plan, build(root, True)
 
 
 def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_000_000, dynamic_shared_bytes=0,
@@ -595,7 +622,8 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     check_launch(grid, block, where=f"{root.file}:{root.first_line}", kernel=root.name)
     recorder = SimRecorder(grid, block, array_params, record_blocks)
     recorder.tuple_params = [p for p, a in zip(root.params, args) if isinstance(a, tuple)]
-    root, jitted = build_sim_kernel(kernel, recorder)
+    plan, jitted = build_sim_kernel(kernel, recorder)
+    root = plan.root
     t0 = time.perf_counter()
     try:
         jitted[grid, block, 0, int(dynamic_shared_bytes)](*args)
@@ -615,6 +643,6 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
         kernel_name=root.name, grid=grid, block=block, arrays=recorder.arrays, source=text, source_file=root.file,
         first_line=first, backend="sim", device="numba CUDA simulator", versions=versions(),
         timings={"instrumented_s": elapsed},
-        meta={"kernel_lines": [root.first_line, root.last_line]},
+        meta={"kernel_lines": [root.first_line, root.last_line]}, sites=list(plan.sites),
     )
     return Trace(launch, events)

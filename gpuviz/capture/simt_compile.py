@@ -103,8 +103,13 @@ class SimtCompiler:
     """Turns one kernel (or device function) AST into the source of a lockstep numpy function."""
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, device_names: dict[str, str], globals_var: str = "G",
-                 debug: bool = False):
+                 debug: bool = False, plan=None):
         self.fs = fs
+        # the capture plan (gpuviz.capture.plan): its site ids go with every recording call
+        self.plan = plan
+        self.fplan = plan.function(fs) if plan is not None else None
+        self.sites: dict[str, object] = {}  # generated name -> SiteLine, for the generated code's namespace
+        self.diagnostics: list = []  # one per statement gpuviz cannot run (plan.Diagnostic)
         self.debug = debug  # numba-cuda's debug=True: Python's error model (division by zero raises)
         # module-level host arrays the kernel reads, copied when it is compiled: numba freezes a kernel's
         # globals (host arrays included) at its first compile, so later changes to them are not seen
@@ -126,9 +131,23 @@ class SimtCompiler:
     def error(self, node, what: str) -> UnsupportedConstruct:
         line = getattr(node, "lineno", self.fs.first_line)
         text = self.fs.line_text(line)
-        return UnsupportedConstruct(
-            f"{self.fs.file}:{line}: {what}\n    {text}", file=self.fs.file, line=line
-        )
+        exc = UnsupportedConstruct(f"{self.fs.file}:{line}: {what}\n    {text}", file=self.fs.file, line=line)
+        exc.construct = type(node).__name__  # which construct (the plan's diagnostics name it)
+        return exc
+
+    def site(self, kind: str, node) -> str:
+        """Source of the value a recording call takes for its site: a name bound to the plan's
+        :class:`~gpuviz.capture.plan.SiteLine` (its line, and its id), or the line itself without a plan.
+        ``node`` None: the kernel's implicit end."""
+        if self.plan is None:
+            return str(getattr(node, "lineno", self.fs.last_line))
+        value = self.plan.site_line(kind, self.fplan, node)
+        site = getattr(value, "site", None)
+        if site is None:
+            return str(int(value))
+        name = f"_S{site}"
+        self.sites[name] = value
+        return name
 
     def emit(self, indent: int, text: str):
         self.lines.append("    " * indent + text)
@@ -176,14 +195,23 @@ class SimtCompiler:
         self.emit(1, "_rv = None")
         self.block(tree.body, 1, _Ctx("_m0", None))
         if self.is_kernel:
-            self.emit(1, f"rt.kernel_end(_m0 & ~_ret, {self.fs.last_line})")
+            self.emit(1, f"rt.kernel_end(_m0 & ~_ret, {self.site('end', None)})")
         self.emit(1, "return _rv")
         return "\n".join(self.lines) + "\n"
 
     # ---- statements ----------------------------------------------------------------------------
     def block(self, body: list[ast.stmt], ind: int, ctx: _Ctx):
         for i, stmt in enumerate(body):
-            self.stmt(stmt, ind, ctx)
+            try:
+                self.stmt(stmt, ind, ctx)
+            except UnsupportedConstruct as exc:
+                if self.plan is None:
+                    raise
+                # keep reading: every construct gpuviz cannot run gets its own message
+                from .plan import Diagnostic
+
+                self.diagnostics.append(Diagnostic(getattr(exc, "construct", "") or type(stmt).__name__,
+                                                   exc.file or self.fs.file, exc.line or stmt.lineno, str(exc)))
             if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
                 return  # the rest of the block is dead code for the threads that got here
             if self.exits_inside(stmt):
@@ -244,7 +272,8 @@ class SimtCompiler:
                 self.emit(ind + 1, "pass")
         elif isinstance(s, ast.While):
             if s.orelse:
-                raise self.error(s, "'while ... else' is not supported in kernels")
+                raise self.error(s, "'while ... else' is not supported in kernels: set a flag before 'break' and test it "
+                                      "after the loop instead")
             self.loop_while(s, ind, ctx)
         elif isinstance(s, ast.For):
             self.loop_for(s, ind, ctx)
@@ -254,7 +283,7 @@ class SimtCompiler:
                     raise self.error(s, "a kernel cannot return a value")
                 self.emit(ind, f"_rv = rt.merge({m}, {self.expr(s.value, m)}, _rv)")
             elif self.is_kernel:
-                self.emit(ind, f"rt.kernel_end({m}, {line})")
+                self.emit(ind, f"rt.kernel_end({m}, {self.site('end', s)})")
             self.emit(ind, f"_ret = _ret | {m}")
         elif isinstance(s, ast.Break):
             if ctx.loop is None:
@@ -283,11 +312,11 @@ class SimtCompiler:
         elif isinstance(target, ast.Subscript):
             base = self.expr(target.value, m)
             idx = self.index(target.slice, m)
-            self.emit(ind, f"rt.store({m}, {base}, {idx}, {value_src}, {line})")
+            self.emit(ind, f"rt.store({m}, {base}, {idx}, {value_src}, {self.site('store', target)})")
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Subscript):
             # ary[i].x = v: a store of the record ary[i]
             sub = target.value
-            rec = f"rt.record_for_store({m}, {self.expr(sub.value, m)}, {self.index(sub.slice, m)}, {line})"
+            rec = f"rt.record_for_store({m}, {self.expr(sub.value, m)}, {self.index(sub.slice, m)}, {self.site('store', sub)})"
             self.emit(ind, f"rt.set_field({m}, {rec}, {target.attr!r}, {value_src}, {line})")
         elif isinstance(target, ast.Attribute):  # a record's field: rec.x = v
             self.emit(ind, f"rt.set_field({m}, {self.expr(target.value, m)}, {target.attr!r}, {value_src}, {line})")
@@ -308,8 +337,9 @@ class SimtCompiler:
             self.emit(ind, f"{base} = {self.expr(s.target.value, m)}")
             self.emit(ind, f"{idx} = {self.index(s.target.slice, m)}")
             # a[i] += v is a load, then v, then a store: the same order a GPU (and numba's simulator) follows
-            new = self.binop(op, f"rt.load({m}, {base}, {idx}, {line})", f"({self.expr(s.value, m)})", m, line)
-            self.emit(ind, f"rt.store({m}, {base}, {idx}, {new}, {line})")
+            new = self.binop(op, f"rt.load({m}, {base}, {idx}, {self.site('load', s.target)})",
+                             f"({self.expr(s.value, m)})", m, line)
+            self.emit(ind, f"rt.store({m}, {base}, {idx}, {new}, {self.site('store', s.target)})")
         elif isinstance(s.target, ast.Attribute):
             rec = self.fresh("r")
             self.emit(ind, f"{rec} = {self.expr(s.target.value, m)}")
@@ -463,7 +493,7 @@ class SimtCompiler:
                     f"lambda {b}: {self.expr(n.orelse, b)})")
         if isinstance(n, ast.Subscript):
             base = self.expr(n.value, m)
-            return f"rt.load({m}, {base}, {self.index(n.slice, m)}, {n.lineno})"
+            return f"rt.load({m}, {base}, {self.index(n.slice, m)}, {self.site('load', n)})"
         if isinstance(n, ast.Tuple):
             return "(" + "".join(self.expr(e, m) + ", " for e in n.elts) + ")"
         if isinstance(n, ast.Attribute):
@@ -473,7 +503,8 @@ class SimtCompiler:
         if isinstance(n, ast.NamedExpr):
             raise self.error(n, "':=' is not supported in kernels")
         if isinstance(n, (ast.List, ast.ListComp, ast.Dict, ast.Set, ast.GeneratorExp, ast.Lambda, ast.JoinedStr)):
-            raise self.error(n, f"a {type(n).__name__} cannot be used inside a CUDA kernel")
+            raise self.error(n, f"a {type(n).__name__} cannot be used inside a CUDA kernel: use numbers, tuples of "
+                                f"numbers and arrays instead (cuda.local.array for a per-thread table)")
         raise self.error(n, f"'{type(n).__name__}' expressions are not supported in kernels")
 
     def exception_value(self, s: ast.Raise) -> str:
@@ -571,7 +602,7 @@ class SimtCompiler:
             if n.keywords:
                 raise self.error(n, "keyword arguments to a function passed as a parameter are not supported")
             args = "".join(", " + self.expr(a, m) for a in n.args)
-            return f"rt.call_value(V[{n.func.id!r}], {m}, {line}{args})"
+            return f"rt.call_value(V[{n.func.id!r}], {m}, {self.site('atomic', n)}{args})"
         if isinstance(n.func, ast.Name) and n.func.id not in self.locals:
             fname = n.func.id
             obj = self.ns.get(fname)
@@ -650,11 +681,12 @@ class SimtCompiler:
             if name == "gridsize":
                 return f"rt.gridsize({self.const_eval(arg(0, 'ndim'))})"
             if name == "syncthreads":
-                return f"rt.syncthreads({m}, {line})"
+                return f"rt.syncthreads({m}, {self.site('barrier', n)})"
             if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
-                return f"rt.syncthreads({m}, {line}, {ex(arg(0, 'predicate'))}, {name.split('_')[1]!r})"
+                return (f"rt.syncthreads({m}, {self.site('barrier', n)}, {ex(arg(0, 'predicate'))}, "
+                        f"{name.split('_')[1]!r})")
             if name == "syncwarp":
-                return f"rt.syncwarp({m}, {line})"
+                return f"rt.syncwarp({m}, {self.site('warp', n)})"
             if name in ("threadfence", "threadfence_block", "threadfence_system"):
                 return "None"
             if name == "activemask":
@@ -663,7 +695,7 @@ class SimtCompiler:
                 return "rt.lanemask_lt()"
             if name in _WARP:
                 args = ", ".join(ex(a) for a in n.args)
-                return f"rt.warp_op({name!r}, {m}, {line}, {args})"
+                return f"rt.warp_op({name!r}, {m}, {self.site('warp', n)}, {args})"
             if name in ("shared.array", "local.array"):
                 space = rest[0]
                 if "alignment" in kw or len(n.args) > 2:
@@ -681,7 +713,7 @@ class SimtCompiler:
             if rest and rest[0] == "atomic" and len(rest) == 2 and rest[1] in _ATOMICS:
                 op = rest[1]
                 args = ", ".join(ex(a) for a in n.args)
-                return f"rt.atomic({op!r}, {m}, {line}, {args})"
+                return f"rt.atomic({op!r}, {m}, {self.site('atomic', n)}, {args})"
             if name in _INTRINSICS:
                 return f"rt.intrinsic({name!r}, {ex(arg(0))})"
             if rest[0] == "fp16" and len(rest) == 2 and rest[1] in _FP16:
@@ -753,26 +785,36 @@ def _is_dtype_name(name: str) -> bool:
         return False
 
 
-def compile_kernel(root: FunctionSource, *, debug: bool = False) -> tuple[str, str, dict[str, dict]]:
-    """(source of the generated functions, the kernel's generated name, namespaces they need)."""
+def compile_kernel(root: FunctionSource, *, debug: bool = False, plan=None):
+    """The CPU executor's code for ``root`` and its device functions.
+
+    Without a plan: (source of the generated functions, the kernel's generated name, namespaces they need);
+    the first unsupported construct raises. With a plan (:mod:`gpuviz.capture.plan`): ((source, name,
+    namespaces), diagnostics): the recording calls carry the plan's site ids, and every statement gpuviz
+    cannot run is a diagnostic rather than the end of the reading."""
     gen_names: dict[int, str] = {}
-    all_funcs = [root]
-    seen = {id(root.fn)}
-    stack = [root]
-    while stack:
-        fs = stack.pop()
-        for sub in fs.all_device_functions().values():
-            if id(sub.fn) not in seen:
-                seen.add(id(sub.fn))
-                all_funcs.append(sub)
-                stack.append(sub)
+    all_funcs = [root] if plan is None else [fp.fs for fp in plan.functions]
+    if plan is None:
+        seen = {id(root.fn)}
+        stack = [root]
+        while stack:
+            fs = stack.pop()
+            for sub in fs.all_device_functions().values():
+                if id(sub.fn) not in seen:
+                    seen.add(id(sub.fn))
+                    all_funcs.append(sub)
+                    stack.append(sub)
     for i, fs in enumerate(all_funcs):
         gen_names[id(fs.fn)] = f"__simt_{fs.name}_{i}"
     chunks = []
     namespaces = {}
+    diagnostics = []
     for i, fs in enumerate(all_funcs):
         names = {call_name: gen_names[id(sub.fn)] for call_name, sub in fs.all_device_functions().items()}
-        comp = SimtCompiler(fs, is_kernel=fs is root, device_names=names, globals_var=f"G{i}", debug=debug)
+        comp = SimtCompiler(fs, is_kernel=fs is root, device_names=names, globals_var=f"G{i}", debug=debug, plan=plan)
         chunks.append(comp.compile(gen_names[id(fs.fn)]))
         namespaces[f"G{i}"] = {**fs.names(), **comp.frozen}
-    return "\n".join(chunks), gen_names[id(root.fn)], namespaces
+        namespaces.update(comp.sites)
+        diagnostics.extend(comp.diagnostics)
+    code = ("\n".join(chunks), gen_names[id(root.fn)], namespaces)
+    return code if plan is None else (code, diagnostics)

@@ -247,7 +247,9 @@ class SimtRuntime:
         self.watchdog = watchdog
         self._loop_masks: dict = {}  # loop line -> the lanes in it at its latest iteration (for the watchdog)
         self.n_events = 0
-        self._chunks: list[tuple] = []  # one per recording call: (lanes, seq, flat index, values, kind, array, line, step)
+        # one per recording call: (lanes, seq, flat index, values, kind, array, line, step, site)
+        self._chunks: list[tuple] = []
+        self.shared_names: dict[int, str] = {}  # declaration line -> name (the capture plan's shared table)
         self.arrays: list[ArrayHandle] = []
         self._by_site: dict = {}
         self.write_backs: list = []  # device arrays the kernel reached through globals, copied back at the end
@@ -310,6 +312,8 @@ class SimtRuntime:
         return h
 
     def _shared_name(self, line):
+        if line in self.shared_names:
+            return self.shared_names[line]
         # named after the variable it is assigned to, when the line reads `name = cuda.shared.array(...)`
         text = self.line_text(line)
         if "=" in text:
@@ -364,7 +368,8 @@ class SimtRuntime:
         if isinstance(values, np.ndarray) and values.dtype.kind == "c":
             values = values.real
         # chunks are joined once, at the end (events()): recording stays a few cheap appends per step
-        self._chunks.append((act, seq, flat, values, kind, aid, line, self.step))
+        # ``line`` is the plan's SiteLine where the generated code passed one: a line that knows its site id
+        self._chunks.append((act, seq, flat, values, kind, aid, line, self.step, getattr(line, "site", -1)))
 
     def keep_first(self, limit: int) -> int:
         """Drop the events recorded after the first ``limit`` (whole steps); returns how many were dropped."""
@@ -385,6 +390,7 @@ class SimtRuntime:
             "block": np.empty(total, np.int32), "thread": np.empty(total, np.int32), "seq": np.empty(total, np.int32),
             "kind": np.empty(total, np.uint8), "array": np.empty(total, np.int16), "index": np.empty(total, np.int64),
             "line": np.empty(total, np.int32), "step": np.empty(total, np.int32), "value": np.empty(total, np.float64),
+            "site": np.empty(total, np.int32),
         }
         if not total:
             return out
@@ -392,7 +398,7 @@ class SimtRuntime:
         block32 = self.block_lin.astype(np.int32)
         thread32 = self.thread_lin.astype(np.int32)
         o = 0
-        for act, seq, flat, values, kind, aid, line, step in self._chunks:
+        for act, seq, flat, values, kind, aid, line, step, site in self._chunks:
             e = o + len(seq)
             if act is None:  # every lane, in lane order: copies, not gathers
                 out["block"][o:e] = block32
@@ -406,11 +412,14 @@ class SimtRuntime:
             out["index"][o:e] = -1 if flat is None else flat
             out["line"][o:e] = line
             out["step"][o:e] = step
+            out["site"][o:e] = site
             if with_values:
                 out["value"][o:e] = np.nan if values is None else values
             o = e
         if not with_values:
-            del out["value"]  # no values recorded: the trace reports the field as unknown, lazily
+            del out["value"]
+        if (out["site"] < 0).all():
+            del out["site"]  # run without a plan: sites unknown  # no values recorded: the trace reports the field as unknown, lazily
         return out
 
     def where(self, line: int) -> str:

@@ -598,15 +598,31 @@ class Narrator:
         F, L, tr = self.frames, self.launch, self.trace
         l = self._l
         a, kind, line = l["array"][f], l["kind"][f], l["line"][f]
+        info = L.arrays[a]
+        ndim = max(len(info.shape), 1)
+        if L.sites and tr.has("site"):
+            # the event's own site (the capture plan's): the subscript as written there, no reading of the source.
+            # Two subscripts of one array on one line (x[i] + x[i + 1]) are two sites, told apart.
+            ev = F.events(f)
+            ev = ev[(tr.kind[ev] == kind) & (tr.array[ev] == a)]
+            sites = np.unique(tr.site[ev]) if len(ev) else ()
+            if len(sites) == 1 and 0 <= int(sites[0]) < len(L.sites):
+                key = ("site", int(sites[0]), a)
+                hit = self._expr_cache.get(key)
+                if hit is not None:
+                    return hit
+                site = L.sites[int(sites[0])]
+                if site.array and len(site.index) == ndim:
+                    dims = list(site.index)
+                    hit = self._expr_cache[key] = (f"{info.name}[{', '.join(dims)}]", dims)
+                    return hit
         hit = self._expr_cache.get((line, a, kind))
         if hit is not None:
             return hit
-        info = L.arrays[a]
         store = kind in (K.GLOBAL_STORE, K.SHARED_STORE)
         if self._subs is None:
             self._subs = _subscripts(L)
         subs = self._subs.get(line, [])
-        ndim = max(len(info.shape), 1)
         mine = [s for s in subs if s.name == info.name and len(s.dims) == ndim]
         if not mine:  # a device function's parameter name: the one subscript of that shape on the line
             known = {x.name for x in L.arrays}

@@ -1,0 +1,524 @@
+"""The capture plan: a kernel read once, for every backend.
+
+:func:`plan_for` reads a ``@cuda.jit`` kernel's source (and the device functions it reaches) once and
+resolves it into a :class:`KernelPlan`:
+
+* a :class:`Ref` for every name the source reads: a parameter, a local, a shared, local or constant array,
+  a module-level host or device array, a device function, a constant, ``cuda.*``, ``math.*``/``numpy.*``,
+  a builtin, or something a kernel cannot use;
+* tables, per function: shared declarations (name, line, shape, dtype), local arrays, the module-level host
+  arrays the kernel reads (frozen at compile time, as numba freezes them), device arrays, device functions
+  and constants;
+* the table of recorded *sites* (:class:`gpuviz.model.trace.Site`): every place in the source that records
+  events (a subscript read or written, an atomic, a barrier, a warp primitive, the kernel's start and ends),
+  numbered once. Every backend tags its events with these ids and the table travels in the trace;
+* every diagnostic: one :class:`Diagnostic` per unsupported construct (construct, file, line, message).
+
+The list of supported constructs is the CPU executor's code generator (:mod:`.simt_compile`): the plan runs
+it once over every statement and keeps each refusal (a statement gpuviz cannot run does not stop the reading
+of the next), and keeps the generated code, which the executor then runs. The simulator's instrumentation
+(:mod:`.perthread`) and the GPU recorder (:mod:`.gpu_rewrite`) take the plan's site ids, shared declarations
+and host arrays instead of working them out again, and refuse what the plan refuses.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import os
+import time
+import types
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model.trace import Site
+from .errors import UnsupportedConstruct
+from .source import FunctionSource, assigned_names, collect_device_functions, is_device_function, parse_function, \
+    python_function
+
+#: what a name can refer to in a kernel
+REF_KINDS = (
+    "parameter", "local", "shared", "local_array", "const_array", "host_array", "device_array", "device_function",
+    "constant", "cuda", "math", "numpy", "numba", "operator", "enum", "scalar_type", "builtin", "unsupported",
+)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """What one name of the source refers to. ``text``: the name, or the dotted chain it starts
+    (``cuda.threadIdx.x``, ``math.sqrt``)."""
+
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ArrayDecl:
+    """A ``cuda.shared.array`` or ``cuda.local.array`` declaration. ``shape``/``dtype`` are None when a
+    device function is given them as arguments (known when it runs); ``shape`` is (0,) for dynamic shared
+    memory (sized by the launch; not counted in :attr:`KernelPlan.static_shared_bytes`)."""
+
+    function: str
+    name: str
+    line: int
+    shape: tuple[int, ...] | None
+    dtype: str | None
+
+    @property
+    def nbytes(self) -> int:
+        if self.shape is None or self.dtype is None:
+            return 0
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One construct gpuviz does not support: which (the AST node's type), where, and what to write instead
+    (the message says)."""
+
+    construct: str
+    file: str
+    line: int
+    message: str
+
+
+class SiteLine(int):
+    """A recorded site's line number that also knows the site's id.
+
+    The CPU executor's generated code passes one where it used to pass the line: the runtime reads
+    ``.site`` when it records an event and uses the number itself for messages, as before."""
+
+    site: int
+
+    def __new__(cls, line: int, site: int):
+        obj = super().__new__(cls, line)
+        obj.site = site
+        return obj
+
+    def __reduce__(self):  # an error's ``line`` crosses from the capture worker to the window pickled
+        return (SiteLine, (int(self), self.site))
+
+
+@dataclass
+class FunctionPlan:
+    """One function (the kernel or a device function) of a plan."""
+
+    fs: FunctionSource
+    index: int
+    is_kernel: bool
+    refs: dict[tuple[int, int], Ref] = field(default_factory=dict)  # (line, col) of a Name -> what it is
+    shared: list[ArrayDecl] = field(default_factory=list)
+    local_arrays: list[ArrayDecl] = field(default_factory=list)
+    host_arrays: dict[str, np.ndarray] = field(default_factory=dict)  # module-level numpy arrays it reads
+    device_arrays: dict[str, object] = field(default_factory=dict)  # module-level device arrays it reads
+    device_functions: dict[str, int] = field(default_factory=dict)  # name used -> function index
+    constants: dict[str, object] = field(default_factory=dict)  # module-level numbers it reads
+    site_ids: dict[tuple[str, int, int], int] = field(default_factory=dict)  # (kind, line, col) -> site id
+
+    def ref(self, node: ast.Name) -> Ref | None:
+        return self.refs.get((node.lineno, node.col_offset))
+
+    def site(self, kind: str, node) -> int | None:
+        """The site id of ``kind`` at ``node`` (a Subscript, a Call, a Return; None: the kernel's def line or
+        implicit end), or None when the plan has no such site."""
+        if node is None:
+            line = self.fs.first_line if kind == "start" else self.fs.last_line
+            return self.site_ids.get((kind, line, -1))
+        return self.site_ids.get((kind, node.lineno, node.col_offset))
+
+    def shared_at(self, line: int) -> ArrayDecl | None:
+        for d in self.shared:
+            if d.line == line:
+                return d
+        return None
+
+
+@dataclass
+class KernelPlan:
+    root: FunctionSource
+    functions: list[FunctionPlan]
+    sites: list[Site]
+    diagnostics: list[Diagnostic]
+    debug: bool = False
+    #: the CPU executor's code for the kernel, generated while the plan checked it: (source, entry name,
+    #: namespaces the source needs); None when a diagnostic refused the kernel
+    cpu_code: tuple | None = None
+    #: sites a backend asked for and the plan did not list (its events then carry site -1): none expected
+    unplanned: list[tuple] = field(default_factory=list)
+    build_seconds: float = 0.0  # reading the kernel into this plan (parse, resolve, check, generate)
+
+    @property
+    def kernel(self) -> FunctionPlan:
+        return self.functions[0]
+
+    def function(self, fs: FunctionSource) -> FunctionPlan:
+        for fp in self.functions:
+            if fp.fs.fn is fs.fn:
+                return fp
+        raise KeyError(f"{fs.name} is not a function of the plan of {self.root.name}")
+
+    @property
+    def shared_decls(self) -> list[ArrayDecl]:
+        return [d for fp in self.functions for d in fp.shared]
+
+    @property
+    def static_shared_bytes(self) -> int:
+        return sum(d.nbytes for d in self.shared_decls)
+
+    def shared_names(self) -> dict[int, str]:
+        """{declaration line: the variable it is assigned to} of the shared arrays."""
+        return {d.line: d.name for d in self.shared_decls}
+
+    def site_line(self, kind: str, fp: FunctionPlan, node) -> int | SiteLine:
+        """What the executor's generated code passes for a recorded site: a :class:`SiteLine`."""
+        site = fp.site(kind, node)
+        line = getattr(node, "lineno", None) or (fp.fs.first_line if kind == "start" else fp.fs.last_line)
+        if site is None:
+            self.unplanned.append((fp.fs.name, kind, line, getattr(node, "col_offset", -1)))
+            return line
+        return SiteLine(line, site)
+
+    def raise_if_unsupported(self) -> None:
+        """Raise the first diagnostic as an UnsupportedConstruct (all of them on ``.diagnostics``)."""
+        if not self.diagnostics:
+            return
+        first = self.diagnostics[0]
+        message = first.message
+        if len(self.diagnostics) > 1:
+            others = "\n".join(f"  {d.file}:{d.line}: {d.message.splitlines()[0].split(': ', 1)[-1]}"
+                               for d in self.diagnostics[1:6])
+            more = len(self.diagnostics) - 6
+            message += f"\n{len(self.diagnostics) - 1} more construct(s) gpuviz does not support:\n{others}"
+            if more > 0:
+                message += f"\n  ... and {more} more"
+        exc = UnsupportedConstruct(message, file=first.file, line=first.line)
+        exc.diagnostics = list(self.diagnostics)
+        raise exc
+
+
+# ---- reading ------------------------------------------------------------------------------------------
+def _dotted_parts(node, ns: dict, local: set) -> list[str] | None:
+    """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x`` rooted at a module global (as the executor reads it)."""
+    from .simt_compile import module_role
+
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in local:
+        return None
+    role = module_role(ns.get(node.id))
+    if role is None:
+        return None
+    parts.append(role)
+    parts.reverse()
+    if parts[0] == "numba" and len(parts) > 1 and parts[1] == "cuda":
+        parts = parts[1:]
+    return parts
+
+
+def _imported_cuda_name(obj) -> str | None:
+    """``syncthreads`` for ``from numba.cuda import syncthreads`` (a function of numba's cuda module), else None."""
+    mod = getattr(obj, "__module__", "") or ""
+    if "cuda" in mod and mod.startswith(("numba", "numba_cuda")) and not isinstance(obj, types.ModuleType):
+        return getattr(obj, "__name__", None)
+    return None
+
+
+def _call_site_kind(node: ast.Call, ns: dict, local: set) -> str | None:
+    """The site kind of a call that records (atomic, barrier, warp), else None."""
+    from .simt_compile import _ATOMICS, _WARP
+
+    if isinstance(node.func, ast.Name) and node.func.id in local:
+        return "atomic"  # a function a device function was given: recorded as the atomic it may be
+    parts = _dotted_parts(node.func, ns, local)
+    if parts is None and isinstance(node.func, ast.Name):
+        name = _imported_cuda_name(ns.get(node.func.id))
+        parts = ["cuda", name] if name else None
+    if not parts or parts[0] != "cuda":
+        return None
+    rest = parts[1:]
+    name = ".".join(rest)
+    if len(rest) == 2 and rest[0] == "atomic" and rest[1] in _ATOMICS:
+        return "atomic"
+    if name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"):
+        return "barrier"
+    if name == "syncwarp" or name in _WARP:
+        return "warp"
+    return None
+
+
+def _index_texts(node) -> tuple[str, ...]:
+    elts = node.elts if isinstance(node, ast.Tuple) else [node]
+    out = []
+    for e in elts:
+        try:
+            out.append(ast.unparse(e))
+        except Exception:  # noqa: BLE001 - an exotic node ast cannot print back
+            out.append("?")
+    return tuple(out)
+
+
+def _text(node) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def _function_sites(fp: FunctionPlan, ns: dict, local: set) -> list[tuple]:
+    """(kind, line, col, array text, index texts) of every recorded site of one function, in source order."""
+    tree = fp.fs.tree
+    aug_targets = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.AugAssign)}
+    field_stores = set()  # ary[i] in ``ary[i].x = v``: a store of the record ary[i]
+    for n in ast.walk(tree):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AnnAssign,
+                                                                                           ast.AugAssign)) else []
+        stack = list(targets)
+        while stack:
+            t = stack.pop()
+            if isinstance(t, (ast.Tuple, ast.List)):
+                stack.extend(t.elts)
+            elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Subscript):
+                field_stores.add(id(t.value))
+    found = []
+    if fp.is_kernel:
+        found.append(("start", fp.fs.first_line, -1, "", ()))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript):
+            kinds = []
+            if isinstance(n.ctx, ast.Load):
+                kinds.append("load")
+                if id(n) in field_stores:
+                    kinds.append("store")
+            elif isinstance(n.ctx, ast.Store):
+                kinds.append("store")
+                sl = n.slice
+                is_slice = isinstance(sl, ast.Slice) or (isinstance(sl, ast.Tuple)
+                                                         and any(isinstance(e, ast.Slice) for e in sl.elts))
+                if id(n) in aug_targets or is_slice:  # a[i] += v reads a[i]; a[i:j] = b reads b's elements
+                    kinds.append("load")
+            for kind in kinds:
+                found.append((kind, n.lineno, n.col_offset, _text(n.value), _index_texts(n.slice)))
+        elif isinstance(n, ast.Call):
+            kind = _call_site_kind(n, ns, local)
+            if kind == "atomic" and len(n.args) >= 2:
+                found.append((kind, n.lineno, n.col_offset, _text(n.args[0]), _index_texts(n.args[1])))
+            elif kind is not None:
+                found.append((kind, n.lineno, n.col_offset, "", ()))
+        elif isinstance(n, ast.Return) and fp.is_kernel:
+            found.append(("end", n.lineno, n.col_offset, "", ()))
+    if fp.is_kernel:
+        found.append(("end", fp.fs.last_line, -1, "", ()))
+    order = {k: i for i, k in enumerate(("start", "load", "store", "atomic", "barrier", "warp", "end"))}
+    found.sort(key=lambda s: (s[0] == "end" and s[2] == -1, s[1], s[2], order[s[0]]))
+    return found
+
+
+def _resolve_names(fp: FunctionPlan, ns: dict, local: set, device_names: set) -> None:
+    """A Ref for every Name the function reads, and its tables of module-level values."""
+    import builtins
+
+    from .simt_compile import _BUILTINS, _scalar_type_name, module_role
+
+    decl_kinds: dict[str, str] = {}  # local names bound to an array declaration
+    for n in ast.walk(fp.fs.tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Call):
+            parts = _dotted_parts(n.value.func, ns, local)
+            if parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"],
+                                                               ["const", "array_like"]):
+                decl_kinds[n.targets[0].id] = {"shared": "shared", "local": "local_array",
+                                               "const": "const_array"}[parts[1]]
+    attr_chain: dict[int, str] = {}  # id of the root Name of a dotted chain -> the chain's text
+    for n in ast.walk(fp.fs.tree):
+        if isinstance(n, ast.Attribute):
+            root, chain = n, []
+            while isinstance(root, ast.Attribute):
+                chain.append(root.attr)
+                root = root.value
+            if isinstance(root, ast.Name):
+                text = ".".join([root.id, *reversed(chain)])
+                if len(text) > len(attr_chain.get(id(root), "")):
+                    attr_chain[id(root)] = text
+    for n in ast.walk(fp.fs.tree):
+        if not isinstance(n, ast.Name):
+            continue
+        name, text = n.id, attr_chain.get(id(n), n.id)
+        if name in fp.fs.params:
+            kind = "parameter"
+        elif name in local:
+            kind = decl_kinds.get(name, "local")
+        elif name in ("True", "False", "None"):
+            kind = "constant"
+        elif name not in ns:
+            kind = "builtin" if (name in _BUILTINS or name == "print" or hasattr(builtins, name)) else "unsupported"
+        else:
+            obj = ns[name]
+            role = module_role(obj)
+            if role is not None:
+                kind = role if role in ("cuda", "math", "numpy", "numba", "operator") else "math"  # cmath too
+            elif name in device_names or is_device_function(obj):
+                kind = "device_function"
+            elif isinstance(obj, (bool, int, float, complex, np.integer, np.floating, np.bool_)):
+                kind = "constant"
+                fp.constants[name] = obj
+            elif isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj):
+                kind = "constant"
+                fp.constants[name] = obj
+            elif isinstance(obj, np.ndarray):
+                kind = "host_array"
+                if name not in fp.host_arrays:
+                    fp.host_arrays[name] = np.array(obj, copy=True)  # frozen, as numba freezes it
+            elif hasattr(obj, "copy_to_host") and hasattr(obj, "shape") and hasattr(obj, "dtype"):
+                kind = "device_array"
+                fp.device_arrays[name] = obj
+            elif isinstance(obj, enum.EnumMeta):
+                kind = "enum"
+            elif _scalar_type_name(obj) is not None:
+                kind = "scalar_type"
+            elif getattr(obj, "__module__", None) in ("_operator", "operator"):
+                kind = "operator"
+            elif getattr(obj, "__module__", None) in ("math", "cmath"):
+                kind = "math"
+            elif _imported_cuda_name(obj):
+                kind = "cuda"
+            else:
+                kind = "unsupported"
+        fp.refs[(n.lineno, n.col_offset)] = Ref(kind, text)
+
+
+def _array_decls(fp: FunctionPlan, ns: dict, local: set, diagnostics: list[Diagnostic]) -> None:
+    """The function's shared and local array declarations, sized from their constant shapes."""
+    from .simt_compile import SimtCompiler
+
+    comp = SimtCompiler(fp.fs, is_kernel=False, device_names={})
+    targets = {}
+    for n in ast.walk(fp.fs.tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            targets[id(n.value)] = n.targets[0].id
+    for node in ast.walk(fp.fs.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        parts = _dotted_parts(node.func, ns, local)
+        if not (parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"])):
+            continue
+        space = parts[1]
+        name = targets.get(id(node), f"{space}@{node.lineno}")
+        kw = {k.arg: k.value for k in node.keywords}
+        shape_node = node.args[0] if node.args else kw.get("shape")
+        dtype_node = node.args[1] if len(node.args) > 1 else kw.get("dtype")
+        table = fp.shared if space == "shared" else fp.local_arrays
+        try:
+            if shape_node is None or dtype_node is None:
+                raise comp.error(node, f"cuda.{space}.array needs a shape and a dtype")
+            if not (comp.is_constant(shape_node) and comp.is_constant(dtype_node)):
+                table.append(ArrayDecl(fp.fs.name, name, node.lineno, None, None))  # sized when it runs
+                continue
+            shape = comp.const_eval(shape_node)
+            dtype = str(np.dtype(comp.np_dtype(comp.const_eval(dtype_node), node)))
+            if space == "shared" and isinstance(shape, (int, np.integer)) and int(shape) == 0:
+                # dynamic shared memory: its size is the launch's, kernel[grid, block, stream, nbytes]
+                table.append(ArrayDecl(fp.fs.name, name, node.lineno, (0,), dtype))
+                continue
+            shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+            if space == "shared" and any(int(s) <= 0 for s in shape):
+                raise comp.error(node, f"shared array shape {shape} has an empty or negative dimension: give "
+                                       "each dimension a positive size (shape 0 alone declares dynamic shared "
+                                       "memory)")
+            table.append(ArrayDecl(fp.fs.name, name, node.lineno, tuple(int(s) for s in shape), dtype))
+        except UnsupportedConstruct as exc:
+            if space == "local":  # the executor's compile judges local arrays
+                table.append(ArrayDecl(fp.fs.name, name, node.lineno, None, None))
+            elif not any(d.file == fp.fs.file and d.line == node.lineno for d in diagnostics):
+                diagnostics.append(Diagnostic("Call", fp.fs.file, node.lineno, str(exc)))
+
+
+def build_plan(root: FunctionSource, *, debug: bool = False) -> KernelPlan:
+    """The plan of ``root`` (its device functions already collected: :func:`collect_device_functions`)."""
+    from .simt_compile import compile_kernel
+
+    funcs = [root]
+    seen = {id(root.fn)}
+    stack = [root]
+    while stack:
+        fs = stack.pop()
+        for sub in fs.all_device_functions().values():
+            if id(sub.fn) not in seen:
+                seen.add(id(sub.fn))
+                funcs.append(sub)
+                stack.append(sub)
+    index_of = {id(fs.fn): i for i, fs in enumerate(funcs)}
+    plans = [FunctionPlan(fs, i, i == 0) for i, fs in enumerate(funcs)]
+    sites: list[Site] = []
+    diagnostics: list[Diagnostic] = []
+    for fp in plans:
+        fs = fp.fs
+        ns = fs.names()
+        try:
+            local = assigned_names(fs.tree) | set(fs.params)
+        except UnsupportedConstruct as exc:
+            diagnostics.append(Diagnostic("Global", fs.file, exc.line or fs.first_line, str(exc)))
+            local = set(fs.params)
+        fp.device_functions = {name: index_of[id(sub.fn)] for name, sub in fs.all_device_functions().items()}
+        _resolve_names(fp, ns, local, set(fp.device_functions))
+        for kind, line, col, array, index in _function_sites(fp, ns, local):
+            fp.site_ids[(kind, line, col)] = len(sites)
+            sites.append(Site(kind, line, fs.name, array, index, col))
+    plan = KernelPlan(root, plans, sites, diagnostics, debug)
+    # the executor's code generator is the one reading of what gpuviz supports: every refusal is kept
+    code, compile_diagnostics = compile_kernel(root, debug=debug, plan=plan)
+    diagnostics.extend(compile_diagnostics)
+    for fp in plans:
+        _array_decls(fp, fp.fs.names(), assigned_names_or_params(fp.fs), diagnostics)
+    plan.cpu_code = None if diagnostics else code
+    return plan
+
+
+def assigned_names_or_params(fs: FunctionSource) -> set:
+    try:
+        return assigned_names(fs.tree) | set(fs.params)
+    except UnsupportedConstruct:
+        return set(fs.params)
+
+
+def kernel_debug(kernel) -> bool:
+    """Whether ``kernel`` was jitted with ``debug=True`` (numba-cuda's dispatcher or the simulator's)."""
+    if getattr(kernel, "_debug", None):
+        return True
+    opts = getattr(kernel, "targetoptions", None)
+    return bool(opts.get("debug")) if isinstance(opts, dict) else False
+
+
+#: plans, one per kernel object (a dispatcher, or a plain function), least recently used last out.
+#: numba compiles a dispatcher once and freezes what the compile read: closure values, globals (host arrays
+#: too), device functions, shared-array shapes. Keyed by the object itself (a kernel factory's closures are
+#: distinct objects over one code object), and by its file's mtime so that an edited, reloaded file recompiles.
+_cache: "OrderedDict[tuple, tuple]" = OrderedDict()
+_CACHE_SIZE = 256
+
+
+def plan_for(kernel) -> KernelPlan:
+    """The plan of ``kernel`` (read once per kernel object; see ``_cache``)."""
+    fn = python_function(kernel)
+    try:
+        mtime = os.path.getmtime(fn.__code__.co_filename)
+    except OSError:
+        mtime = 0.0
+    debug = kernel_debug(kernel)
+    key = (id(kernel), fn.__code__, mtime, debug)
+    hit = _cache.get(key)
+    if hit is not None and hit[0] is kernel:
+        _cache.move_to_end(key)
+        return hit[1]
+    t0 = time.perf_counter()
+    root = parse_function(fn)
+    collect_device_functions(root)
+    plan = build_plan(root, debug=debug)
+    plan.build_seconds = time.perf_counter() - t0
+    _cache[key] = (kernel, plan)  # the entry holds the kernel: its id cannot be reused while it is cached
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return plan
