@@ -70,6 +70,11 @@ def test_gpu_trace_equals_cpu_executor(name, nsmid):
     assert len(gpu) == len(cpu), f"{name}: {len(gpu)} GPU events vs {len(cpu)} CPU events"
     assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
     assert gpu.counts_by_kind() == cpu.counts_by_kind()
+    # every event carries the capture plan's site, the same site as on the CPU executor, event for event
+    from gpuviz.capture.lockstep import by_sites, same_sequences
+
+    assert gpu.has("site") and (gpu.site >= 0).all() and gpu.launch.sites == cpu.launch.sites
+    assert by_sites(gpu, cpu) and same_sequences(gpu, cpu)
     # SM ids in [0, nsmid); one SM per block
     assert gpu.has("sm") and gpu.sm.min() >= 0 and gpu.sm.max() < nsmid
     for b in np.unique(gpu.block)[:64]:
