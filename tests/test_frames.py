@@ -119,3 +119,14 @@ def test_model_imports_no_qt_or_numba():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_barrier_opens_at_exactly_the_frames_where_a_barrier_completes_even_from_an_unsorted_index():
+    F = Frames(matmul_tiled_trace(16, 8))
+    opens = set(F.barrier_complete_frames.tolist())
+    assert len(opens) == 16
+    assert [f for f in range(F.n_frames) if F.barrier_opens_at(f)] == sorted(opens)
+    G = Frames(matmul_tiled_trace(16, 8))
+    G.barrier_complete_frames = G.barrier_complete_frames[::-1].copy()  # as a file's index could hold them
+    assert [f for f in range(G.n_frames) if G.barrier_opens_at(f)] == sorted(opens)
+    assert not G.barrier_opens_at(-1) and not G.barrier_opens_at(G.n_frames + 5)

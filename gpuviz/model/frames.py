@@ -585,7 +585,7 @@ class Frames:
                 text += " " + ", ".join(names)
         elif kind == EventKind.BARRIER:
             waiting = int(self.waiting_warps[f])
-            if f in self._barrier_complete_set:
+            if self.barrier_opens_at(f):
                 text = f"{lanes} reach syncthreads: all {L.threads_per_block} threads of the block are there, the barrier opens"
             else:
                 text += f" and wait ({waiting} of {L.warps_per_block} warps there)"
@@ -594,9 +594,17 @@ class Frames:
             text += f" (line {line})"
         return text
 
+    def barrier_opens_at(self, f: int) -> bool:
+        """Does the barrier open at frame ``f`` (the block's last warp arrives)? A binary search: a set of the
+        frames, built in Python on first use, stalled the window ~0.1 s on a trace of 36,000 barrier openings."""
+        done = self._barrier_complete_sorted
+        i = int(np.searchsorted(done, f))
+        return i < len(done) and int(done[i]) == int(f)
+
     @cached_property
-    def _barrier_complete_set(self) -> frozenset:
-        return frozenset(int(x) for x in self.barrier_complete_frames)
+    def _barrier_complete_sorted(self) -> np.ndarray:
+        done = np.asarray(self.barrier_complete_frames, dtype=np.int64)
+        return done if bool(np.all(done[1:] >= done[:-1])) else np.sort(done)  # a file's index need not be sorted
 
     def line_counts(self) -> dict[int, int]:
         """Events per source line over the whole trace."""

@@ -523,7 +523,7 @@ class Narrator:
             out["waiting_warps"] = int(F.waiting_warps[f])
             out["warps_per_block"] = L.warps_per_block
             out["threads_at_barrier"] = int(self._bar_threads.get(b * self._n_ph + p, 0))
-            out["barrier_opens"] = f in F._barrier_complete_set
+            out["barrier_opens"] = F.barrier_opens_at(f)
         if kind not in (K.START, K.END):
             out["waiting_lanes"] = int(self.n_waiting[f])
         return out
@@ -763,7 +763,7 @@ class Narrator:
     def _barrier(self, f: int, b: int, w: int, bname: str) -> str:
         F, L = self.frames, self.launch
         p = int(F.phase[f])
-        if f in F._barrier_complete_set:
+        if F.barrier_opens_at(f):
             n_at = int(self._bar_threads.get(b * self._n_ph + p, 0))
             stores, loads = self._phase_shared.get(b * self._n_ph + p, (set(), set()))
             if stores:

@@ -76,7 +76,7 @@ class BarrierView(TraceView):
         box.addWidget(self.header)
         box.addWidget(self.legend)
         box.addWidget(self.canvas, 1)
-        self.plot = self.canvas.addPlot()
+        self.plot = self.canvas.addPlot(enableMenu=False)  # its menus are disabled below: not even built
         # the labels move after the view box has changed: thinned once they have
         self.plot.getViewBox().sigResized.connect(lambda *_: QtCore.QTimer.singleShot(0, self._thin_sync_labels))
         self.plot.getViewBox().sigRangeChanged.connect(lambda *_: QtCore.QTimer.singleShot(0, self._thin_sync_labels))

@@ -332,7 +332,7 @@ def make_image_plot(view: TraceView, with_axes: bool = False) -> tuple[pg.PlotWi
     The ImageItem is row-major: pass RGBA arrays shaped ``(height, width, 4)``, row 0 at the top.
     Pixel (row r, column c) covers plot coordinates x in [c, c+1], y in [r, r+1].
     """
-    plot = pg.PlotWidget(parent=view)
+    plot = pg.PlotWidget(parent=view, enableMenu=False)  # no menus: not even built (a few ms a plot)
     plot.setMenuEnabled(False)
     plot.hideButtons()
     vb = plot.getPlotItem().getViewBox()

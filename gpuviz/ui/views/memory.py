@@ -144,7 +144,7 @@ def set_segments(item: pg.PlotCurveItem, segs: np.ndarray) -> None:
 def cell_plot(canvas: pg.GraphicsLayoutWidget, row: int, col: int, style: MemoryStyle, rowspan: int = 1,
               colspan: int = 1) -> pg.PlotItem:
     """An aspect-locked, y-down plot cell of ``canvas`` for an image of cells, themed."""
-    plot = canvas.addPlot(row=row, col=col, rowspan=rowspan, colspan=colspan)
+    plot = canvas.addPlot(row=row, col=col, rowspan=rowspan, colspan=colspan, enableMenu=False)  # menus not even built
     plot.setMenuEnabled(False)
     plot.hideButtons()
     plot.invertY(True)

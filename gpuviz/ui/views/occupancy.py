@@ -103,7 +103,7 @@ class OccupancyView(TraceView):
         box.addWidget(self.canvas, 1)
         box.addWidget(self.note)
         # SM picture: the SM's warp slots, filled by resident blocks
-        self.sm_plot = self.canvas.addPlot(row=0, col=0, colspan=2)
+        self.sm_plot = self.canvas.addPlot(row=0, col=0, colspan=2, enableMenu=False)
         self.sm_plot.setMenuEnabled(False)
         self.sm_plot.hideButtons()
         self.sm_plot.invertY(True)
@@ -114,8 +114,8 @@ class OccupancyView(TraceView):
         self.sm_image = pg.ImageItem(axisOrder="row-major")
         self.sm_plot.addItem(self.sm_image)
         # limits as bars, and occupancy over block sizes
-        self.bars_plot = self.canvas.addPlot(row=1, col=0)
-        self.curve_plot = self.canvas.addPlot(row=1, col=1)
+        self.bars_plot = self.canvas.addPlot(row=1, col=0, enableMenu=False)
+        self.curve_plot = self.canvas.addPlot(row=1, col=1, enableMenu=False)
         for p in (self.bars_plot, self.curve_plot):
             p.setMenuEnabled(False)
             p.hideButtons()
