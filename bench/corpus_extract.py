@@ -105,7 +105,10 @@ def encode_value(v, st: Store, depth=0):
             raise Unstorable("object device array")
         return {"t": "device", "a": st.put(host)}
     if isinstance(v, tuple):
-        return {"t": "tuple", "v": [encode_value(e, st, depth + 1) for e in v]}
+        enc = {"t": "tuple", "v": [encode_value(e, st, depth + 1) for e in v]}
+        if hasattr(type(v), "_fields"):  # a namedtuple: its fields are read by name (p.x)
+            enc["name"], enc["fields"] = type(v).__name__, list(type(v)._fields)
+        return enc
     if isinstance(v, str):
         return {"t": "py", "v": v, "k": "str"}
     raise Unstorable(f"a {type(v).__module__}.{type(v).__qualname__}")

@@ -94,7 +94,12 @@ def decode_value(e, arrays):
 
         return getattr(cuda, e["h"])(decode_value(e["v"], arrays))
     if t == "tuple":
-        return tuple(decode_value(x, arrays) for x in e["v"])
+        items = [decode_value(x, arrays) for x in e["v"]]
+        if "fields" in e:  # a namedtuple, rebuilt with its name and fields
+            import collections
+
+            return collections.namedtuple(e["name"], e["fields"])(*items)
+        return tuple(items)
     raise Unstorable(f"cannot decode {t}")
 
 

@@ -21,7 +21,11 @@ def _same_as_simulator(kernel, grid, block, make_args):
     for a, b in zip(cpu, sim):
         if isinstance(a, (np.ndarray, np.void)):
             for f in a.dtype.names or [None]:
-                np.testing.assert_allclose(a if f is None else a[f], b if f is None else b[f], rtol=1e-6, equal_nan=True)
+                x, y = (a, b) if f is None else (a[f], b[f])
+                if x.dtype.kind in "SU":
+                    np.testing.assert_array_equal(x, y)
+                else:
+                    np.testing.assert_allclose(x, y, rtol=1e-6, equal_nan=True)
     return cpu
 
 
@@ -242,3 +246,64 @@ def test_alignment_is_refused_on_every_backend_with_what_to_write():
         messages.append(str(info.value))
     assert messages[0] == messages[1]
     assert "test_capture_language.py:" in messages[0] and "leave alignment= out" in messages[0]
+
+
+NESTED = np.dtype([("g", np.int32), ("h", np.float32, (2,)), ("j", np.float32, (3, 2))])
+
+
+@cuda.jit
+def record_array_fields(r, src, out):
+    out[0] = r.h[0] + r.h[1] + r.j[2, 1]
+    r.h[1] = 7.5
+    r["j"] = src  # a whole field from an array of its shape
+    r.g = 3
+
+
+def test_record_fields_that_are_arrays_are_read_written_and_assigned_whole():
+    def args():
+        r = np.zeros(1, NESTED)
+        r["h"], r["j"] = [1.5, 2.0], np.arange(6, dtype=np.float32).reshape(3, 2)
+        return [r[0], np.full((3, 2), 9.0, np.float32), np.zeros(1, np.float32)]
+
+    cpu = _same_as_simulator(record_array_fields, 1, 1, args)
+    assert cpu[2][0] == 1.5 + 2.0 + 5.0 and cpu[0]["h"].tolist() == [1.5, 7.5] and cpu[0]["g"] == 3
+    assert (cpu[0]["j"] == 9.0).all()
+
+
+@cuda.jit
+def reinterpret_and_copy(byte_arr, start, stop, out, val):
+    out[0] = byte_arr[start:stop].view(np.int32)[0]
+    q = val.copy()
+    q[0] = 100.0  # the copy is the thread's own: val is unchanged
+    out[1] = q[0] + val[0] + q[2]
+
+
+def test_view_as_another_dtype_and_copy():
+    def args():
+        return [np.arange(16, dtype=np.uint8), 4, 8, np.zeros(2, np.int32), np.array([1.0, 2.0, 3.0])]
+
+    cpu = _same_as_simulator(reinterpret_and_copy, 1, 1, args)
+    assert cpu[3][0] == np.arange(16, dtype=np.uint8)[4:8].view(np.int32)[0] and cpu[3][1] == 104
+    assert cpu[4].tolist() == [1.0, 2.0, 3.0]
+    # an element of the int32 view is recorded as the first byte it overlays
+    trace = gpuviz.capture(reinterpret_and_copy, 1, 1, *args())
+    loads = [(trace.launch.arrays[a].name, int(i)) for a, i, k in zip(trace.array, trace.index, trace.kind)
+             if k == 2 and a >= 0]
+    assert ("byte_arr", 4) in loads
+
+
+class Shade(IntEnum):
+    LIGHT = 2
+    DARK = 5
+
+
+@cuda.jit
+def bytes_and_enum_lookup(arr, out):
+    i = cuda.grid(1)
+    arr[i] = b"XYZ"
+    out[i] = Shade["DARK"] - Shade.LIGHT
+
+
+def test_bytes_constants_and_enum_members_looked_up_by_name():
+    cpu = _same_as_simulator(bytes_and_enum_lookup, 1, 3, lambda: [np.zeros(3, "S8"), np.zeros(3)])
+    assert cpu[0].tolist() == [b"XYZ"] * 3 and cpu[1].tolist() == [3.0] * 3

@@ -217,8 +217,10 @@ class PerThreadRewriter(ast.NodeTransformer):
         return [self.visit(s)]
 
     def target(self, t):
-        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Subscript) and self.runtime_rewrites:
-            # ary[i].x = v writes the record ary[i]: a store of that element
+        field_store = (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Subscript)
+                       and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str))
+        if (isinstance(t, ast.Attribute) or field_store) and isinstance(t.value, ast.Subscript) and self.runtime_rewrites:
+            # ary[i].x = v and ary[i]["x"] = v write the record ary[i]: a store of that element
             sub = t.value
             idx = self.index_expr(sub.slice)
             if idx is not None:
@@ -277,6 +279,13 @@ class PerThreadRewriter(ast.NodeTransformer):
             if idx is None:
                 raise self.error(node, "array slicing is not supported: index one element at a time")
             base = self.visit(node.value)
+            if self.runtime_rewrites and not isinstance(base, ast.Name):
+                # a[i]["x"], a[i][j]: the base is itself an access; evaluated once (named by ':=', read again by
+                # the recorder), so that its own load is recorded once
+                t = self.fresh()
+                node.value = ast.NamedExpr(ast.Name(t, ast.Store()), base)
+                node.slice = self.call("ld", ast.Name(t, ast.Load()), self.visit(idx), line=node.lineno)
+                return node
             node.value = base
             node.slice = self.call("ld", copy.deepcopy(base), self.visit(idx), line=node.lineno,
                                    site=self.site("load", node))
@@ -303,10 +312,11 @@ class PerThreadRewriter(ast.NodeTransformer):
                 return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
             return node
         self.generic_visit(node)
-        if self.runtime_rewrites and isinstance(node.func, ast.Attribute) and node.func.attr == "reshape" \
+        if self.runtime_rewrites and isinstance(node.func, ast.Attribute) and node.func.attr in ("reshape", "view") \
                 and not node.keywords:
-            # a reshape is a view too: the recorder maps its elements to the reshaped array's
-            call = ast.Call(func=ast.Name(PREFIX + "reshape", ast.Load()), args=[node.func.value, *node.args],
+            # a reshape, or a view as another dtype, is a view too: the recorder maps its elements to the array's
+            recorder = {"reshape": "reshape", "view": "dtype_view"}[node.func.attr]
+            call = ast.Call(func=ast.Name(PREFIX + recorder, ast.Load()), args=[node.func.value, *node.args],
                             keywords=[])
             return ast.copy_location(call, node)
         if isinstance(node.func, ast.Name) and node.func.id in self.locals and self.runtime_rewrites:
@@ -436,6 +446,9 @@ class SimRecorder:
         def reshape(arr, *shape):
             return viewed_as(arr, arr.reshape(*shape))
 
+        def dtype_view(arr, *dtype):
+            return viewed_as(arr, arr.view(*dtype))
+
         def part(value, which):
             out = getattr(value, which)
             return viewed_as(value, out) if len(getattr(out, "shape", ())) else out
@@ -535,6 +548,7 @@ class SimRecorder:
             PREFIX + "callv": callv,
             PREFIX + "view": view,
             PREFIX + "reshape": reshape,
+            PREFIX + "dtype_view": dtype_view,
             PREFIX + "part": part,
             PREFIX + "setslice": setslice,
             PREFIX + "barv": barv,

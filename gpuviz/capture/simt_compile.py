@@ -46,7 +46,7 @@ _MATH = {
 _CMATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
           "asinh", "acosh", "atanh", "phase", "polar", "rect", "isnan", "isinf", "isfinite"}
 # methods of arrays and numbers the executor runs (rt.method)
-_METHODS = {"reshape", "bit_count", "conjugate"}
+_METHODS = {"reshape", "bit_count", "conjugate", "view", "copy"}
 # cuda.<name>: bit and arithmetic intrinsics
 _INTRINSICS = {"popc", "clz", "ffs", "brev", "cbrt"}
 _FP16 = {"hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp",
@@ -302,6 +302,11 @@ class SimtCompiler:
             raise self.error(s, f"'{type(s).__name__}' statements are not supported in kernels")
 
     def assign(self, target, value_src: str, ind: int, m: str, line: int):
+        if isinstance(target, (ast.Subscript, ast.Attribute)) and not value_src.isidentifier():
+            # Python evaluates the value before the target's array and index: the value's loads come first
+            tmp = self.fresh("v")
+            self.emit(ind, f"{tmp} = {value_src}")
+            value_src = tmp
         if isinstance(target, ast.Name):
             self.emit(ind, f"V[{target.id!r}] = rt.merge({m}, {value_src}, V.get({target.id!r}))")
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -309,6 +314,11 @@ class SimtCompiler:
             self.emit(ind, f"{tmp} = rt.unpack({value_src}, {len(target.elts)}, {line})")
             for k, elt in enumerate(target.elts):
                 self.assign(elt, f"{tmp}[{k}]", ind, m, line)
+        elif isinstance(target, ast.Subscript) and _field_key(target) and isinstance(target.value, ast.Subscript):
+            # ary[i]["x"] = v: a store of the record ary[i], as ary[i].x = v
+            sub = target.value
+            rec = f"rt.record_for_store({m}, {self.expr(sub.value, m)}, {self.index(sub.slice, m)}, {line})"
+            self.emit(ind, f"rt.store({m}, {rec}, {self.index(target.slice, m)}, {value_src}, {line})")
         elif isinstance(target, ast.Subscript):
             base = self.expr(target.value, m)
             idx = self.index(target.slice, m)
@@ -449,7 +459,7 @@ class SimtCompiler:
         if isinstance(n, ast.Constant):
             if isinstance(n.value, (int, float, bool, complex)) or n.value is None:
                 return _literal(n.value)
-            if isinstance(n.value, str):
+            if isinstance(n.value, (str, bytes)):  # stored into string arrays and string fields of records
                 return repr(n.value)
             raise self.error(n, f"constant {n.value!r} is not supported")
         if isinstance(n, ast.Name):
@@ -492,6 +502,9 @@ class SimtCompiler:
             return (f"rt.ifexp({m}, {self.expr(n.test, m)}, lambda {a}: {self.expr(n.body, a)}, "
                     f"lambda {b}: {self.expr(n.orelse, b)})")
         if isinstance(n, ast.Subscript):
+            member = self.enum_member(n)
+            if member is not None:
+                return member
             base = self.expr(n.value, m)
             return f"rt.load({m}, {base}, {self.index(n.slice, m)}, {self.site('load', n)})"
         if isinstance(n, ast.Tuple):
@@ -506,6 +519,23 @@ class SimtCompiler:
             raise self.error(n, f"a {type(n).__name__} cannot be used inside a CUDA kernel: use numbers, tuples of "
                                 f"numbers and arrays instead (cuda.local.array for a per-thread table)")
         raise self.error(n, f"'{type(n).__name__}' expressions are not supported in kernels")
+
+    def enum_member(self, n: ast.Subscript) -> str | None:
+        """``Color["red"]``: an enum member looked up by name on its class, as a number (None: not that)."""
+        import enum
+
+        if not (isinstance(n.value, ast.Name) and n.value.id not in self.locals):
+            return None
+        cls = self.ns.get(n.value.id)
+        if not isinstance(cls, enum.EnumMeta):
+            return None
+        if not (isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)):
+            raise self.error(n, f"{n.value.id}[...]: kernels look an enum member up by a constant name, "
+                                f"{n.value.id}['NAME'], or as {n.value.id}.NAME")
+        member = cls.__members__.get(n.slice.value)
+        if member is None or not isinstance(member.value, (int, float, bool)):
+            raise self.error(n, f"{n.value.id}[{n.slice.value!r}]: kernels use enum members whose values are numbers")
+        return _literal(member.value)
 
     def exception_value(self, s: ast.Raise) -> str:
         """The exception a ``raise`` raises, built at compile time (numba needs its arguments constant)."""
@@ -754,6 +784,11 @@ class SimtCompiler:
             return str(np.dtype(dtype))
         except TypeError as exc:
             raise self.error(node, f"unknown dtype {dtype!r}") from exc
+
+
+def _field_key(sub: ast.Subscript) -> bool:
+    """Whether ``sub`` indexes by a constant field name (``rec["x"]``)."""
+    return isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)
 
 
 def _literal(v) -> str:

@@ -23,6 +23,9 @@ from ..model.trace import EventKind
 from .errors import DivergentBarrierError, KernelFault, KernelRaised, TraceTooLarge
 from .limits import normalize_dims
 
+#: spaces whose accesses are not events: local arrays (a thread's own), and a record's field that is an array
+#: (reached through the record, whose subscript was the access, as for its fields that are numbers)
+_UNRECORDED = ("local", "field")
 _POISON_INT = -0x21524111  # 0xDEADBEEF as a signed 32-bit integer
 MAX_CPU_THREADS = 2**25  # ~33M threads: each per-thread int64 variable is then 256 MB
 
@@ -108,7 +111,7 @@ class View:
 class ArrayHandle:
     """An array as the kernel sees it: global (a kernel argument), const, shared (one per block) or local."""
 
-    __slots__ = ("aid", "name", "data", "space", "shape", "ndim", "strides", "written", "line", "dtype")
+    __slots__ = ("aid", "name", "data", "space", "shape", "ndim", "strides", "written", "line", "dtype", "flat_offset")
 
     def __init__(self, aid: int, name: str, data: np.ndarray, space: str, shape: tuple, line: int = -1):
         self.aid = aid
@@ -125,6 +128,7 @@ class ArrayHandle:
             st.append(acc)
             acc *= s
         self.strides = tuple(reversed(st))
+        self.flat_offset = 0  # strides and offset map an index to the trace's flat index (a .view() changes both)
         self.written = None
 
     @property
@@ -688,6 +692,12 @@ class SimtRuntime:
         """``x.bit_count()``, ``z.conjugate()``: the few methods of numbers numba compiles."""
         if name == "reshape" and isinstance(obj, (ArrayHandle, View)) and args:
             return self.reshape(obj, args[0] if len(args) == 1 else tuple(args), line)
+        if name == "view" and isinstance(obj, (ArrayHandle, View)) and len(args) == 1:
+            return self.reinterpret(obj, args[0], line)
+        if name == "copy" and isinstance(obj, ArrayHandle) and not args and obj.space in ("global", "const", "field"):
+            # a thread's own copy (numba allocates it per thread): its accesses are a local array's, not events
+            data = np.array(np.broadcast_to(obj.data, (self.N,) + obj.shape))
+            return ArrayHandle(-1, f"{obj.name}.copy()", data, "local", obj.shape, line)
         if name == "bit_count" and not args:
             return self.intrinsic("popc", obj)
         if name == "conjugate" and not args:
@@ -696,6 +706,40 @@ class SimtRuntime:
 
         raise UnsupportedConstruct(f"{self.where(line)}: the method .{name}() of a {type(obj).__name__} is not "
                                    f"supported by gpuviz's executor\n    {self.line_text(line)}", file=self.file, line=line)
+
+    def reinterpret(self, obj, dtype, line):
+        """``a.view(dtype)`` of a 1-d array or of a contiguous slice of one, the same for every thread: its
+        bytes read as ``dtype`` (numba's rule: the byte length divides by the new item size). An element of the
+        result is recorded as the first element of the array it overlays."""
+        from .errors import UnsupportedConstruct
+
+        dt = np.dtype(self.dtype_name(dtype))
+        base, start, length = obj, 0, None
+        if isinstance(obj, View):
+            d = obj.dims[0] if len(obj.dims) == 1 else None
+            if obj.reshape_of is None and d is not None and d[0] == "ax" and d[2] == 1 and np.ndim(d[1]) == 0:
+                base, start, length = obj.base, int(d[1]), obj.shape[0]
+            else:
+                base = None
+        if base is None or base.ndim != 1 or base.space not in ("global", "const"):
+            raise UnsupportedConstruct(
+                f"{self.where(line)}: .view({dt}) is supported on a 1-d kernel-argument array or a contiguous slice of "
+                f"one with the same bounds in every thread: index the bytes yourself\n    {self.line_text(line)}",
+                file=self.file, line=line)
+        length = base.shape[0] - start if length is None else length
+        nbytes = length * base.dtype.itemsize
+        if dt.itemsize % base.dtype.itemsize:
+            raise UnsupportedConstruct(
+                f"{self.where(line)}: .view({dt}) of the {base.dtype} array {base.name}: gpuviz views an array as a "
+                f"type of the same or a larger item size\n    {self.line_text(line)}", file=self.file, line=line)
+        if nbytes % dt.itemsize:
+            raise KernelFault(f"{self.where(line)}: cannot view {nbytes} bytes of {base.name} ({base.dtype}) as "
+                              f"{dt}\n    {self.line_text(line)}", file=self.file, line=line)
+        data = base.data[start:start + length].view(dt)
+        h = ArrayHandle(base.aid, base.name, data, base.space, data.shape, base.line)
+        h.strides = (dt.itemsize // base.dtype.itemsize,)
+        h.flat_offset = start
+        return h
 
     @staticmethod
     def b_len(x):
@@ -925,7 +969,7 @@ class SimtRuntime:
                 line=line,
             )
         ixs = []
-        flat = 0
+        flat = h.flat_offset
         for d, ix in enumerate(idx):
             if isinstance(ix, np.ndarray):
                 if ix.dtype.kind not in "iub":
@@ -1011,11 +1055,14 @@ class SimtRuntime:
             raise KernelFault(f"{self.where(line)}: {rec.h.name} has no field {field!r} (its fields: "
                               f"{', '.join(names)})\n    {self.line_text(line)}", file=self.file, line=line)
         if rec.h.dtype[field].shape:
+            if rec.h.space in ("global", "const") and all(not isinstance(w, np.ndarray) for w in rec.where):
+                return None  # an array field of one record: get_field / set_field make it an array of its own
             from .errors import UnsupportedConstruct
 
             raise UnsupportedConstruct(
-                f"{self.where(line)}: field {field!r} of {rec.h.name} is itself an array: gpuviz's executor reads "
-                f"and writes record fields that are numbers: pass the field as an array argument of its own "
+                f"{self.where(line)}: field {field!r} of {rec.h.name} is itself an array, and the record differs "
+                f"between threads (or lives in shared or local memory): gpuviz's executor reads such a field of one "
+                f"record the same for every thread; else pass the field as an array argument of its own "
                 f"({rec.h.name}['{field}']), or make each element a field\n    {self.line_text(line)}", file=self.file, line=line)
         return rec.h.data[field]
 
@@ -1032,6 +1079,13 @@ class SimtRuntime:
                                    f"position (0..{len(names) - 1}), the same for every thread\n    "
                                    f"{self.line_text(line)}", file=self.file, line=line)
 
+    @staticmethod
+    def _array_field(rec, field):
+        """The array field of one record (the same for every lane) as an array of its own: a view of the
+        record array's memory, so writes go through; its accesses are not events (see _UNRECORDED)."""
+        data = rec.h.data[field][tuple(int(w) for w in rec.where)]
+        return ArrayHandle(-1, f"{rec.h.name}.{field}", data, "field", data.shape, rec.h.line)
+
     def record_for_store(self, m, base, idx, line):
         """The record ``base[idx]`` about to be written through a field (``ary[i].x = v``): recorded as a store."""
         if isinstance(base, View):
@@ -1039,7 +1093,7 @@ class SimtRuntime:
         if not (isinstance(base, ArrayHandle) and base.dtype.names):
             return self.load(m, base, idx, line)
         act, ixs, flat = self._indices(m, base, idx, line, "writes")
-        if base.space != "local":
+        if base.space not in _UNRECORDED:
             self._rec(act, EventKind.SHARED_STORE if base.space == "shared" else EventKind.GLOBAL_STORE, base.aid,
                       flat, line)
         return self._record(base, act, self._where_in_data(base, act, ixs))
@@ -1057,6 +1111,8 @@ class SimtRuntime:
             raise UnsupportedConstruct(f"{self.where(line)}: attribute '.{field}' of a {type(rec).__name__} is not "
                                        f"supported in kernels\n    {self.line_text(line)}", file=self.file, line=line)
         data = self._field_of(rec, field, line)
+        if data is None:
+            return self._array_field(rec, field)
         act = np.flatnonzero(m)
         vals = data[tuple(w[act] if isinstance(w, np.ndarray) else w for w in rec.where)]
         if np.ndim(vals) == 0 and self.covers(m):
@@ -1070,6 +1126,24 @@ class SimtRuntime:
             raise UnsupportedConstruct(f"{self.where(line)}: cannot assign to '.{field}' of a {type(rec).__name__} "
                                        f"in a kernel\n    {self.line_text(line)}", file=self.file, line=line)
         data = self._field_of(rec, field, line)
+        if data is None:  # rec.arr = an array of its shape, or a number for every element
+            target = self._array_field(rec, field)
+            if isinstance(value, ArrayHandle) and value.space in ("global", "const", "field"):
+                if value.shape != target.shape:
+                    raise KernelFault(f"{self.where(line)}: cannot assign an array of shape {value.shape} to field "
+                                      f"{field!r} of shape {target.shape}\n    {self.line_text(line)}",
+                                      file=self.file, line=line)
+                target.data[...] = value.data  # copied whole, as numba copies it: no element is an event
+            elif isinstance(value, (int, float, bool, complex, np.generic)):
+                target.data[...] = value
+            else:
+                from .errors import UnsupportedConstruct
+
+                raise UnsupportedConstruct(f"{self.where(line)}: field {field!r} is assigned a "
+                                           f"{type(value).__name__}: assign a kernel argument array of its shape, "
+                                           f"another record's field, or a number\n    {self.line_text(line)}",
+                                           file=self.file, line=line)
+            return None
         act = np.flatnonzero(m)
         vals = value[act] if isinstance(value, np.ndarray) and value.ndim else value
         where = tuple(w[act] if isinstance(w, np.ndarray) else w for w in rec.where)
@@ -1216,7 +1290,7 @@ class SimtRuntime:
             act, ixs, flat = self._indices(m, base, idx, line, "reads")
             where = self._where_in_data(base, act, ixs)
             if base.dtype.names:  # a record: the access is recorded here, its fields are read through it
-                if base.space != "local":
+                if base.space not in _UNRECORDED:
                     self._rec(act, EventKind.SHARED_LOAD if base.space == "shared" else EventKind.GLOBAL_LOAD,
                               base.aid, flat, line)
                 return self._record(base, act, where)
@@ -1230,7 +1304,7 @@ class SimtRuntime:
                         f"{self.where(line)}: {self.lane_name(lane)} reads {base.name} before any thread of its block "
                         "wrote it (uninitialised shared memory reads as garbage on a GPU; here as NaN/0xDEADBEEF)",
                     )
-            if base.space != "local":
+            if base.space not in _UNRECORDED:
                 shared = base.space == "shared"
                 # values are kept for shared memory (the bank view shows them); global arrays are too big to be worth it
                 self._rec(act, EventKind.SHARED_LOAD if shared else EventKind.GLOBAL_LOAD, base.aid, flat, line, vals if shared else None)
@@ -1296,7 +1370,7 @@ class SimtRuntime:
         base.data[where] = vals
         if base.space == "shared":
             base.written[where] = True
-        if base.space != "local":
+        if base.space not in _UNRECORDED:
             shared = base.space == "shared"
             self._rec(act, EventKind.SHARED_STORE if shared else EventKind.GLOBAL_STORE, base.aid, flat, line, vals if shared else None)
 
@@ -1362,7 +1436,7 @@ class SimtRuntime:
                     data[at] = cur ^ a
         if base.space == "shared":
             base.written[where] = True
-        if base.space != "local":
+        if base.space not in _UNRECORDED:
             self._rec(act, EventKind.ATOMIC, base.aid, flat, line, vs[-1] if vs else None)
         return self._full(act, old, data.dtype)
 
