@@ -307,3 +307,73 @@ def bytes_and_enum_lookup(arr, out):
 def test_bytes_constants_and_enum_members_looked_up_by_name():
     cpu = _same_as_simulator(bytes_and_enum_lookup, 1, 3, lambda: [np.zeros(3, "S8"), np.zeros(3)])
     assert cpu[0].tolist() == [b"XYZ"] * 3 and cpu[1].tolist() == [3.0] * 3
+
+
+@cuda.jit
+def cmath_special(z, out, logs):
+    i = cuda.grid(1)
+    out[i] = cmath.exp(z[i])
+    if z[i] != 0:
+        logs[i] = cmath.log(z[i])  # log(0) raises in Python: the lane of z = 0 computes it masked off here
+
+
+def test_cmath_follows_python_on_special_values():
+    z = np.array([complex(-np.inf, -np.inf), 1 + 1j, 0j])
+    cpu = _same_as_simulator(cmath_special, 1, 3, lambda: [z.copy(), np.zeros(3, np.complex128),
+                                                           np.zeros(3, np.complex128)])
+    assert str(cpu[1][0]) == str(cmath.exp(z[0])) == "0j"  # numpy's exp gives -0j
+    assert cpu[2][2] == 0
+
+
+class Small(IntEnum):
+    ONE = 1
+
+
+class Other(IntEnum):
+    UNO = 1
+
+
+@cuda.jit
+def identity(a, b, out):
+    out[0] = a == b
+    out[1] = a is b
+    out[2] = a is not b
+
+
+def test_is_of_enum_members_of_different_classes_with_one_value():
+    cpu = _same_as_simulator(identity, 1, 1, lambda: [Small.ONE, Other.UNO, np.zeros(3, np.bool_)])
+    assert cpu[2].tolist() == [True, False, True]
+    cpu = _same_as_simulator(identity, 1, 1, lambda: [Small.ONE, Small.ONE, np.zeros(3, np.bool_)])
+    assert cpu[2].tolist() == [True, True, False]
+
+
+@cuda.jit
+def grid_tuple_index(res, old, ary, fill_val):
+    gid = cuda.grid(2)
+    if gid[0] < res.shape[0] and gid[1] < res.shape[1]:
+        old[gid] = cuda.atomic.cas(res, gid, fill_val, ary[gid])
+
+
+def test_a_tuple_variable_indexes_as_its_elements():
+    def args():
+        res = np.zeros((4, 8), np.int32)
+        res[::2] = 7
+        return [res, np.zeros((4, 8), np.int32), np.arange(32, dtype=np.int32).reshape(4, 8), 7]
+
+    cpu = _same_as_simulator(grid_tuple_index, 1, (8, 4), args)
+    # gid = (x, y) indexes rows by x < 4 and columns by y < 4: the old values where the swap happened
+    assert (cpu[1][::2, :4] == 7).all() and (cpu[1][:, 4:] == 0).all() and (cpu[1][1::2] == 0).all()
+
+
+@cuda.jit
+def touch(out):
+    out[0] = 1
+
+
+def test_a_grid_of_no_blocks_is_launched_as_numba_launches_it():
+    """forall() of no work launches a grid of 0 blocks: numba's simulator runs nothing; the recording passes
+    it to numba's own launcher instead of stopping the program."""
+    out = np.zeros(1)
+    with gpuviz.recording() as rec:
+        touch.forall(0)(out)
+    assert out[0] == 0 and rec.launches[0].backend == "plain" and not rec.traced

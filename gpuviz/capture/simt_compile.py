@@ -485,10 +485,10 @@ class SimtCompiler:
                 if k < len(n.ops) - 1:
                     tmp = self.fresh("cmp")
                     r = f"({tmp} := {r})"
-                    parts.append(f"({left} {o} {r})")
+                    parts.append(self.compare(left, op, o, r))
                     left = tmp
                 else:
-                    parts.append(f"({left} {o} {r})")
+                    parts.append(self.compare(left, op, o, r))
             return parts[0] if len(parts) == 1 else "rt.all_of(" + ", ".join(parts) + ")"
         if isinstance(n, ast.BoolOp):
             fn = "rt.and_" if isinstance(n.op, ast.And) else "rt.or_"
@@ -519,6 +519,12 @@ class SimtCompiler:
             raise self.error(n, f"a {type(n).__name__} cannot be used inside a CUDA kernel: use numbers, tuples of "
                                 f"numbers and arrays instead (cuda.local.array for a per-thread table)")
         raise self.error(n, f"'{type(n).__name__}' expressions are not supported in kernels")
+
+    @staticmethod
+    def compare(left: str, op, o: str, right: str) -> str:
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            return f"rt.is_({left}, {right}, {isinstance(op, ast.IsNot)})"
+        return f"({left} {o} {right})"
 
     def enum_member(self, n: ast.Subscript) -> str | None:
         """``Color["red"]``: an enum member looked up by name on its class, as a number (None: not that)."""

@@ -579,14 +579,20 @@ class SimtRuntime:
 
     def div_checked(self, m, a, b, op, line):
         """``a / b`` (or ``//``, ``%``) of a kernel compiled with ``debug=True``: numba-cuda then uses Python's
-        error model, and a division by zero in any running thread raises ZeroDivisionError at the launch."""
+        error model, and a division by zero in any running thread raises ZeroDivisionError at the launch (numba's
+        simulator divides numpy values with numpy set to raise: FloatingPointError, which a program run on it
+        sees; Python numbers, kernel arguments, still raise ZeroDivisionError there)."""
         zero = (b == 0) & (m & self.alive) if isinstance(b, np.ndarray) and b.ndim else (b == 0 and bool((m & self.alive).any()))
         if np.any(zero):
             lane = int(np.flatnonzero(np.broadcast_to(zero, (self.N,)))[0])
+            on_simulator = bool(getattr(sys.modules.get("numba.core.config"), "ENABLE_CUDASIM", 0))
+            numpy_values = isinstance(a, (np.ndarray, np.generic)) or isinstance(b, (np.ndarray, np.generic))
+            exc = (FloatingPointError("divide by zero encountered in scalar divide") if on_simulator and numpy_values
+                   else ZeroDivisionError("division by zero"))
             raise KernelRaised(
                 f"{self.where(line)}: {self.lane_name(lane)} divides by zero (the kernel is compiled with "
-                f"debug=True, so numba raises ZeroDivisionError)\n    {self.line_text(line)}",
-                file=self.file, line=line, exception=ZeroDivisionError("division by zero"))
+                f"debug=True, so numba raises {type(exc).__name__})\n    {self.line_text(line)}",
+                file=self.file, line=line, exception=exc)
         if op == "/":
             return a / b
         if op == "//":
@@ -811,20 +817,43 @@ class SimtRuntime:
         return (frac, whole)
 
     @staticmethod
+    def is_(a, b, negate):
+        """``a is b``: enum members (kernel arguments) are the same member, as numba types them (two IntEnum
+        members of different classes with one value are equal, not identical); numbers are compared by value."""
+        import enum
+
+        if isinstance(a, enum.Enum) or isinstance(b, enum.Enum):
+            same = a is b
+        else:
+            same = a == b
+        return ~same if negate and isinstance(same, np.ndarray) else (not same if negate else same)
+
+    @staticmethod
     def cmath(name, *args):
-        z = [np.asarray(a).astype(np.complex128) if np.asarray(a).dtype.kind != "c" else np.asarray(a) for a in args]
-        if name in ("isnan", "isinf", "isfinite"):
-            return getattr(np, name)(z[0])[()]
-        if name == "phase":
-            return np.angle(z[0])[()]
-        if name == "polar":
-            return (np.abs(z[0])[()], np.angle(z[0])[()])
-        if name == "rect":
-            r, phi = np.asarray(args[0], np.float64), np.asarray(args[1], np.float64)
-            return (r * np.cos(phi) + 1j * r * np.sin(phi))[()]
-        f = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh,
-             "atanh": np.arctanh}.get(name) or getattr(np, name)
-        return f(*z)[()]
+        """``cmath.<name>`` lane by lane with Python's own cmath, as numba's simulator computes it (its
+        special values, signed zeros and infinities, are C99's, which numpy's complex functions do not all
+        follow: exp(-inf-infj) is 0j, not -0j)."""
+        import cmath as _cmath
+
+        exact = getattr(_cmath, name)
+        nan = (float("nan"), float("nan")) if name == "polar" else complex("nan+nanj")
+
+        def f(*xs):
+            # Python raises where C gives NaN (log(0), ...): lanes that are masked off compute it too
+            try:
+                return exact(*xs)
+            except (ValueError, OverflowError):
+                return nan
+
+        vals = [np.asarray(a) for a in args]
+        if all(v.ndim == 0 for v in vals):
+            return f(*[v[()] for v in vals])
+        nout = 2 if name == "polar" else 1
+        out = np.frompyfunc(f, len(vals), nout)(*vals)
+        kind = bool if name in ("isnan", "isinf", "isfinite") else float if name == "phase" else complex
+        if nout == 2:
+            return tuple(o.astype(np.float64) for o in out)
+        return out.astype(kind)
 
     @staticmethod
     def intrinsic(name, x):
@@ -1088,6 +1117,7 @@ class SimtRuntime:
 
     def record_for_store(self, m, base, idx, line):
         """The record ``base[idx]`` about to be written through a field (``ary[i].x = v``): recorded as a store."""
+        idx = self._unpacked(idx)
         if isinstance(base, View):
             base, idx = self._resolve(m, base, idx, line)
         if not (isinstance(base, ArrayHandle) and base.dtype.names):
@@ -1277,7 +1307,13 @@ class SimtRuntime:
                 k += 1
         return view.base, tuple(base_idx)
 
+    @staticmethod
+    def _unpacked(idx):
+        """``a[gid]`` with ``gid = cuda.grid(2)``: a tuple variable as the index is its elements."""
+        return idx[0] if len(idx) == 1 and isinstance(idx[0], tuple) else idx
+
     def load(self, m, base, idx, line):
+        idx = self._unpacked(idx)
         if isinstance(base, View):
             if self._is_view_index(base, idx):
                 return self.make_view(m, base, idx, line)
@@ -1333,6 +1369,7 @@ class SimtRuntime:
         )
 
     def store(self, m, base, idx, value, line):
+        idx = self._unpacked(idx)
         if isinstance(base, (ArrayHandle, View)) and self._is_view_index(base, idx):
             # a[i:j] = v: every element of the view, in C order (v a number, or an array of the view's shape)
             v = self.make_view(m, base, idx, line)
@@ -1382,6 +1419,7 @@ class SimtRuntime:
             idx = (0,) * base.ndim
         if not isinstance(idx, tuple):
             idx = (idx,)
+        idx = self._unpacked(idx)
         if isinstance(base, View):
             base, idx = self._resolve(m, base, idx, line)
         act, ixs, flat = self._indices(m, base, idx, line, "updates")

@@ -199,7 +199,11 @@ class LaunchPolicy:
             self.on_begin(rec)
         self.in_flight = rec  # stays set when the launch raises: the error happened inside it
         try:
-            if not self.selection.chooses(name, rec.number, rec.kernel_call):
+            if 0 in rec.grid:
+                # a grid of no blocks runs nothing (numba's simulator) or is refused by the driver (a GPU): what
+                # numba itself does with it is what the program sees; there is nothing to trace
+                self._run_plain(rec, kernel, run_original, "a grid of no blocks: no thread runs")
+            elif not self.selection.chooses(name, rec.number, rec.kernel_call):
                 self._run_untraced(rec, kernel, args, run_original, f"not chosen (tracing {self.selection.describe()})")
             else:
                 self._trace(rec, kernel, args, run_original)
