@@ -229,6 +229,8 @@ class PerThreadRewriter(ast.NodeTransformer):
                 sub.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno,
                                       site=self.site("store", sub))
             return t
+        if field_store:  # the GPU lowering keeps a record's field store as numba compiles it, as for ary[i].x = v
+            return t
         if isinstance(t, ast.Subscript):
             idx = self.index_expr(t.slice)
             if idx is None:
@@ -284,7 +286,8 @@ class PerThreadRewriter(ast.NodeTransformer):
                 # the recorder), so that its own load is recorded once
                 t = self.fresh()
                 node.value = ast.NamedExpr(ast.Name(t, ast.Store()), base)
-                node.slice = self.call("ld", ast.Name(t, ast.Load()), self.visit(idx), line=node.lineno)
+                node.slice = self.call("ld", ast.Name(t, ast.Load()), self.visit(idx), line=node.lineno,
+                                       site=self.site("load", node))
                 return node
             node.value = base
             node.slice = self.call("ld", copy.deepcopy(base), self.visit(idx), line=node.lineno,

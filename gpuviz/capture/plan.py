@@ -272,7 +272,8 @@ def _function_sites(fp: FunctionPlan, ns: dict, local: set) -> list[tuple]:
     """(kind, line, col, array text, index texts) of every recorded site of one function, in source order."""
     tree = fp.fs.tree
     aug_targets = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.AugAssign)}
-    field_stores = set()  # ary[i] in ``ary[i].x = v``: a store of the record ary[i]
+    field_stores = set()  # ary[i] in ``ary[i].x = v`` and ``ary[i]["x"] = v``: a store of the record ary[i]
+    field_targets = set()  # ary[i]["x"] itself there: not an access of its own (the record's store is)
     for n in ast.walk(tree):
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AnnAssign,
                                                                                            ast.AugAssign)) else []
@@ -283,10 +284,16 @@ def _function_sites(fp: FunctionPlan, ns: dict, local: set) -> list[tuple]:
                 stack.extend(t.elts)
             elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Subscript):
                 field_stores.add(id(t.value))
+            elif (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Subscript)
+                  and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
+                field_stores.add(id(t.value))
+                field_targets.add(id(t))
     found = []
     if fp.is_kernel:
         found.append(("start", fp.fs.first_line, -1, "", ()))
     for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and id(n) in field_targets:
+            continue
         if isinstance(n, ast.Subscript):
             kinds = []
             if isinstance(n.ctx, ast.Load):

@@ -317,7 +317,7 @@ class SimtCompiler:
         elif isinstance(target, ast.Subscript) and _field_key(target) and isinstance(target.value, ast.Subscript):
             # ary[i]["x"] = v: a store of the record ary[i], as ary[i].x = v
             sub = target.value
-            rec = f"rt.record_for_store({m}, {self.expr(sub.value, m)}, {self.index(sub.slice, m)}, {line})"
+            rec = f"rt.record_for_store({m}, {self.expr(sub.value, m)}, {self.index(sub.slice, m)}, {self.site('store', sub)})"
             self.emit(ind, f"rt.store({m}, {rec}, {self.index(target.slice, m)}, {value_src}, {line})")
         elif isinstance(target, ast.Subscript):
             base = self.expr(target.value, m)
