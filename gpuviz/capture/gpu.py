@@ -74,7 +74,7 @@ if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack
 
 from ..model.trace import EVENT_FIELDS, ArrayInfo, EventKind, Launch, Trace  # noqa: E402
-from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge  # noqa: E402
+from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge, UnsupportedConstruct  # noqa: E402
 from .gpu_rewrite import CNT_COLUMNS, OFF_COLUMNS  # noqa: E402
 from .limits import check_launch, normalize_dims  # noqa: E402
 from .source import python_function, source_span  # noqa: E402
@@ -408,8 +408,11 @@ class GpuRecording:
             if hasattr(a, "shape") and hasattr(a, "dtype"):
                 self.array_args[p] = ArrayInfo(p, tuple(int(s) for s in a.shape), str(np.dtype(a.dtype)), "global")
             elif not isinstance(a, (bool, int, float, complex, np.generic)):
-                raise CaptureError(f"{root.file}:{root.first_line}: argument {p!r} of {root.name} is a {type(a).__name__}; "
-                                   "gpuviz records kernels whose arguments are arrays and numbers", file=root.file, line=root.first_line)
+                # a construct the GPU recorder does not support (the CPU executor and the simulator take tuples)
+                raise UnsupportedConstruct(
+                    f"{root.file}:{root.first_line}: argument {p!r} of {root.name} is a {type(a).__name__}; gpuviz's GPU "
+                    "recorder records kernels whose arguments are arrays and numbers: pass the tuple's elements as "
+                    "arguments of their own, or record it with --backend cpu or sim", file=root.file, line=root.first_line)
         # the plain kernel: the user's dispatcher as it is (numba's), or the function jitted as written
         self.plain = kernel if hasattr(kernel, "overloads") and hasattr(kernel, "py_func") else cuda.jit(fn)
         # recorded blocks and their slots (one per thread, or one per warp in warp mode)
