@@ -377,3 +377,20 @@ def test_a_grid_of_no_blocks_is_launched_as_numba_launches_it():
     with gpuviz.recording() as rec:
         touch.forall(0)(out)
     assert out[0] == 0 and rec.launches[0].backend == "plain" and not rec.traced
+
+
+@cuda.jit
+def vector_types(arr):
+    i = cuda.grid(1)
+    v1 = cuda.float64x4(1.0, 3.0, 5.0, 7.0)
+    v2 = cuda.short2(10, 11)
+    if i == 0:
+        v2 = cuda.short2(cuda.short1(4), 5)  # built from a smaller vector; merged per thread
+    arr[i, 0] = v1.x + v1.w
+    arr[i, 1] = v2.x
+    arr[i, 2] = v2.y
+
+
+def test_cuda_vector_types():
+    cpu = _same_as_simulator(vector_types, 1, 2, lambda: [np.zeros((2, 3))])
+    assert cpu[0].tolist() == [[8.0, 4.0, 5.0], [8.0, 10.0, 11.0]]

@@ -757,6 +757,10 @@ class SimtCompiler:
                 return f"rt.fp16({rest[1]!r}, {args})"
             if name == "fma":
                 return f"({ex(arg(0))} * {ex(arg(1))} + {ex(arg(2))})"
+            vector = _vector_type(name)
+            if vector is not None:
+                args = "".join(", " + ex(a) for a in n.args)
+                return f"rt.vector({vector!r}, {line}{args})"
             if name in ("selp",):
                 return f"rt.ifexp({m}, {ex(arg(0))}, lambda _a: {ex(arg(1))}, lambda _b: {ex(arg(2))})"
             raise self.error(n, f"cuda.{name}() is not supported by gpuviz's executor")
@@ -790,6 +794,18 @@ class SimtCompiler:
             return str(np.dtype(dtype))
         except TypeError as exc:
             raise self.error(node, f"unknown dtype {dtype!r}") from exc
+
+
+def _vector_type(name: str) -> str | None:
+    """The canonical name of ``cuda.<name>`` when it is a CUDA vector type (``float64x4``; ``short2`` is
+    ``int16x2``), else None."""
+    import re
+    import sys
+
+    cuda_mod = sys.modules.get("numba.cuda")
+    obj = getattr(cuda_mod, name, None) if cuda_mod is not None and name.isidentifier() else None
+    canonical = getattr(obj, "__name__", "") if isinstance(obj, type) else ""
+    return canonical if re.fullmatch(r"(u?int(8|16|32|64)|float(16|32|64))x[1-4]", canonical) else None
 
 
 def _field_key(sub: ast.Subscript) -> bool:

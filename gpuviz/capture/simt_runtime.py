@@ -139,6 +139,9 @@ class ArrayHandle:
         return f"<{self.space} array {self.name}{list(self.shape)} {self.dtype}>"
 
 
+_VECTOR_TYPES: dict = {}  # "float64x4" -> its namedtuple (fields x, y, z, w)
+
+
 def _poison(data: np.ndarray) -> None:
     """Fill shared memory no thread has written yet so that reading it shows: NaN, 0xDEADBEEF or the extreme."""
     dt = data.dtype
@@ -473,7 +476,9 @@ class SimtRuntime:
             if isinstance(new, tuple) and isinstance(old, tuple) and len(new) == len(old):
                 if self.covers(m):
                     return new
-                return tuple(self.merge(m, a, b) for a, b in zip(new, old))
+                merged = [self.merge(m, a, b) for a, b in zip(new, old)]
+                # a namedtuple (a vector type, a namedtuple argument) keeps its fields
+                return type(new)(*merged) if hasattr(type(new), "_fields") else tuple(merged)
             return new
         if self.covers(m):
             return new
@@ -659,6 +664,27 @@ class SimtRuntime:
         if isinstance(x, np.ndarray):
             return x.astype(dt)
         return dt.type(x)
+
+    def vector(self, name, line, *args):
+        """``cuda.float64x4(1.0, 3.0, 5.0, 7.0)``, ``cuda.short2(v1)``: a CUDA vector type, its components
+        ``.x .y .z .w`` cast to its base type; a vector argument gives its components in order."""
+        import collections
+
+        base, n = name.rsplit("x", 1)
+        n = int(n)
+        cls = _VECTOR_TYPES.get(name)
+        if cls is None:
+            cls = _VECTOR_TYPES[name] = collections.namedtuple(name, list("xyzw"[:n]))
+        values = []
+        for a in args:
+            values.extend(a if isinstance(a, tuple) and type(a).__name__ in _VECTOR_TYPES else [a])
+        if len(values) != n:
+            from .errors import UnsupportedConstruct
+
+            raise UnsupportedConstruct(f"{self.where(line)}: cuda.{name} takes {n} component(s) (numbers, or "
+                                       f"smaller vectors), not {len(values)}\n    {self.line_text(line)}",
+                                       file=self.file, line=line)
+        return cls(*(self.cast(v, base) for v in values))
 
     @staticmethod
     def dtype_of(name):
