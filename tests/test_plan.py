@@ -176,6 +176,26 @@ def test_the_gpu_recorder_codes_hold_the_plans_site_ids():
     assert found == want
 
 
+def test_the_gpu_rewrite_emits_recorder_calls_directly():
+    """No simulator recorder call is left for the GPU build to find by name: each recording is made as a GPU
+    recorder call where the per-thread rewrite makes it."""
+    plan = plan_for(K.mixed)
+    info = BuildInfo(sites=list(plan.sites))
+    x, out, _n = mixed_args()
+    from gpuviz.model.trace import ArrayInfo
+
+    array_args = {"x": ArrayInfo("x", x.shape, "float32"), "out": ArrayInfo("out", out.shape, "float32")}
+    for fp in plan.functions:
+        rw = GpuRewriter(fp.fs, is_kernel=fp.is_kernel, info=info, array_args=array_args if fp.is_kernel else {},
+                         plan=plan)
+        called = {n.func.id for n in ast.walk(rw.rewrite()) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                  and n.func.id.startswith(PREFIX)}
+        assert called and all(c.startswith(PREFIX + "r_") for c in called), called
+    # the shared array and the host array got their ids from the plan's tables
+    assert [(a.name, a.space, a.shape) for a in info.arrays] == [
+        ("x", "global", (9,)), ("out", "global", (8,)), ("WEIGHTS", "global", (4,)), ("tile", "shared", (4, 2))]
+
+
 @pytest.mark.parametrize("name, size", [("reduce_sum", 512), ("matmul_tiled", 16), ("histogram_shared", 512),
                                         ("race_missing_sync", 256)])
 def test_bundled_kernels_record_only_planned_sites(name, size):

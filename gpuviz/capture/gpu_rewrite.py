@@ -2,8 +2,9 @@
 
 :class:`~gpuviz.capture.perthread.PerThreadRewriter` (the simulator's rewrite) wraps every access in a
 ``__gv_*`` call that a Python recorder resolves at run time by object identity. A GPU has no object
-identity, so :class:`GpuRewriter` runs that rewrite and then *lowers* its calls, deciding statically
-which names are recorded arrays:
+identity, so :class:`GpuRewriter` runs that rewrite with its recording hooks (``rec``, ``rec_stmt``,
+``bind_temp``, ``device_call``) overridden to emit GPU recorder calls directly (nothing is read back out of
+the rewritten tree), deciding statically which names are recorded arrays:
 
 * kernel parameters bound to array arguments, ``cuda.shared.array`` results and module-level numpy
   arrays get a fixed array id (an index into ``launch.arrays``);
@@ -70,6 +71,7 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -229,49 +231,32 @@ class GpuRewriter(PerThreadRewriter):
                     return True
         return False
 
-    def rewrite(self) -> ast.FunctionDef:
-        tree = super().rewrite()
-        lower = _Lowering(self)
-        tree.body = lower.body(tree.body)
-        extra = list(BUF_NAMES) + list(PARAM_NAMES)
-        if not self.is_kernel:
-            extra = [STATE, *BUF_NAMES] + [PREFIX + "a_" + p for p in self.fs.params]
-        tree.args.args = tree.args.args + [ast.arg(a) for a in extra]
-        ast.fix_missing_locations(tree)
-        return tree
-
-
-class _Lowering:
-    """Turns the per-thread rewrite's ``__gv_*`` calls of one function into GPU recorder calls."""
-
-    def __init__(self, rw: GpuRewriter):
-        self.rw = rw
-        self.fs = rw.fs
-        self.info = rw.info
+    # ---- array ids --------------------------------------------------------------------------------------
+    def _init_arrays(self) -> None:
+        """Which names are recorded arrays, before the rewrite: the kernel's parameters bound to arrays at this
+        launch (a device function's: the id its caller passes in ``__gv_a_<param>``) and the module-level host
+        arrays the plan found; shared arrays join as their declarations are rewritten, temporaries bound to an
+        array as they are bound (:meth:`bind_temp`)."""
         # name -> array id (int) or the name of the variable holding it (device-function parameters)
         self.arrays: dict[str, int | str] = {}
         self.rebound = assigned_names(self.fs.tree)
         subscripted = {n.value.id for n in ast.walk(self.fs.tree)
                        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
         for p in self.fs.params:
-            if rw.is_kernel and p not in rw.array_args:
+            if self.is_kernel and p not in self.array_args:
                 continue
             if p in self.rebound:
                 if p in subscripted:
                     raise self.error(self.fs.tree, f"parameter {p!r} is indexed and also assigned to inside {self.fs.name}; "
                                                    "gpuviz records an array by its name, so give the new value another name")
                 continue  # a scalar parameter reused as a variable
-            if rw.is_kernel:
-                self.arrays[p] = self.info.array(("param", p), rw.array_args[p])
+            if self.is_kernel:
+                self.arrays[p] = self.info.array(("param", p), self.array_args[p])
             else:
                 self.arrays[p] = PREFIX + "a_" + p
-        for name, obj in rw.fplan.host_arrays.items():  # module-level host arrays the plan found it reading
+        for name, obj in self.fplan.host_arrays.items():  # module-level host arrays the plan found it reading
             self.arrays[name] = self.info.array(("const", name), ArrayInfo(name, tuple(obj.shape), str(obj.dtype), "global"))
 
-    def error(self, node, what):
-        return self.rw.error(node, what)
-
-    # ---- array ids ------------------------------------------------------------------------------------
     def aid_of(self, node) -> ast.expr | None:
         """The array id expression of a subscripted base, None when it is not a recorded array.
 
@@ -281,7 +266,7 @@ class _Lowering:
         if isinstance(node, ast.Name) and node.id in self.arrays:
             v = self.arrays[node.id]
             if isinstance(v, int):
-                if self.rw.skip_shared and self.info.arrays[v].space == "shared":
+                if self.skip_shared and self.info.arrays[v].space == "shared":
                     return None
                 return ast.Constant(v)
             return _name(v)
@@ -297,56 +282,6 @@ class _Lowering:
         # a device function's array argument: -1 (not an array) gives array bits 0, which records nothing
         return ast.BinOp(site, ast.Add(), ast.BinOp(aid, ast.Add(), ast.Constant(1)))
 
-    # ---- statements ------------------------------------------------------------------------------------
-    def body(self, stmts: list) -> list:
-        out = []
-        for s in stmts:
-            out.extend(self.stmt(s))
-        return out
-
-    def stmt(self, s) -> list:
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name):
-            fn = s.value.func.id
-            args = s.value.args
-            if fn == PREFIX + "enter":
-                site = args[-1].value
-                state = ast.Assign(
-                    [_name(STATE, ast.Store())],
-                    ast.Call(func=ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), "local", ast.Load()), "array", ast.Load()),
-                             args=[ast.Constant(STATE_LEN), _name(PREFIX + "state_t")], keywords=[]),
-                )
-                begin = ast.Expr(_call("r_begin", [_name(STATE), *_bufs(), self.code(SITE_START, site, None),
-                                                   *[_name(p) for p in PARAM_NAMES]]))
-                return [ast.copy_location(state, s), ast.copy_location(begin, s)]
-            if fn == PREFIX + "reg":
-                return []
-            if fn == PREFIX + "reg_shared":
-                name, line = args[0].id, args[2].value
-                decl = self.rw.shared_decls.get(line)
-                if decl is None:
-                    raise self.error(s, f"cannot read the shape of shared array {name!r}: gpuviz needs a constant shape")
-                if name in self.rebound_more_than_once():
-                    raise self.error(s, f"shared array {name!r} is assigned twice; give each shared array its own name")
-                self.arrays[name] = self.info.array(("shared", self.fs.file, line),
-                                                    ArrayInfo(name, decl[0], decl[1], "shared", line))
-                return []
-            if fn == PREFIX + "at":
-                call = self.mem(s.value, SITE_AT)
-                return [] if call is None else [ast.copy_location(ast.Expr(call), s)]
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-                and s.targets[0].id.startswith(PREFIX + "t") and isinstance(s.value, ast.Name) and s.value.id in self.arrays:
-            # a temporary the per-thread rewrite binds to an array (augmented assignment, atomics): an alias
-            self.arrays[s.targets[0].id] = self.arrays[s.value.id]
-            return [s]
-        for name, value in ast.iter_fields(s):
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                setattr(s, name, self.body(value))
-            elif isinstance(value, list):
-                setattr(s, name, [self.expr(v) if isinstance(v, ast.expr) else v for v in value])
-            elif isinstance(value, ast.expr):
-                setattr(s, name, self.expr(value))
-        return [s]
-
     def rebound_more_than_once(self) -> set[str]:
         counts: dict[str, int] = {}
         for node in ast.walk(self.fs.tree):
@@ -354,51 +289,82 @@ class _Lowering:
                 counts[node.id] = counts.get(node.id, 0) + 1
         return {n for n, c in counts.items() if c > 1}
 
-    # ---- expressions -----------------------------------------------------------------------------------
-    def expr(self, node):
-        return _ExprLowering(self).visit(node)
-
-    def mem(self, call: ast.Call, kind: int) -> ast.expr | None:
-        """A recorder call for ``__gv_ld/st/at(base, idx, line, site)``; None when base is not a recorded array."""
-        base, idx, site = call.args[0], call.args[1], call.args[3].value
+    def mem(self, kind: int, base, idx, site: int, line: int) -> ast.expr | None:
+        """A recorder call for an access of ``base[idx]``; None when base is not a recorded array."""
         aid = self.aid_of(base)
         if aid is None:
             return None
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         if len(elts) > MAX_INDEX_DIMS:
-            raise self.error(call, f"gpuviz records arrays of up to {MAX_INDEX_DIMS} dimensions")
+            raise self.error(SimpleNamespace(lineno=line), f"gpuviz records arrays of up to {MAX_INDEX_DIMS} dimensions")
         fn = f"r_mem{len(elts)}"
-        if (len(elts) == 1 and isinstance(elts[0], ast.Name) and elts[0].id in self.rw.lane_linear
+        if (len(elts) == 1 and isinstance(elts[0], ast.Name) and elts[0].id in self.lane_linear
                 and isinstance(aid, ast.Constant) and len(self.info.arrays[aid.value].shape) == 1):
             fn = "r_mem1_lane_linear"  # a[i] with i the global thread index: lane l's index is lane 0's + l
         return _call(fn, [_name(STATE), *_bufs(), self.code(kind, site, aid), copy.deepcopy(base), *elts])
 
+    # ---- the per-thread rewrite's recordings, as GPU recorder calls -------------------------------------
+    def rec(self, name, *args, line=None, site=None):
+        """What the simulator records with ``__gv_<name>``, as the GPU recorder's device calls (or nothing)."""
+        if name == "enter":
+            state = ast.Assign(
+                [_name(STATE, ast.Store())],
+                ast.Call(func=ast.Attribute(ast.Attribute(_name(PREFIX + "cuda"), "local", ast.Load()), "array", ast.Load()),
+                         args=[ast.Constant(STATE_LEN), _name(PREFIX + "state_t")], keywords=[]),
+            )
+            begin = ast.Expr(_call("r_begin", [_name(STATE), *_bufs(), self.code(SITE_START, site, None),
+                                               *[_name(p) for p in PARAM_NAMES]]))
+            return [state, begin]
+        if name == "reg":
+            return None  # array ids are static here (_init_arrays)
+        if name == "reg_shared":
+            var = args[0].id
+            decl = self.shared_decls.get(line)
+            where = SimpleNamespace(lineno=line)
+            if decl is None:
+                raise self.error(where, f"cannot read the shape of shared array {var!r}: gpuviz needs a constant shape")
+            if var in self.rebound_more_than_once():
+                raise self.error(where, f"shared array {var!r} is assigned twice; give each shared array its own name")
+            self.arrays[var] = self.info.array(("shared", self.fs.file, line), ArrayInfo(var, decl[0], decl[1], "shared", line))
+            return None
+        if name in ("ld", "st"):
+            base, idx = args[0], args[1]
+            out = self.mem(SITE_LD if name == "ld" else SITE_ST, base, idx, site, line)
+            return idx if out is None else out
+        if name == "at":
+            return self.mem(SITE_AT, args[0], args[1], site, line)
+        if name == "bar":
+            return _call("r_event", [_name(STATE), *_bufs(), self.code(SITE_BAR, site, None)])
+        if name == "warp_stmt":
+            return _call("r_event", [_name(STATE), *_bufs(), self.code(SITE_WARP, site, None)])
+        if name == "warp":
+            return _call("r_value", [_name(STATE), *_bufs(), self.code(SITE_WARP, site, None), args[0]])
+        if name == "end":
+            return _call("r_end", [_name(STATE), *_bufs(), self.code(SITE_END, site, None)])
+        raise UnsupportedConstruct(f"internal error: the GPU recorder has no lowering of the per-thread "
+                                   f"recording {name!r} ({self.fs.file}:{line})", file=self.fs.file, line=line)
 
-class _ExprLowering(ast.NodeTransformer):
-    def __init__(self, low: _Lowering):
-        self.low = low
+    def bind_temp(self, name: str, value) -> ast.Assign:
+        if isinstance(value, ast.Name) and value.id in self.arrays:
+            self.arrays[name] = self.arrays[value.id]  # a temporary bound to an array (``a[i] += v``, atomics)
+        return super().bind_temp(name, value)
 
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if not isinstance(node.func, ast.Name):
-            return node
-        fn = node.func.id
-        low = self.low
-        if fn in (PREFIX + "ld", PREFIX + "st"):
-            rec = low.mem(node, SITE_LD if fn == PREFIX + "ld" else SITE_ST)
-            return node.args[1] if rec is None else rec
-        if fn == PREFIX + "bar":  # __gv_bar(line, site) and the others: the site is the last argument
-            return _call("r_event", [_name(STATE), *_bufs(), low.code(SITE_BAR, node.args[-1].value, None)])
-        if fn == PREFIX + "warp_stmt":
-            return _call("r_event", [_name(STATE), *_bufs(), low.code(SITE_WARP, node.args[-1].value, None)])
-        if fn == PREFIX + "warp":
-            return _call("r_value", [_name(STATE), *_bufs(), low.code(SITE_WARP, node.args[-1].value, None), node.args[0]])
-        if fn == PREFIX + "end":
-            return _call("r_end", [_name(STATE), *_bufs(), low.code(SITE_END, node.args[-1].value, None)])
-        if fn in low.fs.device_functions:
-            aids = [low.aid_of(a) or ast.Constant(-1) for a in node.args]
+    def device_call(self, node: ast.Call) -> ast.Call:
+        if isinstance(node.func, ast.Name) and node.func.id in self.fs.device_functions:
+            # the callee records into this thread's state and buffers, told which arrays it is handed
+            aids = [self.aid_of(a) or ast.Constant(-1) for a in node.args]
             node.args = node.args + [_name(STATE), *_bufs(), *aids]
         return node
+
+    def rewrite(self) -> ast.FunctionDef:
+        self._init_arrays()
+        tree = super().rewrite()
+        extra = list(BUF_NAMES) + list(PARAM_NAMES)
+        if not self.is_kernel:
+            extra = [STATE, *BUF_NAMES] + [PREFIX + "a_" + p for p in self.fs.params]
+        tree.args.args = tree.args.args + [ast.arg(a) for a in extra]
+        ast.fix_missing_locations(tree)
+        return tree
 
 
 # ---- the recorder device functions ---------------------------------------------------------------------

@@ -32,13 +32,7 @@ from ..model.trace import ArrayInfo, EventKind, Launch, Trace
 from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
 from .limits import check_launch
 from .simt_compile import _WARP, module_role
-from .source import (
-    FunctionSource,
-    assigned_names,
-    parse_function,
-    python_function,
-    source_span,
-)
+from .source import FunctionSource, assigned_names, source_span
 
 PREFIX = "__gv_"
 
@@ -95,6 +89,27 @@ class PerThreadRewriter(ast.NodeTransformer):
             a.append(ast.Constant(int(site)))
         return ast.Call(func=ast.Name(PREFIX + name, ast.Load()), args=a, keywords=[])
 
+    # ---- recorder calls: what a back end records (GpuRewriter overrides these four) ------------------------
+    def rec(self, name, *args, line=None, site=None):
+        """The recording for ``__gv_<name>(*args, line, site)`` in an expression: here that call, which the
+        simulator's Python recorder (:class:`SimRecorder`) resolves at run time."""
+        return self.call(name, *args, line=line, site=site)
+
+    def rec_stmt(self, name, *args, line=None, site=None) -> list:
+        """The statements that record ``name`` where a statement stands (nothing, where nothing is recorded)."""
+        out = self.rec(name, *args, line=line, site=site)
+        if out is None:
+            return []
+        return out if isinstance(out, list) else [ast.Expr(out)]
+
+    def bind_temp(self, name: str, value) -> ast.Assign:
+        """``name = value`` for a temporary the rewrite introduces (an operand evaluated once)."""
+        return ast.Assign([ast.Name(name, ast.Store())], value)
+
+    def device_call(self, node: ast.Call) -> ast.Call:
+        """A call of a device function, its arguments rewritten."""
+        return node
+
     def site(self, kind: str, node) -> int:
         """The plan's site id of ``kind`` at ``node`` (None: the kernel's start or implicit end); -1 if unplanned."""
         site = self.fplan.site(kind, node)
@@ -116,17 +131,17 @@ class PerThreadRewriter(ast.NodeTransformer):
         tree = copy.deepcopy(self.fs.tree)
         tree.body = self.stmts(tree.body)
         if self.is_kernel:
-            prologue = [ast.Expr(self.call("enter", *[
+            prologue = self.rec_stmt("enter", *[
                 ast.Attribute(ast.Attribute(ast.Name(PREFIX + "cuda", ast.Load()), comp, ast.Load()), ax, ast.Load())
                 for comp in ("blockIdx", "threadIdx") for ax in "xyz"
-            ], line=self.fs.first_line, site=self.site("start", None)))]
+            ], line=self.fs.first_line, site=self.site("start", None))
             for p in self.fs.params:
-                prologue.append(ast.Expr(self.call("reg", ast.Name(p, ast.Load()), ast.Constant(p))))
+                prologue.extend(self.rec_stmt("reg", ast.Name(p, ast.Load()), ast.Constant(p)))
             for name in self.fplan.host_arrays:  # module-level host arrays the plan found the kernel reading
-                prologue.append(ast.Expr(self.call("reg", ast.Name(name, ast.Load()), ast.Constant(name))))
+                prologue.extend(self.rec_stmt("reg", ast.Name(name, ast.Load()), ast.Constant(name)))
             tree.body = prologue + tree.body
             if not tree.body or not isinstance(tree.body[-1], ast.Return):
-                tree.body.append(ast.Expr(self.call("end", line=self.fs.last_line, site=self.site("end", None))))
+                tree.body.extend(self.rec_stmt("end", line=self.fs.last_line, site=self.site("end", None)))
         ast.fix_missing_locations(tree)
         return tree
 
@@ -140,7 +155,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         line = getattr(s, "lineno", -1)
         if isinstance(s, ast.Return):
             if self.is_kernel:
-                return [ast.copy_location(ast.Expr(self.call("end", line=line, site=self.site("end", s))), s), s]
+                return [ast.copy_location(n, s) for n in self.rec_stmt("end", line=line, site=self.site("end", s))] + [s]
             if s.value is not None:
                 s.value = self.visit(s.value)
             return [s]
@@ -160,16 +175,13 @@ class PerThreadRewriter(ast.NodeTransformer):
                 raise self.error(s, "array slicing is not supported: index one element at a time")
             base = s.target.value
             tmp_i, tmp_b = self.fresh(), self.fresh()
-            pre = [
-                ast.Assign([ast.Name(tmp_b, ast.Store())], self.visit(base)),
-                ast.Assign([ast.Name(tmp_i, ast.Store())], self.visit(idx)),
-            ]
+            pre = [self.bind_temp(tmp_b, self.visit(base)), self.bind_temp(tmp_i, self.visit(idx))]
             load = ast.Subscript(ast.Name(tmp_b, ast.Load()),
-                                 self.call("ld", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
+                                 self.rec("ld", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
                                            site=self.site("load", s.target)), ast.Load())
             value = ast.BinOp(load, s.op, self.visit(s.value))
             target = ast.Subscript(ast.Name(tmp_b, ast.Load()),
-                                   self.call("st", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
+                                   self.rec("st", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
                                              site=self.site("store", s.target)), ast.Store())
             out = pre + [ast.Assign([target], value)]
             return [ast.copy_location(n, s) for n in out]
@@ -177,9 +189,9 @@ class PerThreadRewriter(ast.NodeTransformer):
                 and isinstance(s.targets[0], ast.Subscript) and self.index_expr(s.targets[0].slice) is None):
             # a[i:j] = v: the recorder stores element by element (reading v's elements when v is an array)
             t = s.targets[0]
-            call = self.call("setslice", self.visit(t.value), self.visit(_slices_as_calls(t.slice)), self.visit(s.value),
-                             line=line, site=self.site("store", t))
-            return [ast.copy_location(ast.Expr(call), s)]
+            return [ast.copy_location(n, s) for n in self.rec_stmt(
+                "setslice", self.visit(t.value), self.visit(_slices_as_calls(t.slice)), self.visit(s.value), line=line,
+                site=self.site("store", t))]
         if isinstance(s, ast.Assign):
             atomic = self.atomic_call(s.value)
             if atomic is not None:
@@ -190,9 +202,9 @@ class PerThreadRewriter(ast.NodeTransformer):
             s.value = self.visit(s.value)
             s.targets = [self.target(t) for t in s.targets]
             if self.is_shared_decl(s.value) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-                reg = ast.Expr(self.call("reg_shared", ast.Name(s.targets[0].id, ast.Load()),
-                                         ast.Constant(s.targets[0].id), line=line))
-                return [s, ast.copy_location(reg, s)]
+                reg = self.rec_stmt("reg_shared", ast.Name(s.targets[0].id, ast.Load()), ast.Constant(s.targets[0].id),
+                                    line=line)
+                return [s] + [ast.copy_location(n, s) for n in reg]
             return [s]
         if isinstance(s, ast.AnnAssign):
             if s.value is not None:
@@ -211,7 +223,7 @@ class PerThreadRewriter(ast.NodeTransformer):
             if parts and parts[0] == "cuda" and parts[1:] in (["syncthreads"], ["syncwarp"]) and not s.value.args:
                 kind = "bar" if parts[1] == "syncthreads" else "warp_stmt"
                 site = self.site("barrier" if kind == "bar" else "warp", s.value)
-                return [ast.copy_location(ast.Expr(self.call(kind, line=line, site=site)), s), s]
+                return [ast.copy_location(n, s) for n in self.rec_stmt(kind, line=line, site=site)] + [s]
             s.value = self.visit(s.value)
             return [s]
         return [self.visit(s)]
@@ -226,7 +238,7 @@ class PerThreadRewriter(ast.NodeTransformer):
             if idx is not None:
                 base = self.visit(sub.value)
                 sub.value = base
-                sub.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno,
+                sub.slice = self.rec("st", copy.deepcopy(base), self.visit(idx), line=t.lineno,
                                       site=self.site("store", sub))
             return t
         if field_store:  # the GPU lowering keeps a record's field store as numba compiles it, as for ary[i].x = v
@@ -237,7 +249,7 @@ class PerThreadRewriter(ast.NodeTransformer):
                 raise self.error(t, "array slicing is not supported: index one element at a time")
             base = self.visit(t.value)
             t.value = base
-            t.slice = self.call("st", copy.deepcopy(base), self.visit(idx), line=t.lineno, site=self.site("store", t))
+            t.slice = self.rec("st", copy.deepcopy(base), self.visit(idx), line=t.lineno, site=self.site("store", t))
             return t
         if isinstance(t, (ast.Tuple, ast.List)):
             t.elts = [self.target(e) for e in t.elts]
@@ -263,10 +275,10 @@ class PerThreadRewriter(ast.NodeTransformer):
         pre, names = [], []
         for a in node.args:
             t = self.fresh()
-            pre.append(ast.Assign([ast.Name(t, ast.Store())], self.visit(a)))
+            pre.append(self.bind_temp(t, self.visit(a)))
             names.append(t)
-        pre.append(ast.Expr(self.call("at", ast.Name(names[0], ast.Load()), ast.Name(names[1], ast.Load()), line=line,
-                                      site=self.site("atomic", node))))
+        pre.extend(self.rec_stmt("at", ast.Name(names[0], ast.Load()), ast.Name(names[1], ast.Load()), line=line,
+                                 site=self.site("atomic", node)))
         call = ast.Call(func=node.func, args=[ast.Name(n, ast.Load()) for n in names], keywords=[])
         return pre, call
 
@@ -290,7 +302,7 @@ class PerThreadRewriter(ast.NodeTransformer):
                                        site=self.site("load", node))
                 return node
             node.value = base
-            node.slice = self.call("ld", copy.deepcopy(base), self.visit(idx), line=node.lineno,
+            node.slice = self.rec("ld", copy.deepcopy(base), self.visit(idx), line=node.lineno,
                                    site=self.site("load", node))
         return node
 
@@ -303,15 +315,15 @@ class PerThreadRewriter(ast.NodeTransformer):
             node.args = [self.visit(a) for a in node.args]
             if name in _WARP or name == "syncwarp":
                 if node.args:
-                    node.args[-1] = self.call("warp", node.args[-1], line=node.lineno, site=self.site("warp", node))
+                    node.args[-1] = self.rec("warp", node.args[-1], line=node.lineno, site=self.site("warp", node))
                 return node
             if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or") and node.args and self.runtime_rewrites:
                 # the predicate is read first, then the barrier is reached
-                node.args[0] = self.call("barv", node.args[0], line=node.lineno, site=self.site("barrier", node))
+                node.args[0] = self.rec("barv", node.args[0], line=node.lineno, site=self.site("barrier", node))
                 return node
             if name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"):
                 # record the barrier, then call it: (record, call)[1]
-                rec = self.call("bar", line=node.lineno, site=self.site("barrier", node))
+                rec = self.rec("bar", line=node.lineno, site=self.site("barrier", node))
                 return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
             return node
         self.generic_visit(node)
@@ -329,7 +341,7 @@ class PerThreadRewriter(ast.NodeTransformer):
                                 args=[node.func, ast.Constant(node.lineno), ast.Constant(self.site("atomic", node)),
                                       *node.args], keywords=[])
                 return ast.copy_location(call, node)
-        return node
+        return self.device_call(node)
 
 
     def visit_Attribute(self, node):
@@ -630,7 +642,9 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
 
     from . import versions
 
-    root = parse_function(python_function(kernel))
+    from .plan import plan_for
+
+    root = plan_for(kernel).root  # the kernel as its plan read it (once, for every backend)
     # numpy scalars have a shape and a dtype too, but they are numbers, not arrays
     from .executor import _hint
 
