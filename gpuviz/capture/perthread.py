@@ -287,7 +287,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         if isinstance(node.ctx, ast.Load):
             idx = self.index_expr(node.slice)
             if idx is None and self.runtime_rewrites:  # a view: the recorder maps its elements to the array's
-                call = self.call("view", self.visit(node.value), self.visit(_slices_as_calls(node.slice)),
+                call = self.rec("view", self.visit(node.value), self.visit(_slices_as_calls(node.slice)),
                                  line=node.lineno)
                 return ast.copy_location(call, node)
             if idx is None:
@@ -298,7 +298,7 @@ class PerThreadRewriter(ast.NodeTransformer):
                 # the recorder), so that its own load is recorded once
                 t = self.fresh()
                 node.value = ast.NamedExpr(ast.Name(t, ast.Store()), base)
-                node.slice = self.call("ld", ast.Name(t, ast.Load()), self.visit(idx), line=node.lineno,
+                node.slice = self.rec("ld", ast.Name(t, ast.Load()), self.visit(idx), line=node.lineno,
                                        site=self.site("load", node))
                 return node
             node.value = base
