@@ -103,6 +103,7 @@ def test_a_file_without_the_index_opens_and_its_index_is_cached(window, qtbot, t
     qtbot.waitUntil(lambda: not window.opening, timeout=20000)
     assert job.index_source == "built" and window.session.trace.launch.kernel_name == "block_sum"
     assert list(index_mod.cache_dir().glob("*.gpuviz-index"))
+    window.set_trace(matmul_tiled_trace(16, 8))  # another trace on screen: the file is read again
     job = window.open_in_background(path)
     qtbot.waitUntil(lambda: not window.opening, timeout=20000)
     assert job.index_source == "cache"
@@ -147,3 +148,32 @@ def test_a_capture_reports_its_progress_in_percent(window, qtbot):
     assert seen and seen == sorted(seen) and seen[-1] == 100
     assert window.session.trace.launch.kernel_name == "reduce_sum"
     assert index_mod.has_index(window.session.trace)  # the worker indexed it: the window sorted nothing
+
+
+def test_opening_the_file_on_screen_again_reads_nothing_unless_it_changed(window, qtbot, tmp_path):
+    path = saved(tmp_path, reduction_trace(), "reduce.gpuviz")
+    window.open_in_background(path)
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    first = window.session.trace
+    window.actions.trigger("playback.step_forward")
+    window.session.selection.select_block(0)
+    rebuilt = []
+    view = next(v for v in window.views.values() if v.on_screen())
+    real = view.on_trace_changed
+    view.on_trace_changed = lambda: (rebuilt.append(1), real())[1]
+    job = window.open_in_background(path)
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    assert job.index_source == "on screen" and window.session.trace is first  # no second copy read or mapped
+    assert window.session.frame == 0 and window.session.selection.block is None  # as a fresh open shows it
+    assert rebuilt == [] and view.errors == []
+    # written again (a new capture saved over it): read again
+    save_traces(path, [matmul_tiled_trace(32, 16)])
+    job = window.open_in_background(path)
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    assert job.index_source != "on screen" and window.session.trace is not first
+    assert window.session.trace.launch.grid == (2, 2, 1)
+    # another trace on screen (a capture, say): the same file is read again, not taken from memory
+    window.set_trace(reduction_trace())
+    job = window.open_in_background(path)
+    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    assert job.index_source != "on screen" and window.session.trace.launch.grid == (2, 2, 1)

@@ -11,11 +11,15 @@ Signals (delivered on the GUI thread):
     progress(int, str)   percent done (0..100) and what it is doing, in words
     finished()           QThread's own: then ``result`` is (trace, frames), or ``error`` a message, or
                          ``cancelled`` is True
+
+Opening the file the trace on screen was read from, unchanged since, reads nothing: the window goes back to its
+first frame (``index_source`` "on screen").
 """
 
 from __future__ import annotations
 
 import logging
+import os
 
 from PySide6.QtCore import QThread, Signal
 
@@ -34,19 +38,35 @@ _STAGE_WORDS = {
 }
 
 
+def file_identity(path) -> tuple | None:
+    """What says that a file is still the one read before: its device, inode, size and modification time
+    (a file written again, in place or replaced by a new one, differs). None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class OpenJob(QThread):
     progress = Signal(int, str)
 
-    def __init__(self, path, parent=None, prepare=()):
+    def __init__(self, path, parent=None, prepare=(), on_screen=None):
         """``prepare``: callables ``(trace, frames)`` run on the thread once the frames are there (the
-        ``prepare`` hooks of the views on screen), so the window only lays out what they built."""
+        ``prepare`` hooks of the views on screen), so the window only lays out what they built.
+
+        ``on_screen``: ``(identity, trace, frames)`` of the file the trace on screen was read from; when ``path``
+        is still that file (:func:`file_identity`), it is not read again: the result is that trace and frames
+        (``index_source`` "on screen"), so opening it again costs nothing and maps no second copy."""
         super().__init__(parent)
         self.path = str(path)
         self._prepare = list(prepare)
+        self._on_screen = on_screen
         self.result = None  # (trace, frames)
         self.error: str | None = None
         self.cancelled = False
-        self.index_source = ""  # "file" | "cache" | "built"
+        self.index_source = ""  # "file" | "cache" | "built" | "on screen"
+        self.identity: tuple | None = None  # the file's identity when it was read
         self._cancel = False
 
     def cancel(self) -> None:
@@ -65,6 +85,12 @@ class OpenJob(QThread):
             import numpy.ma  # noqa: F401 - numpy imports it lazily, on first use by a view: not on the GUI thread
 
             self._percent(0.0, "reading the file")
+            self.identity = file_identity(self.path)
+            if self._on_screen is not None and self.identity is not None and self._on_screen[0] == self.identity:
+                self.index_source = "on screen"
+                self._percent(1.0, "done: the file on screen, unchanged")
+                self.result = tuple(self._on_screen[1:])
+                return
             trace = load_trace(self.path)
             if self._cancel:
                 raise index_mod.Cancelled("read")

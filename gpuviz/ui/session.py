@@ -81,6 +81,21 @@ class Session(QObject):
         self.trace_changed.emit()
         self.frame_changed.emit(self.playback.frame)
 
+    def show_again(self, source_label: str | None = None) -> None:
+        """The trace on screen opened again (its file unchanged): back to frame 0, nothing selected, playback
+        stopped; the views keep what they built for it."""
+        if self.trace is None:
+            return
+        if source_label is not None:
+            self.source_label = source_label
+        self.predicting = ""
+        self.playback.pause()
+        self.selection.clear()
+        if self.playback.frame != 0:
+            self.set_frame(0)
+        else:
+            self.frame_changed.emit(0)
+
     @property
     def frame(self) -> int:
         return self.playback.frame

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import logging
 import time
+import weakref
 from pathlib import Path
 
 from PySide6.QtCore import QThread, Qt, QTimer
@@ -280,6 +281,7 @@ class MainWindow(QMainWindow):
         self._narrator_jobs: list[_NarratorJob] = []  # narration being built for a large trace
         self._open_job = None  # the trace file being opened in the background (gpuviz/ui/open_job.py)
         self._open_jobs: list = []  # it, and cancelled ones still winding down
+        self._opened_file: tuple | None = None  # (file identity, weakref to its trace) of the last file opened
         self.session = session or Session(theme=theme, parent=self)
         self.views: dict[str, TraceView] = {}
         self.docks: dict[str, QDockWidget] = {}
@@ -1054,7 +1056,11 @@ class MainWindow(QMainWindow):
         from .open_job import OpenJob
 
         self.cancel_open(quiet=True)
-        job = OpenJob(path, self, prepare=[type(v).prepare for v in self.views.values() if v.on_screen()])
+        s = self.session
+        opened = self._opened_file
+        on_screen = (opened[0], s.trace, s.frames) if opened is not None and opened[1]() is s.trace else None
+        job = OpenJob(path, self, prepare=[type(v).prepare for v in self.views.values() if v.on_screen()],
+                      on_screen=on_screen)
         job.progress.connect(lambda pct, words, job=job: self._open_progress(job, pct, words))
         job.finished.connect(lambda job=job: self._open_finished(job))
         self._open_job = job
@@ -1106,7 +1112,12 @@ class MainWindow(QMainWindow):
         elif job.result is not None:
             trace, frames = job.result
             self._live_trace = None
-            self.session.set_trace(trace, job.path, frames=frames)
+            if job.index_source == "on screen" and trace is self.session.trace:
+                self.session.show_again(job.path)  # the same file, unchanged: nothing to rebuild
+            else:
+                self.session.set_trace(trace, job.path, frames=frames)
+            # a weak reference: the trace's arrays must not outlive its time on screen because of this
+            self._opened_file = (job.identity, weakref.ref(trace)) if job.identity is not None else None
             if job.index_source == "built":
                 self.statusBar().showMessage(f"{Path(job.path).name} indexed; the index is kept for the next open", 8000)
 
