@@ -101,8 +101,9 @@ def run_module(modname: str, mode: str, out_path: str) -> None:
             with Interceptor(policy):
                 runner.run(suite)
             for r in policy.records:
-                launches["traced" if r.status == "traced" else
-                         "failed" if r.status == "failed" else f"untraced ({r.backend})"] += 1
+                # "running" at the end: the launch raised out of gpuviz (numba's own launcher failed too)
+                launches["traced" if r.status == "traced" else "failed" if r.status == "failed" else
+                         "raised" if r.status == "running" else f"untraced ({r.backend})"] += 1
                 if r.backend == "plain":
                     plain_reasons[(r.reason or "").strip().splitlines()[0][:160] if r.reason else ""] += 1
         else:
