@@ -187,8 +187,13 @@ class GpuRewriter(PerThreadRewriter):
     runtime_rewrites = False  # views and calls through parameters stay as numba compiles them
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo],
-                 record: str = "all", block_1d: bool = False, dynamic_shared_bytes: int = 0, plan=None):
+                 record: str = "all", block_1d: bool = False, dynamic_shared_bytes: int = 0, plan=None,
+                 bindings: dict | None = None):
         super().__init__(fs, is_kernel=is_kernel, plan=plan)
+        #: what numba compiles as constants that the plan leaves to run time: the device function's parameters
+        #: that every call passes the same constant (``cuda.shared.array(n, dtype)`` with n, dtype given by the
+        #: caller) and the function's locals bound once to a constant (``N = 100``)
+        self.constants = compile_time_locals(fs, bindings or {})
         self.info = info
         if not info.sites:
             info.sites = list(self.plan.sites)
@@ -198,8 +203,50 @@ class GpuRewriter(PerThreadRewriter):
         self.shared_decls = {
             d.line: ((int(dynamic_shared_bytes) // np.dtype(d.dtype).itemsize,) if d.shape == (0,) else d.shape, d.dtype)
             for d in self.fplan.shared if d.shape is not None}
+        for line, (shape, dtype) in self.resolved_shared_decls().items():
+            self.shared_decls[line] = ((int(dynamic_shared_bytes) // np.dtype(dtype).itemsize,) if shape == (0,)
+                                       else shape, dtype)
         self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
         self.lane_linear = self.lane_linear_names() if (is_kernel and block_1d) else set()
+
+    def atomic_call(self, node):
+        """Also ``binop(ary, idx, v)`` for a parameter every call binds to a ``cuda.atomic`` function (numba-cuda's
+        test_atomics passes ``cuda.atomic.add`` into a device function): recorded as that atomic, as the
+        simulator's recorder and the CPU executor record it."""
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.fs.params
+                and not node.keywords and len(node.args) >= 3
+                and _atomic_name(self.constants.get(node.func.id)) not in (None, "compare_and_swap", "cas")):
+            pre, names = [], []
+            for a in node.args:
+                t = self.fresh()
+                pre.append(self.bind_temp(t, self.visit(a)))
+                names.append(t)
+            pre.extend(self.rec_stmt("at", _name(names[0]), _name(names[1]), line=node.lineno,
+                                     site=self.site("atomic", node)))
+            return pre, ast.Call(func=node.func, args=[_name(n) for n in names], keywords=[])
+        return super().atomic_call(node)
+
+    def resolved_shared_decls(self) -> dict[int, tuple[tuple[int, ...], str]]:
+        """{line: (shape, dtype)} of the shared declarations the plan sizes at run time, read from
+        :attr:`constants` (numba needs them constant too: it compiles them into the kernel)."""
+        out = {}
+        unsized = {d.line for d in self.fplan.shared if d.shape is None}
+        for node in ast.walk(self.fs.tree):
+            if not (isinstance(node, ast.Call) and node.lineno in unsized and self.is_shared_decl(node)):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            shape_node = node.args[0] if node.args else kw.get("shape")
+            dtype_node = node.args[1] if len(node.args) > 1 else kw.get("dtype")
+            shape, dtype = (_constant_value(n, self.fs, self.constants) for n in (shape_node, dtype_node))
+            if isinstance(shape, (int, np.integer)):
+                shape = (int(shape),)
+            try:
+                dtype = str(np.dtype(getattr(dtype, "name", None) or dtype))
+            except TypeError:
+                continue
+            if isinstance(shape, tuple) and shape and all(isinstance(x, (int, np.integer)) and x >= 0 for x in shape):
+                out[node.lineno] = (tuple(int(x) for x in shape), dtype)
+        return out
 
     def lane_linear_names(self) -> set[str]:
         """Kernel variables bound once, to the thread's global index in a 1-D block: ``cuda.grid(1)`` or
@@ -239,12 +286,26 @@ class GpuRewriter(PerThreadRewriter):
         array as they are bound (:meth:`bind_temp`)."""
         # name -> array id (int) or the name of the variable holding it (device-function parameters)
         self.arrays: dict[str, int | str] = {}
+        # names every assignment of which is a tuple display of one length (``bin = (tx, ty)``), and the
+        # temporaries bound to an index tuple (``a[i, j] op= v``, an atomic's index): recorded element by element
+        self.index_tuples: dict[str, int] = {}
+        tuple_stores: dict[str, set] = {}
+        for n in ast.walk(self.fs.tree):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        tuple_stores.setdefault(t.id, set()).add(len(n.value.elts) if isinstance(n.value, ast.Tuple)
+                                                                  else None)
+        self.index_tuples.update({name: next(iter(lens)) for name, lens in tuple_stores.items()
+                                  if len(lens) == 1 and None not in lens and name not in self.fs.params})
         self.rebound = assigned_names(self.fs.tree)
         subscripted = {n.value.id for n in ast.walk(self.fs.tree)
                        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
         for p in self.fs.params:
             if self.is_kernel and p not in self.array_args:
                 continue
+            if not self.is_kernel and p in self.constants and not hasattr(self.constants[p], "shape"):
+                continue  # every call passes it a constant that is no array (a shape, a dtype, a flag)
             if p in self.rebound:
                 if p in subscripted:
                     raise self.error(self.fs.tree, f"parameter {p!r} is indexed and also assigned to inside {self.fs.name}; "
@@ -295,6 +356,8 @@ class GpuRewriter(PerThreadRewriter):
         if aid is None:
             return None
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if isinstance(idx, ast.Name) and idx.id in self.index_tuples:
+            elts = [ast.Subscript(_name(idx.id), ast.Constant(k), ast.Load()) for k in range(self.index_tuples[idx.id])]
         if len(elts) > MAX_INDEX_DIMS:
             raise self.error(SimpleNamespace(lineno=line), f"gpuviz records arrays of up to {MAX_INDEX_DIMS} dimensions")
         fn = f"r_mem{len(elts)}"
@@ -322,7 +385,10 @@ class GpuRewriter(PerThreadRewriter):
             decl = self.shared_decls.get(line)
             where = SimpleNamespace(lineno=line)
             if decl is None:
-                raise self.error(where, f"cannot read the shape of shared array {var!r}: gpuviz needs a constant shape")
+                raise self.error(where, f"cannot read the shape of shared array {var!r}: the GPU backend needs it "
+                                        "constant when it builds the kernel: give the shape and dtype as literals, "
+                                        "module-level constants, or the same constants at every call of "
+                                        f"{self.fs.name}")
             if var in self.rebound_more_than_once():
                 raise self.error(where, f"shared array {var!r} is assigned twice; give each shared array its own name")
             self.arrays[var] = self.info.array(("shared", self.fs.file, line), ArrayInfo(var, decl[0], decl[1], "shared", line))
@@ -347,6 +413,10 @@ class GpuRewriter(PerThreadRewriter):
     def bind_temp(self, name: str, value) -> ast.Assign:
         if isinstance(value, ast.Name) and value.id in self.arrays:
             self.arrays[name] = self.arrays[value.id]  # a temporary bound to an array (``a[i] += v``, atomics)
+        if isinstance(value, ast.Tuple):
+            self.index_tuples[name] = len(value.elts)  # the index tuple of ``a[i, j] op= v`` (test_idiv)
+        elif isinstance(value, ast.Name) and value.id in self.index_tuples:
+            self.index_tuples[name] = self.index_tuples[value.id]  # an atomic's index held in a tuple variable
         return super().bind_temp(name, value)
 
     def device_call(self, node: ast.Call) -> ast.Call:
@@ -866,6 +936,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
                                index32=index32, grid=grid, block=block)
     built: dict[int, object] = {}
     sources: dict[str, str] = {}
+    bindings = call_bindings(root)
 
     def build(fs: FunctionSource, is_kernel: bool):
         key = id(fs.fn)
@@ -876,13 +947,12 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         ns[PREFIX + "cuda"] = cuda
         ns[PREFIX + "state_t"] = numba.int32 if (index32 and not count) else numba.int64
         plain_names = {}
-        for call_name, sub in fs.device_functions.items():
+        for call_name in fs.device_functions:
             if is_kernel and split:  # the plain branch calls the user's own device function
                 plain_names[call_name] = PREFIX + "plain_" + call_name
                 ns[plain_names[call_name]] = ns[call_name]
-            ns[call_name] = build(sub, False)
         rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record,
-                         plan=plan,
+                         plan=plan, bindings=bindings.get(id(fs.fn)),
                          block_1d=lane_linear and block is not None and tuple(block)[1:] in ((), (1,), (1, 1)),
                          dynamic_shared_bytes=dynamic_shared_bytes)
         tree = rw.rewrite()
@@ -895,8 +965,13 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         if is_kernel:
             jitted = cuda.jit(fn) if max_registers is None else cuda.jit(max_registers=int(max_registers))(fn)
         else:
-            jitted = cuda.jit(device=True, forceinline=True)(fn)
+            # a recursive device function cannot be inlined into itself: numba calls it
+            jitted = cuda.jit(device=True, forceinline=not _calls_itself(fs))(fn)
         built[key] = jitted
+        # the device functions it calls, after it is in ``built``: a recursive one finds its own instrumented
+        # copy (numba reads a function's globals when it compiles it, so they can be filled in after the exec)
+        for call_name, sub in fs.device_functions.items():
+            ns[call_name] = build(sub, False)
         return jitted
 
     # the kernel's array parameters come first, in parameter order, as in the other backends
@@ -905,6 +980,129 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
             info.array(("param", p), array_args[p])
     dispatcher = build(root, True)
     return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record, blocks)
+
+
+_UNKNOWN = object()
+
+
+def _atomic_name(obj) -> str | None:
+    """``add`` for ``cuda.atomic.add`` (numba-cuda's stub class, or the simulator's bound method), else None."""
+    if type(getattr(obj, "__self__", None)).__name__ == "FakeCUDAAtomic":
+        return obj.__name__
+    qual = getattr(obj, "__qualname__", "") or ""
+    if qual.startswith("atomic.") and "cuda" in (getattr(obj, "__module__", "") or ""):
+        return qual.split(".", 1)[1]
+    return None
+
+
+def _constant_value(node, fs: FunctionSource, constants: dict):
+    """The value of ``node`` when it reads only module-level names, closure variables and ``constants``
+    (else ``_UNKNOWN``): what numba would fold into the compiled code."""
+    if node is None:
+        return _UNKNOWN
+    local = assigned_names(fs.tree) | set(fs.params)
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in local and n.id not in constants:
+            return _UNKNOWN
+        if isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.ListComp, ast.GeneratorExp)):
+            if not isinstance(n, ast.Call) or not _is_type_call(n, fs):
+                return _UNKNOWN
+    try:
+        return eval(compile(ast.Expression(body=node), fs.file, "eval"), {**fs.names(), **constants})  # noqa: S307
+    except Exception:  # noqa: BLE001 - not a constant numba could fold either
+        return _UNKNOWN
+
+
+def _is_type_call(node: ast.Call, fs: FunctionSource) -> bool:
+    """``int(...)``, ``np.int32(...)``, ``numba.int64(...)``: a cast numba folds when its argument is constant."""
+    if isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "len", "tuple", "abs", "min", "max"):
+        return True
+    from .simt_compile import _scalar_type_name
+
+    try:
+        obj = eval(compile(ast.Expression(body=node.func), fs.file, "eval"), fs.names())  # noqa: S307
+    except Exception:  # noqa: BLE001
+        return False
+    return _scalar_type_name(obj) is not None
+
+
+def compile_time_locals(fs: FunctionSource, bindings: dict) -> dict:
+    """``bindings`` (the parameters every call passes one constant) plus the function's names assigned
+    once, at the top of its body, a constant expression (``N = 100``; ``shape = (N, 2)``)."""
+    out = dict(bindings)
+    stores: dict[str, int] = {}
+    for n in ast.walk(fs.tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    for st in fs.tree.body:
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and stores.get(st.targets[0].id) == 1 and st.targets[0].id not in fs.params):
+            value = _constant_value(st.value, fs, out)
+            if value is not _UNKNOWN and isinstance(value, (int, float, tuple, np.integer, np.floating)):
+                out[st.targets[0].id] = value
+    return out
+
+
+def call_bindings(root: FunctionSource) -> dict[int, dict]:
+    """{id of a device function: {parameter: value}} for the parameters that every call of the function in
+    the kernel passes one and the same constant (a shape, a dtype, an atomic): numba compiles one copy per
+    set of such constants, gpuviz's GPU build one per device function, so a parameter two calls pass
+    different constants stays unresolved."""
+    found: dict[int, dict] = {}
+    conflicting: dict[int, set] = {}
+    order, seen = [root], {id(root.fn)}
+    k = 0
+    while k < len(order):
+        fs = order[k]
+        k += 1
+        for sub in fs.device_functions.values():
+            if id(sub.fn) not in seen:
+                seen.add(id(sub.fn))
+                order.append(sub)
+    for fs in order:  # callers before callees (breadth first): a caller's own bindings are known
+        constants = compile_time_locals(fs, found.get(id(fs.fn), {}))
+        for node in ast.walk(fs.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in fs.device_functions):
+                continue
+            sub = fs.device_functions[node.func.id]
+            mine = found.setdefault(id(sub.fn), {})
+            bad = conflicting.setdefault(id(sub.fn), set())
+            given = dict(zip(sub.params, node.args))
+            given.update({kw.arg: kw.value for kw in node.keywords if kw.arg})
+            for p in sub.params:
+                value = _constant_value(given.get(p), fs, constants)
+                if value is _UNKNOWN or p in bad:
+                    bad.add(p)
+                    mine.pop(p, None)
+                elif p in mine and not _same(mine[p], value):
+                    bad.add(p)
+                    del mine[p]
+                elif p not in bad:
+                    mine[p] = value
+    return found
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _calls_itself(fs: FunctionSource) -> bool:
+    """Whether ``fs`` reaches itself through the device functions it calls (recursion)."""
+    seen, stack = set(), list(fs.device_functions.values())
+    while stack:
+        sub = stack.pop()
+        if sub.fn is fs.fn:
+            return True
+        if id(sub.fn) not in seen:
+            seen.add(id(sub.fn))
+            stack.extend(sub.device_functions.values())
+    return False
 
 
 def decode_kinds(info: BuildInfo, code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -36,6 +36,10 @@ from .source import FunctionSource, assigned_names, source_span
 
 PREFIX = "__gv_"
 
+#: what a rewrite that cannot follow views (the GPU recorder's; the simulator's recorder follows them) says
+SLICE_REFUSAL = ("array slicing (a view such as a[i:j] or a[i, :]) is not supported by the GPU backend: index one "
+                 "element at a time, or capture this kernel with --backend cpu or sim, which follow views")
+
 
 class PerThreadRewriter(ast.NodeTransformer):
     """Rewrites one function's AST in place (on a copy) to call the recorder functions."""
@@ -172,7 +176,8 @@ class PerThreadRewriter(ast.NodeTransformer):
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
             idx = self.index_expr(s.target.slice)
             if idx is None:
-                raise self.error(s, "array slicing is not supported: index one element at a time")
+                raise self.error(s, SLICE_REFUSAL if not self.runtime_rewrites else
+                                 "a[i:j] op= v is not supported: write the loop over its elements")
             base = s.target.value
             tmp_i, tmp_b = self.fresh(), self.fresh()
             pre = [self.bind_temp(tmp_b, self.visit(base)), self.bind_temp(tmp_i, self.visit(idx))]
@@ -246,7 +251,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         if isinstance(t, ast.Subscript):
             idx = self.index_expr(t.slice)
             if idx is None:
-                raise self.error(t, "array slicing is not supported: index one element at a time")
+                raise self.error(t, SLICE_REFUSAL)
             base = self.visit(t.value)
             t.value = base
             t.slice = self.rec("st", copy.deepcopy(base), self.visit(idx), line=t.lineno, site=self.site("store", t))
@@ -291,7 +296,7 @@ class PerThreadRewriter(ast.NodeTransformer):
                                  line=node.lineno)
                 return ast.copy_location(call, node)
             if idx is None:
-                raise self.error(node, "array slicing is not supported: index one element at a time")
+                raise self.error(node, SLICE_REFUSAL)
             base = self.visit(node.value)
             if self.runtime_rewrites and not isinstance(base, ast.Name):
                 # a[i]["x"], a[i][j]: the base is itself an access; evaluated once (named by ':=', read again by
