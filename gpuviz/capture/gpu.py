@@ -360,7 +360,11 @@ def kernel_ptx(dispatcher, launch_args) -> str:
 
 
 # ---- one instrumented launch, stage by stage --------------------------------------------------------------
-_variant_cache: dict = {}
+def _variants_of(plan) -> dict:
+    """The compiled variants of one kernel, kept on its capture plan. The plan is read once per kernel object
+    (:func:`gpuviz.capture.plan.plan_for`), so two kernels of one factory (closures over one code object: a
+    shared-array shape, an ``op``) never share a variant, as numba never shares their compiles."""
+    return plan.__dict__.setdefault("_gpu_variants", {})
 
 
 class GpuRecording:
@@ -402,17 +406,8 @@ class GpuRecording:
             raise CaptureError(f"{root.file}:{root.first_line}: {root.name} takes {len(root.params)} argument(s) "
                                f"({', '.join(root.params)}) but the launch passes {len(args)}", file=root.file, line=root.first_line)
         check_launch(self.grid, self.block, where=f"{root.file}:{root.first_line}", kernel=root.name)
-        self.args = list(args)
-        self.array_args: dict[str, ArrayInfo] = {}
-        for p, a in zip(root.params, args):
-            if hasattr(a, "shape") and hasattr(a, "dtype"):
-                self.array_args[p] = ArrayInfo(p, tuple(int(s) for s in a.shape), str(np.dtype(a.dtype)), "global")
-            elif not isinstance(a, (bool, int, float, complex, np.generic)):
-                # a construct the GPU recorder does not support (the CPU executor and the simulator take tuples)
-                raise UnsupportedConstruct(
-                    f"{root.file}:{root.first_line}: argument {p!r} of {root.name} is a {type(a).__name__}; gpuviz's GPU "
-                    "recorder records kernels whose arguments are arrays and numbers: pass the tuple's elements as "
-                    "arguments of their own, or record it with --backend cpu or sim", file=root.file, line=root.first_line)
+        self.args, self.input_only = launch_arguments(kernel, root, args)
+        self.array_args = array_arguments(root, self.args)
         # the plain kernel: the user's dispatcher as it is (numba's), or the function jitted as written
         self.plain = kernel if hasattr(kernel, "overloads") and hasattr(kernel, "py_func") else cuda.jit(fn)
         # recorded blocks and their slots (one per thread, or one per warp in warp mode)
@@ -467,10 +462,10 @@ class GpuRecording:
         # there (the same regular/irregular decisions as 32-bit, which is exact for arrays under 2**31 elements)
         # the record variant also keeps buffer positions in 32 bits: allocate() checked that they fit
         index32 = not count and self.index_dtype() == np.int32 and self.positions_fit32
-        key = (self.fn.__code__, tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
+        key = (tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
                self.timestamps == "all", self.record_what, self.split, self.all_blocks, self.block_range, count, uniform,
                self.max_registers, index32, self.grid, self.block, self.lane_linear, self.dynamic_shared_bytes)
-        v = _variant_cache.get(key)
+        v = _variants_of(self.plan).get(key)
         if v is None:
             t0 = time.perf_counter()
             v = build_variant(self.cuda, self.root, self.array_args, plan=self.plan, count=count, mode=self.mode,
@@ -478,17 +473,20 @@ class GpuRecording:
                               all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers,
                               block_range=self.block_range, index32=index32, grid=self.grid, block=self.block,
                               lane_linear=self.lane_linear, dynamic_shared_bytes=self.dynamic_shared_bytes)
-            _variant_cache[key] = v
+            _variants_of(self.plan)[key] = v
             self.rewrite_s += time.perf_counter() - t0
         return v
 
     # -- inputs ----------------------------------------------------------------------------------------------
     def device_args(self, fresh: bool):
-        """Kernel arguments on the device: fresh copies (``fresh``), or the caller's arrays uploaded in place."""
+        """Kernel arguments on the device: fresh copies (``fresh``), or the caller's arrays uploaded in place.
+        A tuple goes to numba as a tuple (numba passes its members on), with copies of its arrays if ``fresh``."""
         cuda = self.cuda
         out = []
         for a in self.args:
-            if isinstance(a, np.ndarray):
+            if isinstance(a, tuple):
+                out.append(_copy_tuple(cuda, a) if fresh else a)
+            elif isinstance(a, np.ndarray):
                 out.append(cuda.to_device(a))
             elif hasattr(a, "copy_to_host") and hasattr(a, "shape"):
                 if fresh:
@@ -841,8 +839,133 @@ def _is_typing_error(exc) -> bool:
     return type(exc).__name__ in ("TypingError", "UnsupportedError", "NumbaError", "LoweringError", "NumbaNotImplementedError")
 
 
-def _write_back(args, dargs):
-    for a, d in zip(args, dargs):
+class SourceOnlyCuda:
+    """A stand-in for ``numba.cuda`` whose ``jit`` hands the function back as written: the GPU build runs up
+    to the rewritten source and its tables (arrays, sites, shared shapes) with no GPU and no numba-cuda GPU
+    target. For tests and bench/corpus_gpu_source.py."""
+
+    @staticmethod
+    def jit(*args, **kwargs):
+        if args and callable(args[0]) and not kwargs:
+            return args[0]
+        return lambda fn: fn
+
+
+def variant_source(kernel, grid, block, args, *, count: bool = True, mode: str = "thread",
+                   dynamic_shared_bytes: int = 0):
+    """The recording variant GPU capture would build for this launch, as source: (BuildInfo, {function name:
+    rewritten source}). The same steps as :class:`GpuRecording` up to numba's compile: the plan, the arguments,
+    the rewrite; what it refuses, GPU capture refuses with the same message."""
+    from .gpu_rewrite import build_variant
+    from .plan import plan_for
+
+    plan = plan_for(kernel)
+    plan.raise_if_unsupported()
+    root = plan.root
+    if len(args) != len(root.params):
+        raise CaptureError(f"{root.file}:{root.first_line}: {root.name} takes {len(root.params)} argument(s)",
+                           file=root.file, line=root.first_line)
+    launch_args, _input_only = launch_arguments(kernel, root, args)
+    grid, block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
+    v = build_variant(SourceOnlyCuda(), root, array_arguments(root, launch_args), plan=plan, count=count, mode=mode,
+                      all_blocks=True, grid=grid, block=block, dynamic_shared_bytes=dynamic_shared_bytes)
+    return v.info, v.sources
+
+
+def uninitialised_shared_reads(events: dict, arrays, grid, block, file: str) -> list[str]:
+    """Warnings for the shared-array elements a thread reads that no thread of its block ever writes (stores
+    or atomics) in the whole run: their value is whatever the shared memory held, as on any GPU. One warning per
+    array and line, worded as the CPU executor words its own (which also sees reads that come before the
+    block's first write; a GPU recording has no order between threads to tell those apart)."""
+    kind = np.asarray(events["kind"])
+    shared_ids = [i for i, a in enumerate(arrays) if a.space == "shared"]
+    if not shared_ids or not len(kind):
+        return []
+    aid, blk = np.asarray(events["array"]), np.asarray(events["block"])
+    on_shared = np.isin(aid, shared_ids)
+    loads = np.flatnonzero(on_shared & (kind == EventKind.SHARED_LOAD))
+    writes = np.flatnonzero(on_shared & ((kind == EventKind.SHARED_STORE) | (kind == EventKind.ATOMIC)))
+    if not len(loads):
+        return []
+    index = np.asarray(events["index"], dtype=np.int64)
+    # one int64 key per (block, array, element): every shared array is small (48 KiB a block at most)
+    size = max(int(arrays[i].size) for i in shared_ids) + 1
+    key = (blk.astype(np.int64) * len(arrays) + aid) * size + index
+    unwritten = ~np.isin(key[loads], key[writes])
+    out, seen = [], set()
+    bx, by, _bz = (tuple(block) + (1, 1))[:3]
+    gx, gy, _gz = (tuple(grid) + (1, 1))[:3]
+    for e in loads[unwritten]:
+        key = (int(aid[e]), int(events["line"][e]))
+        if key in seen:
+            continue
+        seen.add(key)
+        b, t = int(blk[e]), int(events["thread"][e])
+        thread = (t % bx, (t // bx) % by, t // (bx * by))
+        where = (b % gx, (b // gx) % gy, b // (gx * gy))
+        out.append(f"{file}:{key[1]}: thread {thread} of block {where} [linear: block {b}, thread {t}] reads "
+                   f"{arrays[key[0]].name} before any thread of its block wrote it (uninitialised shared memory "
+                   "reads as garbage on a GPU)")
+    return out
+
+
+def launch_arguments(kernel, root, args) -> tuple[list, set]:
+    """(the arguments as the launch passes them on, positions of input-only ones): each through the
+    dispatcher's ``extensions`` as numba does, numba's hints unwrapped (``cuda.In(a)``: ``a``, never copied
+    back; ``cuda.Out``/``cuda.InOut``: ``a``, copied back as a plain array is). Arrays, numbers, records and
+    tuples of them go on as numba takes them; anything else is refused, naming the argument."""
+    from .executor import _hint, prepare_args
+
+    out, input_only = [], set()
+    for k, (p, a) in enumerate(zip(root.params, prepare_args(kernel, args))):
+        hint, value = _hint(a)
+        if hint == "In":
+            input_only.add(k)
+        if not _passable(value):  # what numba-cuda cannot pass to a kernel either
+            raise UnsupportedConstruct(
+                f"{root.file}:{root.first_line}: argument {p!r} of {root.name} is a {type(value).__name__}; gpuviz's GPU "
+                "recorder passes arrays, numbers, records and tuples of them, as numba-cuda does: pass the values it "
+                "holds as arguments of their own", file=root.file, line=root.first_line)
+        out.append(value)
+    return out, input_only
+
+
+def _passable(a) -> bool:
+    if isinstance(a, tuple):
+        return all(_passable(x) for x in a)
+    return (hasattr(a, "shape") and hasattr(a, "dtype")) or isinstance(a, (bool, int, float, complex, np.generic))
+
+
+def array_arguments(root, args) -> dict[str, ArrayInfo]:
+    """{parameter: ArrayInfo} of the arguments that are arrays (recorded by name; a tuple's members are not)."""
+    out = {}
+    for p, a in zip(root.params, args):
+        if not isinstance(a, tuple) and hasattr(a, "shape") and hasattr(a, "dtype"):
+            out[p] = ArrayInfo(p, tuple(int(s) for s in a.shape), str(np.dtype(a.dtype)), "global")
+    return out
+
+
+def _copy_tuple(cuda, t: tuple) -> tuple:
+    """A tuple argument with fresh device copies of its arrays (a plain or counting run must not write the caller's)."""
+    out = []
+    for x in t:
+        if isinstance(x, tuple):
+            out.append(_copy_tuple(cuda, x))
+        elif isinstance(x, np.ndarray):
+            out.append(cuda.to_device(x))
+        elif hasattr(x, "copy_to_host") and hasattr(x, "shape"):
+            d = cuda.device_array(x.shape, dtype=x.dtype)
+            d.copy_to_device(x)
+            out.append(d)
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def _write_back(args, dargs, input_only=()):
+    for k, (a, d) in enumerate(zip(args, dargs)):
+        if k in input_only:
+            continue  # cuda.In(a): numba never copies it back
         if isinstance(a, np.ndarray) and hasattr(d, "copy_to_host"):
             host = d.copy_to_host()
             a[...] = host
@@ -926,9 +1049,11 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     rec._sync("plain")
     # 4. back to the host
     host = rec.fetch(bufs)
-    _write_back(rec.args, dargs)
+    _write_back(rec.args, dargs, rec.input_only)
     timings.update(rec.timings)
     events, drops = rec.decode(host)
+    if record != "global":
+        warnings.extend(uninitialised_shared_reads(events, rec.info.arrays, rec.grid, rec.block, root.file))
     dropped, dropped_timed, dropped_slab, diverged = (int(x) for x in drops[:4])
     dropped += dropped_slab
     if dropped:
