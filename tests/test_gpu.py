@@ -429,3 +429,167 @@ def test_illegal_address_is_reported_with_kernel_and_launch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     assert "FAULT:" in out.stdout, out.stdout + out.stderr
     assert "scribble" in out.stdout and "[(4, 1, 1), (32, 1, 1)]" in out.stdout
+
+
+# ---- the GPU build through the capture plan: what the CPU executor accepts, computed the same --------------
+def _cpu_and_gpu(kernel, grid, block, args):
+    from gpuviz.capture import capture
+
+    cpu_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    gpu_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    cpu = capture(kernel, grid, block, *cpu_args, backend="cpu")
+    gpu = capture(kernel, grid, block, *gpu_args, backend="gpu")
+    return cpu, cpu_args, gpu, gpu_args
+
+
+def test_front_end_kernels_of_one_factory_get_their_own_variant():
+    # numba-cuda's test_operator and test_sm: closures over one code object (an operator, a shared shape)
+    # compile separately; the GPU build's variants are kept per kernel, not per code object
+    import operator
+
+    from numba import cuda
+
+    from gpuviz.capture import capture
+
+    def make(op):
+        @cuda.jit
+        def apply(a, b):
+            i = 0
+            a[i] = op(a[i], b[i])
+
+        return apply
+
+    for op, want in ((operator.add, 10.0), (operator.floordiv, 2.0), (operator.mul, 21.0)):
+        a, b = np.array([7.0]), np.array([3.0])
+        capture(make(op), 1, 1, a, b, backend="gpu")
+        assert a[0] == want, op
+
+    def sized(shape):
+        @cuda.jit
+        def s(a):
+            arr = cuda.shared.array(shape, dtype=np.int32)
+            a[0] = arr.size
+
+        return s
+
+    for shape, want in ((2, 2), ((2, 3), 6), ((2, 3, 4), 24)):
+        a = np.zeros(1, np.int64)
+        trace = capture(sized(shape), 1, 1, a, backend="gpu")
+        assert a[0] == want
+        assert [x.shape for x in trace.launch.arrays if x.space == "shared"] == [shape if isinstance(shape, tuple)
+                                                                                 else (shape,)]
+
+
+def test_front_end_shared_arrays_sized_by_callers_and_locals_trace_as_on_the_cpu():
+    from numba import cuda, float32, int32
+
+    @cuda.jit(device=True)
+    def reverse_through_shared(ary, dtype, n):
+        sm = cuda.shared.array(n, dtype)
+        sm[cuda.threadIdx.x] = ary[cuda.threadIdx.x]
+        cuda.syncthreads()
+        ary[cuda.threadIdx.x] = sm[n - 1 - cuda.threadIdx.x]
+
+    @cuda.jit
+    def k(ary, flags):
+        N = 16
+        seen = cuda.shared.array(N, int32)
+        seen[cuda.threadIdx.x] = 1
+        cuda.syncthreads()
+        flags[cuda.threadIdx.x] = seen[N - 1 - cuda.threadIdx.x]
+        reverse_through_shared(ary, float32, 16)
+
+    x = np.arange(16, dtype=np.float32)
+    cpu, cpu_args, gpu, gpu_args = _cpu_and_gpu(k, 1, 16, [x, np.zeros(16, np.int32)])
+    np.testing.assert_array_equal(gpu_args[0], x[::-1])
+    np.testing.assert_array_equal(gpu_args[1], np.ones(16))
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+    assert {(a.name, a.shape) for a in gpu.launch.arrays} == {(a.name, a.shape) for a in cpu.launch.arrays}
+
+
+def test_front_end_tuple_and_hinted_arguments_are_passed_as_numba_passes_them():
+    from numba import cuda
+
+    from gpuviz.capture import capture
+
+    @cuda.jit
+    def k(out, t, src):
+        i = cuda.threadIdx.x
+        out[i] = t[0] + t[1][1] * src[i]
+        src[i] = -1.0
+
+    out, src = np.zeros(4), np.arange(4.0)
+    trace = capture(k, 1, 4, cuda.InOut(out), (1.0, (0, 2.0)), cuda.In(src), backend="gpu")
+    np.testing.assert_array_equal(out, 1.0 + 2.0 * np.arange(4.0))
+    np.testing.assert_array_equal(src, np.arange(4.0))  # cuda.In: never copied back, as numba does
+    assert {a.name for a in trace.launch.arrays} == {"out", "src"}
+
+
+def test_front_end_inplace_division_of_a_2d_element_and_a_recursive_device_function():
+    from numba import cuda
+
+    @cuda.jit
+    def div(grid, l_x, l_y):
+        for x in range(l_x):
+            for y in range(l_y):
+                grid[x, y] /= 2.0
+
+    cpu, _c, gpu, gpu_args = _cpu_and_gpu(div, 1, 1, [np.ones((2, 3), np.float32) * 4, 2, 3])
+    np.testing.assert_array_equal(gpu_args[0], np.full((2, 3), 2.0, np.float32))
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+
+    @cuda.jit("int64(int64)", device=True)
+    def fib(n):
+        if n < 2:
+            return n
+        return fib(n - 1) + fib(n - 2)
+
+    @cuda.jit
+    def k(out, n):
+        out[0] = fib(n)
+
+    cpu, _c, gpu, gpu_args = _cpu_and_gpu(k, 1, 1, [np.zeros(1, np.int64), 10])
+    assert gpu_args[0][0] == 55
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+
+
+def test_front_end_uninitialised_shared_read_is_warned_as_on_the_cpu():
+    from numba import cuda, float32
+
+    from gpuviz.capture import capture
+
+    @cuda.jit
+    def k(A):
+        sa = cuda.shared.array(shape=5, dtype=float32)
+        i = cuda.grid(1)
+        A[i] = sa[i]
+
+    trace = capture(k, 1, 5, np.zeros(5, np.float32), backend="gpu")
+    assert any("reads sa before any thread of its block wrote it" in w for w in trace.launch.warnings)
+
+
+def test_front_end_an_atomic_passed_into_a_device_function_is_recorded_as_on_the_cpu():
+    # numba-cuda's test_atomics: atomic_binary_2dim_shared(ary, 1, uint32, (4, 8), cuda.atomic.add, ...)
+    from numba import cuda, uint32
+
+    @cuda.jit(device=True)
+    def binary_2dim_shared(ary, op2, ary_dtype, ary_shape, binop_func):
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        sm = cuda.shared.array(ary_shape, ary_dtype)
+        sm[tx, ty] = ary[tx, ty]
+        cuda.syncthreads()
+        bin = (tx, ty)
+        binop_func(sm, bin, op2)
+        cuda.syncthreads()
+        ary[tx, ty] = sm[tx, ty]
+
+    @cuda.jit
+    def k(ary):
+        binary_2dim_shared(ary, 1, uint32, (4, 8), cuda.atomic.add)
+
+    x = np.arange(32, dtype=np.uint32).reshape(4, 8)
+    cpu, _c, gpu, gpu_args = _cpu_and_gpu(k, 1, (4, 8), [x])
+    np.testing.assert_array_equal(gpu_args[0], x + 1)
+    assert gpu.counts_by_kind() == cpu.counts_by_kind() and gpu.counts_by_kind()["atomic"] == 32
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()

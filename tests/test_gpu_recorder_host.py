@@ -4,6 +4,7 @@ recording (converged records staged in registers, diverged ones stored at once) 
 """
 
 import importlib.util
+import re
 import textwrap
 import types
 
@@ -64,3 +65,152 @@ def test_warp_records_of_an_empty_slot_and_no_diverged_records():
     rows, counts = GpuRecording._warp_record_rows(rec, np.array([[0, 0, 0, 0], [4, 0, 0, 0]], np.int64),
                                                   np.zeros(1, np.int32))
     assert counts.tolist() == [0, 4] and rows.tolist() == [6, 7, 8, 9]
+
+
+# ---- the GPU build through the capture plan (gpu.variant_source: up to numba's compile, no GPU) --------------
+def _module(tmp_path, src: str):
+    path = tmp_path / f"gpu_build_{abs(hash(src))}.py"
+    path.write_text("from numba import cuda, int32, float32\n\n\n" + textwrap.dedent(src))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _shared(info):
+    return {a.name: (a.shape, a.dtype) for a in info.arrays if a.space == "shared"}
+
+
+def test_shared_shapes_from_a_local_constant_and_from_the_callers_arguments(tmp_path):
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit(device=True)
+        def fill(ary, dtype, n):
+            sm = cuda.shared.array(n, dtype)
+            sm[cuda.threadIdx.x] = ary[cuda.threadIdx.x]
+            cuda.syncthreads()
+            ary[cuda.threadIdx.x] = sm[n - 1 - cuda.threadIdx.x]
+
+        @cuda.jit
+        def k(ary):
+            N = 8
+            tile = cuda.shared.array(N, int32)
+            tile[cuda.threadIdx.x] = 1
+            fill(ary, float32, 16)
+        """)
+    info, sources = variant_source(m.k, 1, 8, [np.zeros(16, np.float32)])
+    assert _shared(info) == {"tile": ((8,), "int32"), "sm": ((16,), "float32")}
+    assert set(sources) == {"k", "fill"}
+
+
+def test_a_shared_shape_two_calls_give_differently_is_refused_with_its_line(tmp_path):
+    from gpuviz.capture.errors import UnsupportedConstruct
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit(device=True)
+        def fill(ary, n):
+            sm = cuda.shared.array(n, int32)
+            sm[0] = 1
+            ary[0] = sm[0]
+
+        @cuda.jit
+        def k(ary):
+            fill(ary, 4)
+            fill(ary, 8)
+        """)
+    with pytest.raises(UnsupportedConstruct) as exc:
+        variant_source(m.k, 1, 1, [np.zeros(4, np.int32)])
+    first = str(exc.value).splitlines()[0]
+    assert first.endswith("every call of fill") and ":7: cannot read the shape of shared array 'sm'" in first
+
+
+def test_inplace_operator_on_a_2d_element_records_both_indices(tmp_path):
+    # numba-cuda's test_idiv: grid[x, y] /= 2.0 hoists the index tuple; the recorder takes it element by element
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit
+        def div(grid, l_x, l_y):
+            for x in range(l_x):
+                for y in range(l_y):
+                    grid[x, y] /= 2.0
+        """)
+    _info, sources = variant_source(m.div, 1, 1, [np.ones((2, 3), np.float32), 2, 3])
+    src = sources["div"]
+    assert src.count("__gv_r_mem2(") == 2 and "__gv_r_mem1(" not in src
+    assert re.search(r"__gv_r_mem2\([^)]*__gv_t\d+\[0\], __gv_t\d+\[1\]\)", src)
+
+
+def test_a_recursive_device_function_builds_once_and_calls_its_own_instrumented_copy(tmp_path):
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit(device=True)
+        def fib(n):
+            if n < 2:
+                return n
+            return fib(n - 1) + fib(n - 2)
+
+        @cuda.jit
+        def k(out, n):
+            out[0] = fib(n)
+        """)
+    _info, sources = variant_source(m.k, 1, 1, [np.zeros(1, np.int64), 10])
+    assert set(sources) == {"k", "fib"}
+    assert "fib(n - 1, __gv_s" in sources["fib"]  # the recursive call passes the recording state on
+
+
+def test_launch_arguments_apply_extensions_unwrap_hints_and_take_tuples(tmp_path):
+    from numba import cuda
+
+    from gpuviz.capture.errors import UnsupportedConstruct
+    from gpuviz.capture.gpu import array_arguments, launch_arguments
+    from gpuviz.capture.source import parse_function
+
+    m = _module(tmp_path, """
+        @cuda.jit
+        def k(a, t, b):
+            a[0] = t[0] + b[0]
+        """)
+    root = parse_function(m.k.py_func)
+    a, b = np.zeros(2), np.ones(2)
+    args, input_only = launch_arguments(m.k, root, [cuda.In(a), (1, (2.0, 3)), cuda.InOut(b)])
+    assert args[0] is a and args[1] == (1, (2.0, 3)) and args[2] is b and input_only == {0}
+    assert sorted(array_arguments(root, args)) == ["a", "b"]  # a tuple's members are not recorded by name
+
+    class AllIn:  # numba-cuda's test_retrieve_autoconverted_arrays: every argument input-only
+        def prepare_args(self, ty, val, **kwargs):
+            return ty, cuda.In(val) if isinstance(val, np.ndarray) else val
+
+    m.k.extensions.append(AllIn())
+    try:
+        _args, input_only = launch_arguments(m.k, root, [a, (1,), b])
+    finally:
+        m.k.extensions.pop()
+    assert input_only == {0, 2}
+    with pytest.raises(UnsupportedConstruct, match=r"argument .t. of k is a dict"):
+        launch_arguments(m.k, root, [a, {"x": 1}, b])
+
+
+def test_shared_elements_read_and_never_written_in_their_block_are_warned_once_per_line():
+    from gpuviz.capture.gpu import uninitialised_shared_reads
+    from gpuviz.model.trace import ArrayInfo, EventKind
+
+    arrays = [ArrayInfo("out", (4,), "float32", "global"), ArrayInfo("sa", (4,), "float32", "shared", 3)]
+    L, S, G = EventKind.SHARED_LOAD, EventKind.SHARED_STORE, EventKind.GLOBAL_STORE
+    # block 0: thread 1 stores sa[0], thread 0 reads sa[0] (written in its block: fine) and sa[2] (never written)
+    # block 1: thread 0 reads sa[0], which only block 0 wrote; thread 1 reads sa[2] at the same line (one warning)
+    ev = {
+        "block": np.array([0, 0, 0, 0, 1, 1]), "thread": np.array([1, 0, 0, 0, 0, 1]),
+        "kind": np.array([S, L, L, G, L, L], np.uint8), "array": np.array([1, 1, 1, 0, 1, 1]),
+        "index": np.array([0, 0, 2, 0, 0, 2]), "line": np.array([5, 6, 7, 8, 7, 7]),
+    }
+    warnings = uninitialised_shared_reads(ev, arrays, (2, 1, 1), (2, 1, 1), "k.py")
+    assert warnings == [
+        "k.py:7: thread (0, 0, 0) of block (0, 0, 0) [linear: block 0, thread 0] reads sa before any thread of its "
+        "block wrote it (uninitialised shared memory reads as garbage on a GPU)",
+    ]
+    ev["kind"][0] = G  # nothing stores sa at all now: line 6 too
+    assert [w.split(":")[1] for w in uninitialised_shared_reads(ev, arrays, (2, 1, 1), (2, 1, 1), "k.py")] == ["6", "7"]
