@@ -214,3 +214,44 @@ def test_shared_elements_read_and_never_written_in_their_block_are_warned_once_p
     ]
     ev["kind"][0] = G  # nothing stores sa at all now: line 6 too
     assert [w.split(":")[1] for w in uninitialised_shared_reads(ev, arrays, (2, 1, 1), (2, 1, 1), "k.py")] == ["6", "7"]
+
+
+def test_an_atomic_a_device_function_is_given_is_recorded_with_each_index_of_its_tuple(tmp_path, monkeypatch):
+    # numba-cuda's test_atomics hands cuda.atomic.add to a device function; numba's simulator has no module-level
+    # cuda.atomic to read, so the binding is given as numba-cuda's stub class (numba.cuda.stubs.atomic.add) is
+    from gpuviz.capture import gpu_rewrite
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit(device=True)
+        def binary_2dim_shared(ary, op2, ary_shape, binop_func):
+            tx = cuda.threadIdx.x
+            ty = cuda.threadIdx.y
+            sm = cuda.shared.array(ary_shape, int32)
+            sm[tx, ty] = ary[tx, ty]
+            bin = (tx % ary_shape[0], ty)
+            binop_func(sm, bin, op2)
+            ary[tx, ty] = sm[tx, ty]
+
+        @cuda.jit
+        def k(ary):
+            binary_2dim_shared(ary, 1, (4, 8), 0)
+        """)
+    stub = type("add", (), {"__qualname__": "atomic.add", "__module__": "numba.cuda.stubs"})
+    found = gpu_rewrite.call_bindings
+
+    def with_atomic(root):
+        out = found(root)
+        for bound in out.values():
+            if "ary_shape" in bound:
+                bound["binop_func"] = stub
+        return out
+
+    monkeypatch.setattr(gpu_rewrite, "call_bindings", with_atomic)
+    info, sources = variant_source(m.k, 1, (4, 8), [np.zeros((4, 8), np.int32)])
+    assert _shared(info) == {"sm": ((4, 8), "int32")}
+    src = sources["binary_2dim_shared"]
+    # the atomic recorded on sm (array id 1: code ... | 2) with both indices, then called as written
+    assert re.search(r"__gv_r_mem2\([^)]*, (__gv_t\d+), (__gv_t\d+)\[0\], \2\[1\]\)\n\s+binop_func\(\1, \2, __gv_t\d+\)", src)
+    # the shape tuple is a constant of every call, no array: its elements are read as numba folds them
+    assert "__gv_a_ary_shape + 1" not in src
