@@ -50,7 +50,13 @@ def load_default_trace():
 
     if not DEFAULT_TRACE_PATH.is_file():
         return None
-    return Trace.load(DEFAULT_TRACE_PATH)
+    trace = Trace.load(DEFAULT_TRACE_PATH)
+    # the kernel's file as this installation has it, not the path of the machine that wrote the trace
+    kernels_dir = Path(__file__).resolve().parents[1] / "kernels"
+    here = kernels_dir / Path(trace.launch.source_file).name
+    if trace.launch.source_file and here.is_file():
+        trace.launch.source_file = str(here)
+    return trace
 
 
 def default_trace():

@@ -169,6 +169,7 @@ def test_the_shipped_default_trace_is_what_a_capture_gives_now():
     assert [x.to_json() for x in a.sites] == [x.to_json() for x in b.sites], hint
     assert a.meta["bundled_kernel"] == b.meta["bundled_kernel"], hint
     assert shipped.saved_frames is not None  # its index is stored: opening reads it, builds nothing
+    assert a.source_file == b.source_file  # the kernel file of this checkout, whichever machine wrote the trace
 
 
 def test_without_the_shipped_file_the_default_is_captured_and_said_to_be_live(monkeypatch, tmp_path):
