@@ -593,3 +593,32 @@ def test_front_end_an_atomic_passed_into_a_device_function_is_recorded_as_on_the
     np.testing.assert_array_equal(gpu_args[0], x + 1)
     assert gpu.counts_by_kind() == cpu.counts_by_kind() and gpu.counts_by_kind()["atomic"] == 32
     assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+
+
+CONST1D = np.arange(64, dtype=np.float32)
+
+
+def test_front_end_barrier_predicates_and_constant_arrays_trace_as_on_the_cpu():
+    # numba-cuda's test_sync (the predicate's load before the barrier) and test_constmem (C = const.array_like(H):
+    # C's loads are H's)
+    from numba import cuda
+
+    @cuda.jit
+    def use_syncthreads_count(ary_in, ary_out):
+        i = cuda.grid(1)
+        ary_out[i] = cuda.syncthreads_count(ary_in[i])
+
+    cpu, _c, gpu, gpu_args = _cpu_and_gpu(use_syncthreads_count, 1, 64, [np.arange(64, dtype=np.int32) % 2,
+                                                                          np.zeros(64, np.int32)])
+    np.testing.assert_array_equal(gpu_args[1], np.full(64, 32))
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+
+    @cuda.jit
+    def cuconst(A):
+        C = cuda.const.array_like(CONST1D)
+        i = cuda.grid(1)
+        A[i] = C[i] + 1.0
+
+    cpu, _c, gpu, gpu_args = _cpu_and_gpu(cuconst, 2, 32, [np.zeros(64, np.float32)])
+    np.testing.assert_array_equal(gpu_args[0], CONST1D + 1)
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()

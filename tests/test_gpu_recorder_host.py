@@ -255,3 +255,43 @@ def test_an_atomic_a_device_function_is_given_is_recorded_with_each_index_of_its
     assert re.search(r"__gv_r_mem2\([^)]*, (__gv_t\d+), (__gv_t\d+)\[0\], \2\[1\]\)\n\s+binop_func\(\1, \2, __gv_t\d+\)", src)
     # the shape tuple is a constant of every call, no array: its elements are read as numba folds them
     assert "__gv_a_ary_shape + 1" not in src
+
+
+def test_a_barrier_predicate_is_read_before_the_barrier_is_recorded(tmp_path):
+    # numba-cuda's test_sync: cuda.syncthreads_count(ary_in[i]) loads ary_in[i], then reaches the barrier
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit
+        def use_syncthreads_count(ary_in, ary_out):
+            i = cuda.grid(1)
+            ary_out[i] = cuda.syncthreads_count(ary_in[i])
+        """)
+    _info, sources = variant_source(m.use_syncthreads_count, 1, 32, [np.ones(32, np.int32), np.zeros(32, np.int32)])
+    src = sources["use_syncthreads_count"]
+    # the barrier's record takes the predicate's value, whose load is recorded as it is evaluated
+    assert re.search(r"cuda\.syncthreads_count\(__gv_r_value\([^\n]*ary_in\[__gv_r_mem1", src), src
+
+
+
+def test_a_constant_array_is_recorded_as_the_host_array_it_copies(tmp_path):
+    # numba-cuda's test_constmem: C = cuda.const.array_like(CONST1D); C[i] is recorded as a load of CONST1D
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        import numpy as np
+
+        CONST1D = np.arange(8, dtype=np.float32)
+
+        @cuda.jit
+        def cuconst(A):
+            C = cuda.const.array_like(CONST1D)
+            i = cuda.grid(1)
+            A[i] = C[i] + 1.0
+        """)
+    info, sources = variant_source(m.cuconst, 1, 8, [np.zeros(8, np.float32)])
+    names = [a.name for a in info.arrays]
+    assert names == ["A", "CONST1D"]
+    # the load of C[i] carries CONST1D's id (1: code ... | 2)
+    load = re.search(r"C\[__gv_r_mem1(?:_lane_linear)?\((?:[^,]*, ){13}(\d+), C, i\)\]", sources["cuconst"])
+    assert load and int(load.group(1)) & 255 == 2

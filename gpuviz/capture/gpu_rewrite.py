@@ -317,6 +317,14 @@ class GpuRewriter(PerThreadRewriter):
                 self.arrays[p] = PREFIX + "a_" + p
         for name, obj in self.fplan.host_arrays.items():  # module-level host arrays the plan found it reading
             self.arrays[name] = self.info.array(("const", name), ArrayInfo(name, tuple(obj.shape), str(obj.dtype), "global"))
+        once = {n for n in self.rebound if n not in self.rebound_more_than_once()}
+        for n in ast.walk(self.fs.tree):
+            # C = cuda.const.array_like(HOST): C's elements are HOST's, recorded as HOST's (as the other backends do)
+            if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                    and n.targets[0].id in once and isinstance(n.value, ast.Call) and len(n.value.args) == 1
+                    and not n.value.keywords and self.dotted(n.value.func) == ["cuda", "const", "array_like"]
+                    and isinstance(n.value.args[0], ast.Name) and isinstance(self.arrays.get(n.value.args[0].id), int)):
+                self.arrays[n.targets[0].id] = self.arrays[n.value.args[0].id]
 
     def aid_of(self, node) -> ast.expr | None:
         """The array id expression of a subscripted base, None when it is not a recorded array.
@@ -401,6 +409,8 @@ class GpuRewriter(PerThreadRewriter):
             return self.mem(SITE_AT, args[0], args[1], site, line)
         if name == "bar":
             return _call("r_event", [_name(STATE), *_bufs(), self.code(SITE_BAR, site, None)])
+        if name == "barv":  # a barrier's predicate, read, then the barrier recorded: the predicate goes on to it
+            return _call("r_value", [_name(STATE), *_bufs(), self.code(SITE_BAR, site, None), args[0]])
         if name == "warp_stmt":
             return _call("r_event", [_name(STATE), *_bufs(), self.code(SITE_WARP, site, None)])
         if name == "warp":

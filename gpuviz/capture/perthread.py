@@ -45,7 +45,7 @@ class PerThreadRewriter(ast.NodeTransformer):
     """Rewrites one function's AST in place (on a copy) to call the recorder functions."""
 
     #: rewrites the simulator's Python recorder resolves at run time and the GPU lowering does not know:
-    #: views (slices), functions called through a parameter, barrier predicates recorded after they are read
+    #: views (slices), functions called through a parameter
     runtime_rewrites = True
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, plan=None):
@@ -322,8 +322,9 @@ class PerThreadRewriter(ast.NodeTransformer):
                 if node.args:
                     node.args[-1] = self.rec("warp", node.args[-1], line=node.lineno, site=self.site("warp", node))
                 return node
-            if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or") and node.args and self.runtime_rewrites:
-                # the predicate is read first, then the barrier is reached
+            if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or") and node.args:
+                # the predicate is read first, then the barrier is reached (the GPU recorder too: numba-cuda's
+                # test_sync, cuda.syncthreads_count(ary_in[i]), records the load before the barrier)
                 node.args[0] = self.rec("barv", node.args[0], line=node.lineno, site=self.site("barrier", node))
                 return node
             if name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"):
