@@ -4,7 +4,7 @@ import cmath
 import math
 import operator
 from collections import namedtuple
-from enum import IntEnum
+from enum import Enum, IntEnum
 
 import numpy as np
 import pytest
@@ -394,3 +394,22 @@ def vector_types(arr):
 def test_cuda_vector_types():
     cpu = _same_as_simulator(vector_types, 1, 2, lambda: [np.zeros((2, 3))])
     assert cpu[0].tolist() == [[8.0, 4.0, 5.0], [8.0, 10.0, 11.0]]
+
+
+class Hue(Enum):
+    RED = 1
+    GREEN = 2
+
+
+@cuda.jit
+def enum_arguments(a, b, out):
+    out[0] = a == b
+    out[1] = a is b
+    out[2] = a.value * 10
+
+
+def test_members_of_a_plain_enum_as_arguments():
+    cpu = _same_as_simulator(enum_arguments, 1, 1, lambda: [Hue.RED, Hue.GREEN, np.zeros(3)])
+    assert cpu[2].tolist() == [0.0, 0.0, 10.0]
+    cpu = _same_as_simulator(enum_arguments, 1, 1, lambda: [Hue.GREEN, Hue.GREEN, np.zeros(3)])
+    assert cpu[2].tolist() == [1.0, 1.0, 20.0]

@@ -148,6 +148,13 @@ def _tuple_arg(rt, name, t, write_backs, root):
     return tuple(out)
 
 
+def _number_enum(a) -> bool:
+    """A member of an enum whose value is a number (numba passes it as that number's enum member)."""
+    import enum
+
+    return isinstance(a, enum.Enum) and isinstance(a.value, (bool, int, float))
+
+
 def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
     """Run the compiled kernel on the launch ``rt`` describes; ``rt`` collects the events and arrays."""
     root = ck.root
@@ -173,7 +180,8 @@ def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
             call_args.append(_tuple_arg(rt, name, a, write_backs, root))
         elif isinstance(_hint(a)[1], (bool, int, float, complex, np.generic)):
             call_args.append(_hint(a)[1])
-        elif isinstance(a, (bool, int, float, complex, np.generic)):
+        elif isinstance(a, (bool, int, float, complex, np.generic)) or _number_enum(a):
+            # an enum member stays itself: `is` and == compare members as numba does, .value reads its number
             call_args.append(a)
         else:
             raise UnsupportedConstruct(

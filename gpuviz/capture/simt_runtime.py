@@ -1161,6 +1161,10 @@ class SimtRuntime:
     def get_field(self, m, rec, field, line):
         if isinstance(rec, tuple) and field in getattr(type(rec), "_fields", ()):
             return getattr(rec, field)  # a namedtuple argument
+        import enum
+
+        if isinstance(rec, enum.Enum) and field == "value":
+            return rec.value  # an enum member argument
         if not isinstance(rec, RecordRef):
             from .errors import UnsupportedConstruct
 
