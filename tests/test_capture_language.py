@@ -413,3 +413,37 @@ def test_members_of_a_plain_enum_as_arguments():
     assert cpu[2].tolist() == [0.0, 0.0, 10.0]
     cpu = _same_as_simulator(enum_arguments, 1, 1, lambda: [Hue.GREEN, Hue.GREEN, np.zeros(3)])
     assert cpu[2].tolist() == [1.0, 1.0, 20.0]
+
+
+@cuda.jit(device=True)
+def polar_as_complex(x):
+    return complex(*cmath.polar(x))
+
+
+@cuda.jit(device=True)
+def add3(a, b, c):
+    return a + b + c
+
+
+@cuda.jit
+def starred(z, out):
+    i = cuda.grid(1)
+    out[i] = polar_as_complex(z[i]) + add3(*(1.0, 2.0, i))
+
+
+def test_a_tuple_unpacked_into_a_call():
+    _same_as_simulator(starred, 1, 3, lambda: [np.array([1 + 1j, -2j, 3.0]), np.zeros(3, np.complex128)])
+
+
+@cuda.jit
+def complex_of_parts(re, im, out):
+    i = cuda.grid(1)
+    out[i] = complex(re[i], im[i])
+
+
+def test_complex_of_an_infinite_part_and_a_negative_zero():
+    def args():
+        return [np.array([np.inf, 1.0, -np.inf]), np.array([-0.0, np.inf, 2.0]), np.zeros(3, np.complex128)]
+
+    cpu = _same_as_simulator(complex_of_parts, 1, 3, args)
+    assert [str(z) for z in cpu[2]] == [str(complex(np.inf, -0.0)), str(complex(1.0, np.inf)), str(complex(-np.inf, 2.0))]

@@ -513,6 +513,9 @@ class SimtCompiler:
             return self.attribute(n, m)
         if isinstance(n, ast.Call):
             return self.call(n, m)
+        if isinstance(n, ast.Starred) and isinstance(n.ctx, ast.Load):
+            # f(*t) and (*t, x) of a tuple: the generated code unpacks it as Python does
+            return "*" + self.expr(n.value, m)
         if isinstance(n, ast.NamedExpr):
             raise self.error(n, "':=' is not supported in kernels")
         if isinstance(n, (ast.List, ast.ListComp, ast.Dict, ast.Set, ast.GeneratorExp, ast.Lambda, ast.JoinedStr)):

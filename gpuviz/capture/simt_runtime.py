@@ -713,7 +713,13 @@ class SimtRuntime:
     @staticmethod
     def b_complex(re=0.0, im=0.0):
         if isinstance(re, np.ndarray) or isinstance(im, np.ndarray):
-            return np.asarray(re) + 1j * np.asarray(im)
+            # parts set as they are: re + 1j * im would turn an infinite part into NaNs and lose -0.0
+            re, im = np.asarray(re), np.asarray(im)
+            if re.dtype.kind == "c" or im.dtype.kind == "c":  # complex(z, w) is z + 1j * w
+                return re + 1j * im
+            out = np.empty(np.broadcast_shapes(re.shape, im.shape), dtype=np.complex128)
+            out.real, out.imag = re, im
+            return out
         return complex(re, im)
 
     @staticmethod
