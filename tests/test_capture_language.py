@@ -447,3 +447,24 @@ def test_complex_of_an_infinite_part_and_a_negative_zero():
 
     cpu = _same_as_simulator(complex_of_parts, 1, 3, args)
     assert [str(z) for z in cpu[2]] == [str(complex(np.inf, -0.0)), str(complex(1.0, np.inf)), str(complex(-np.inf, 2.0))]
+
+
+@cuda.jit(device=True)
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+
+@cuda.jit
+def fibs(out):
+    i = cuda.grid(1)
+    out[i] = fib(i)
+
+
+def test_a_recursive_device_function_on_cpu_and_on_the_simulators_recorder():
+    cpu = _same_as_simulator(fibs, 1, 8, lambda: [np.zeros(8, np.int64)])
+    assert cpu[0].tolist() == [0, 1, 1, 2, 3, 5, 8, 13]
+    by_sim = np.zeros(8, np.int64)
+    sim = gpuviz.capture(fibs, 1, 8, by_sim, backend="sim", lockstep=False)
+    assert by_sim.tolist() == cpu[0].tolist() and len(sim.kind) == len(gpuviz.capture(fibs, 1, 8, by_sim).kind)

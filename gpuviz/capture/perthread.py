@@ -625,8 +625,6 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         ns = dict(fs.names())
         ns.update(recorder_fns)
         ns[PREFIX + "cuda"] = cuda  # the simulator swaps it for its per-thread module during the launch
-        for call_name, sub in fs.all_device_functions().items():
-            ns[call_name] = build(sub, False)
         tree = PerThreadRewriter(fs, is_kernel=is_kernel, plan=plan).rewrite()
         module = ast.Module(body=[tree], type_ignores=[])
         exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
@@ -637,6 +635,10 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         if is_kernel:  # the dispatcher's extensions (input-only arguments, ...) apply to the copy's launches too
             jitted.extensions = list(getattr(kernel, "extensions", None) or ())
         built[key] = jitted
+        # the device functions it calls, after it is known: a recursive one (fib calling fib) finds itself
+        # (the names are looked up in ns when the function runs, not when it is defined)
+        for call_name, sub in fs.all_device_functions().items():
+            ns[call_name] = build(sub, False)
         return jitted
 
     return plan, build(root, True)
