@@ -97,7 +97,10 @@ def _application(headless: bool = False):
 
 
 def fit_to_screen(window, preferred=(1600, 950)) -> None:
-    """Open at the preferred size, or at most 92% of a smaller screen (a 1366x768 laptop, a projector)."""
+    """Open at the preferred size, or at most 92% of a smaller screen (a 1366x768 laptop, a projector),
+    centred on it. The place is the window's own, not left to the window manager: presenter mode saves it
+    on entering and puts the window back there on leaving, and with ``--present`` it entered before any
+    window manager had placed the window, so leaving moved it to the screen's corner."""
     from PySide6.QtWidgets import QApplication
 
     screen = window.screen() or QApplication.primaryScreen()
@@ -105,12 +108,24 @@ def fit_to_screen(window, preferred=(1600, 950)) -> None:
     if screen is not None:
         avail = screen.availableGeometry()
         w, h = min(w, int(avail.width() * 0.92)), min(h, int(avail.height() * 0.92))
-    window.resize(w, h)
+        window.resize(w, h)
+        window.move(avail.left() + (avail.width() - w) // 2, avail.top() + (avail.height() - h) // 2)
+    else:
+        window.resize(w, h)
 
 
 def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int:
     """Open the main window on ``trace_path`` (or the embedded default); returns the exit status."""
     app = _application()
+    window = open_main_window(trace_path, present=present, theme=theme)
+    if isinstance(window, int):
+        return window
+    return app.exec()
+
+
+def open_main_window(trace_path=None, present: bool = False, theme: str = "light"):
+    """The window ``run_app`` shows (sized to the screen, presenting if asked), or an exit status (int) when
+    there is nothing to show. Needs a QApplication."""
     from .ui.theme import get_theme
     from .ui.window import MainWindow
 
@@ -138,7 +153,7 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int
         from .ui.presenter import enter_presenter
 
         enter_presenter(window, theme="dark")
-    return app.exec()
+    return window
 
 
 def _parse_size(size) -> tuple[int, int]:

@@ -185,6 +185,65 @@ def plot_text_problems(root: QWidget) -> list[str]:
     return out
 
 
+def legend_problems(root: QWidget) -> list[str]:
+    """A plot's legend drawn over its data (a pyqtgraph LegendItem on top of a view box of the same plot)."""
+    out = []
+    for plot in root.findChildren(pg.GraphicsView):
+        if not shown(plot):
+            continue
+        items = plot.scene().items()
+        boxes = [it for it in items if isinstance(it, pg.ViewBox) and it.isVisible()]
+        for lg in (it for it in items if isinstance(it, pg.LegendItem) and it.isVisible() and it.items):
+            r = lg.sceneBoundingRect()
+            for vb in boxes:
+                inter = r.intersected(vb.sceneBoundingRect())
+                if inter.width() > 2 and inter.height() > 2:
+                    out.append(f"plot {name_of(plot)}: its legend covers {inter.width():.0f}x{inter.height():.0f} px of the data")
+                    break
+    return out
+
+
+# ---- memory views ------------------------------------------------------------------------------------------
+#: the smallest a memory cell may be drawn, in pixels, in a shown memory view
+MIN_CELL_PX = 2.5
+
+
+def memory_problems(window) -> list[str]:
+    """Arrays drawn as strips a pixel or two tall, axes that run past the array's edges (-100 to 150 under a
+    32-column image), arrays cut off at the view's edge, and heat maps without a colour bar."""
+    out = []
+    for vid in ("memory", "shared"):
+        view = window.views.get(vid)
+        if view is None or not shown(view) or not getattr(view, "_panels", None):
+            continue
+        canvas = view.canvas
+        vis = QRectF(canvas.viewport().rect())
+        for p in view._panels:
+            name = f"{vid} {p.info.name}"
+            rect = canvas.mapFromScene(p.image.sceneBoundingRect()).boundingRect()
+            rows, cols = p.layout.rows, p.layout.cols
+            cell_w, cell_h = rect.width() / max(cols, 1), rect.height() / max(rows, 1)
+            if min(cell_w, cell_h) < MIN_CELL_PX:
+                out.append(f"{name}: {rows}x{cols} cells drawn {rect.width():.0f}x{rect.height():.0f} px "
+                           f"({min(cell_w, cell_h):.1f} px a cell)")
+            plot_rect = canvas.mapFromScene(p.plot.sceneBoundingRect()).boundingRect()
+            if not vis.adjusted(-1, -1, 1, 1).contains(QRectF(plot_rect)):
+                out.append(f"{name}: its plot {plot_rect} sticks out of the view {vis}")
+            for axis_name, n in (("bottom", cols), ("top", cols), ("left", rows)):
+                ax = p.plot.getAxis(axis_name)
+                if not ax.isVisible() or not ax.style.get("showValues", True):
+                    continue
+                values = [v for _spacing, vals in ax.tickValues(*ax.range, ax.geometry().width() if axis_name != "left"
+                                                                 else ax.geometry().height()) for v in vals]
+                if ax._tickLevels is None and any(v < -0.5 or v > n + 0.5 for v in values):
+                    out.append(f"{name}: {axis_name} axis ticks run from {min(values):g} to {max(values):g} "
+                               f"for {n} cells")
+        bar = getattr(view, "colour_bar", None)
+        if bar is None or not bar.isVisible() or bar.scene() is None:
+            out.append(f"{vid}: no colour bar says what the heat map's colours count")
+    return out
+
+
 # ---- source view ------------------------------------------------------------------------------------------
 def source_problems(window, min_columns: int = 60) -> list[str]:
     out = []
@@ -254,8 +313,8 @@ def overlay_problems(window) -> list[str]:
 
 def layout_problems(window) -> list[str]:
     settle()
-    return (label_problems(window) + plot_text_problems(window) + source_problems(window)
-            + contrast_problems(window))
+    return (label_problems(window) + plot_text_problems(window) + legend_problems(window) + source_problems(window)
+            + memory_problems(window) + contrast_problems(window))
 
 
 # ---- acting as a person -----------------------------------------------------------------------------------

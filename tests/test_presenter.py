@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 
 import gpuviz
 from gpuviz.model.narration import Narrator
-from gpuviz.ui.presenter import (MIN_TEXT_PX, PRESENT_DARK, PRESENT_LIGHT, enter_presenter, leave_presenter,
+from gpuviz.ui.presenter import (MIN_SMALLER_PX, MIN_TEXT_PX, PRESENT_DARK, PRESENT_LIGHT, enter_presenter, leave_presenter,
                                  presenter_of, smallest_text, text_sizes)
 from kernels import get_kernel
 
@@ -70,9 +70,12 @@ def test_clicker_keys_blank_and_scale(window, qapp):
     p.keys.trigger("bigger")
     assert p.scale == pytest.approx(auto * 1.12)
     p.keys.trigger("smaller")
-    p.keys.trigger("smaller")
-    assert p.scale == pytest.approx(auto)  # never below the scale that keeps text >= 18 px
-    assert smallest_text(window)[0] >= MIN_TEXT_PX
+    assert p.scale == pytest.approx(auto)
+    p.keys.trigger("smaller")  # below the automatic scale too (a teacher may want more on screen), to a floor
+    assert p.scale == pytest.approx(auto / 1.12)
+    assert smallest_text(window)[0] >= MIN_SMALLER_PX
+    p.keys.trigger("auto_scale")  # Ctrl+0: every text at 18 px or more again
+    assert p.scale == pytest.approx(auto, rel=0.02) and smallest_text(window)[0] >= MIN_TEXT_PX
     p.keys.trigger("theme")
     assert s.theme.name == "present-light"
     # the window's own bindings of the clicker keys are set aside while presenting

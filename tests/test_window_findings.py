@@ -333,3 +333,162 @@ def test_timings_say_they_are_not_of_the_kernel_on_screen(window):
     w.set_trace(kernel_trace("vector_add"))
     settle()
     assert "not of" not in view.label.text()  # vector add is c = a + b: these are its timings
+
+
+def test_ctrl_minus_and_ctrl_plus_change_the_text_in_presenter_mode(window):
+    """Finding 7 (part): after F5 at 1280x720, Ctrl+- did nothing (the scale stopped at the automatic one)."""
+    from PySide6.QtTest import QTest
+
+    from gpuviz.ui.presenter import MIN_SMALLER_PX, enter_presenter, smallest_text
+
+    w = window(kernel_trace("matmul_tiled", 32), size=(1280, 720))
+    p = enter_presenter(w, theme="dark", size=(1280, 720), fullscreen=False)
+    w.activateWindow()
+    settle()
+    auto = p.scale
+    caption_px = p.caption_bar.caption.font().pixelSize()
+    QTest.keyClick(w, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)  # Ctrl+-, as a person presses it
+    settle()
+    assert p.scale < auto and p.caption_bar.caption.font().pixelSize() < caption_px
+    assert smallest_text(w)[0] >= MIN_SMALLER_PX
+    for _ in range(10):  # it stops at a floor, still readable
+        QTest.keyClick(w, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    settle()
+    assert smallest_text(w)[0] >= MIN_SMALLER_PX - 0.5
+    floor = p.scale
+    QTest.keyClick(w, Qt.Key.Key_Plus, Qt.KeyboardModifier.ControlModifier)  # Ctrl++
+    QTest.keyClick(w, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)  # Ctrl+= (no Shift needed)
+    settle()
+    assert p.scale > floor * 1.2
+    QTest.keyClick(w, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)  # Ctrl+0: the automatic scale again
+    settle()
+    assert smallest_text(w)[0] >= 18 - 0.01
+
+
+def test_shared_value_labels_stay_in_their_cells_under_the_conflict_outline(window):
+    """Finding 18 (part): the values written in lit shared-memory cells spilled over their neighbours and
+    hid the conflict column."""
+    from PySide6.QtGui import QFontMetrics
+
+    from gpuviz.model.trace import EventKind as K
+
+    trace = kernel_trace("transpose_shared", 64)
+    for size in ((1280, 720), (1600, 900), (1920, 1080), (2560, 1440)):
+        w = window(trace, size=size)
+        w.docks["shared"].raise_()
+        settle()
+        view, frames = w.views["shared"], w.session.frames
+        f = next(f for f in range(frames.n_frames) if frames.kind[f] == K.SHARED_STORE and frames.n_lanes[f] == 32)
+        w.session.set_frame(f)
+        settle()
+        panel = view.panel_of("tile")
+        cell_px = panel.plot.vb.width() / 32
+        for item in (it for it in panel.labels if it.isVisible()):
+            text_px = QFontMetrics(item.textItem.font()).horizontalAdvance(item.toPlainText())
+            assert text_px <= cell_px - 2, f"{size}: {item.toPlainText()!r} is {text_px} px in a {cell_px:.0f} px cell"
+            assert item.zValue() < panel.conflict.zValue()
+        w.close()
+
+
+def test_memory_views_say_what_their_axes_and_colours_count(window):
+    """Finding 18 (part): the axes were not labelled and the heat maps had no colour bar."""
+    import pyqtgraph as pg
+
+    w = window(kernel_trace("matmul_tiled", 32))
+    for vid in ("memory", "shared"):
+        w.docks[vid].raise_()
+        settle()
+    glob, shared = w.views["memory"], w.views["shared"]
+    first = glob._panels[0].plot
+    assert first.getAxis("left").labelText == "row" and first.getAxis("bottom").labelText == "column"
+    sp = shared._panels[0].plot
+    assert sp.getAxis("left").labelText == "bytes" and sp.getAxis("top").labelText == "bank"
+    for view, label in ((glob, "accesses so far"), (shared, "accesses in this block")):
+        bar = view.colour_bar
+        assert isinstance(bar, pg.ColorBarItem) and bar.scene() is view.canvas.scene()
+        assert bar.getAxis("left").labelText == label
+        vmax = max(p.vmax for p in view._panels)
+        assert bar.levels() == (0, vmax) and vmax > 1
+        # the bar's colours are the cells': its top is the colour of a cell touched vmax times
+        top = bar.colorMap().map(1.0, mode="byte")[:3]
+        assert tuple(int(c) for c in top) == tuple(int(c) for c in view._panels[0].palette.view(np.uint8).reshape(-1, 4)[vmax][:3])
+
+
+def test_the_source_column_gets_the_room_at_1280x720(window):
+    """Finding 10: the source was cut to 12-15 characters (later wrapped at 22) at 1280x720 while the memory
+    column beside it stayed half empty; in presenter mode its text must stay at 18 px or more."""
+    from PySide6.QtGui import QFontMetrics
+
+    from gpuviz.ui.presenter import MIN_TEXT_PX, enter_presenter
+
+    w = window(kernel_trace("matmul_tiled", 32), size=(1280, 720))
+    w.arrange_default()
+    settle()
+    src = w.views["source"]
+    fm = QFontMetrics(src.editor.font())
+    code_cols = src.editor.viewport().width() / fm.horizontalAdvance("0") - src._gutter_len
+    assert code_cols >= 32, f"{code_cols:.0f} columns of code"
+    assert src._gutter_len <= 10  # line, mark, a count of at most 5 characters, "│ "
+    enter_presenter(w, theme="dark", size=(1280, 720), fullscreen=False)
+    settle()
+    px = src.editor.font().pixelSize()
+    assert px >= MIN_TEXT_PX, f"presenter source text {px} px"
+
+
+def test_plot_ticks_and_axis_titles_grow_with_ctrl_plus(window):
+    """Finding 22 (part): Ctrl++ enlarged the labels but not the plots' ticks and axis titles."""
+    import pyqtgraph as pg
+
+    from gpuviz.ui.presenter import _font_px
+
+    w = window(kernel_trace("matmul_tiled", 32))
+
+    def sizes():
+        out = {}
+        for vid, dock in w.docks.items():
+            dock.raise_()
+            settle(2)
+            for gv in dock.findChildren(pg.GraphicsView):
+                for it in gv.scene().items():
+                    if isinstance(it, pg.AxisItem) and it.isVisible() and it.style.get("showValues", True):
+                        f = it.style.get("tickFont")
+                        out[(vid, id(it), "ticks")] = _font_px(f) if f else 0
+                        if it.labelText and it.label.isVisible():
+                            out[(vid, id(it), "title")] = _font_px(it.label.font())
+        return out
+
+    before = sizes()
+    for _ in range(3):
+        w.actions.trigger("view.bigger")
+    settle()
+    after = sizes()
+    common = before.keys() & after.keys()
+    assert len(common) > 20
+    small = [k for k in common if not after[k] > before[k]]
+    assert not small, f"not enlarged: {small}"
+
+
+def test_memory_views_are_tabs_that_follow_the_frame_in_a_short_window(window):
+    """Findings 7 and 22: at 1280x720 global and shared memory stacked each got a strip (C cut off); in a
+    short window they are tabs, and the one the frame is about comes to the front."""
+    from gpuviz.model.trace import EventKind as K
+
+    w = window(kernel_trace("matmul_tiled", 32), size=(1280, 720))
+    w.arrange_default()
+    settle()
+    assert w.docks["shared"] in w.tabifiedDockWidgets(w.docks["memory"])
+    frames = w.session.frames
+    for kind, vid in ((K.GLOBAL_LOAD, "memory"), (K.SHARED_LOAD, "shared"), (K.BARRIER, "barriers")):
+        f = int(np.flatnonzero(frames.kind == kind)[0])
+        w.session.set_frame(f)
+        settle()
+        assert w.views[vid].on_screen(), f"frame {f} ({kind.name}): {vid} is not in front"
+    w.docks["timings"].raise_()  # a view chosen by hand stays in front
+    settle()
+    w.session.set_frame(int(np.flatnonzero(frames.kind == K.GLOBAL_LOAD)[0]))
+    settle()
+    assert w.views["timings"].on_screen()
+    big = window(kernel_trace("matmul_tiled", 32), size=(1920, 1080))
+    big.arrange_default()
+    settle()
+    assert big.docks["shared"] not in big.tabifiedDockWidgets(big.docks["memory"])  # room to see both at once

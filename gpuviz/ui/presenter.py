@@ -33,11 +33,13 @@ from ..model.narration import Narrator
 from .theme import DARK, LIGHT, Theme, state_colours
 
 MIN_TEXT_PX = 18
+#: Ctrl+- goes below the automatic scale (a teacher may want more on screen), down to this smallest text
+MIN_SMALLER_PX = 13
 SCALE_STEP = 1.12
 #: docks presenter mode hides (restored on leaving): the launch form, details of a click, and desk analyses
 PRESENTER_HIDES = ("launch", "details", "occupancy", "lines", "timings", "launches")
 #: column widths of presenter mode: blocks and lanes | memory | source
-PRESENTER_COLUMNS = (0.25, 0.37, 0.38)
+PRESENTER_COLUMNS = (0.23, 0.40, 0.37)
 
 #: high-contrast themes for projectors: pale greys of the desk themes vanish on a washed-out image
 PRESENT_LIGHT = replace(
@@ -210,6 +212,43 @@ def smallest_text(root: QWidget) -> tuple[float, str]:
     return min(text_sizes(root), default=(float("inf"), "no text"))
 
 
+# ---- full screen, with a window manager or without -------------------------------------------------
+def show_full_screen(window) -> None:
+    """Full screen whatever runs the display. Qt asks the window manager for it (_NET_WM_STATE_FULLSCREEN);
+    with none (a bare X server, a kiosk or projector setup) nothing happened and ``--present`` stayed at
+    1600x950. The window then also covers its screen by its own geometry, which a window manager that did
+    the job leaves as it is. :func:`show_normal` undoes it."""
+    from PySide6.QtWidgets import QApplication
+
+    if not is_full_screen(window):
+        window._gpuviz_geometry_before_full_screen = window.saveGeometry()
+    window.showFullScreen()
+    window._gpuviz_full_screen = True  # Qt drops its full-screen state when the geometry is set, as below
+    screen = window.screen() or QApplication.primaryScreen()
+    if screen is not None and window.geometry() != screen.geometry():
+        window.setGeometry(screen.geometry())
+
+
+def is_full_screen(window) -> bool:
+    """Full screen by Qt's state or by :func:`show_full_screen`'s geometry (no window manager)."""
+    return window.isFullScreen() or bool(getattr(window, "_gpuviz_full_screen", False))
+
+
+def show_normal(window) -> None:
+    """Out of full screen, back to the size and place it had (without a window manager nobody else would)."""
+    from PySide6.QtCore import QTimer
+
+    saved = getattr(window, "_gpuviz_geometry_before_full_screen", None)
+    window._gpuviz_full_screen = False
+    window.showNormal()
+    if saved is not None:
+        window._gpuviz_geometry_before_full_screen = None
+        window.restoreGeometry(saved)
+        # and once more when Qt has handled leaving full screen: with no window manager it put back the
+        # screen-sized geometry it recorded while full screen, after ours
+        QTimer.singleShot(0, lambda: is_full_screen(window) or window.restoreGeometry(saved))
+
+
 # ---- keys taken over while presenting ---------------------------------------------------------------
 class KeyOverride:
     """Bind keys to new callbacks on a window, setting aside the window's own actions for those keys
@@ -327,7 +366,7 @@ class Presenter(QObject):
         self._saved_theme = self.session.theme
         self._saved_state = window.saveState()
         self._saved_geometry = window.saveGeometry()
-        self._was_fullscreen = window.isFullScreen()
+        self._was_fullscreen = is_full_screen(window)
         # the details panel answers clicks; nobody clicks during a talk, and its room goes to the views
         # the caption bar says what the top bar's second line would (hidden: its room goes to the views); the
         # occupancy, per-line and timings views are desk work: a projector shows what the launch does
@@ -373,7 +412,7 @@ class Presenter(QObject):
             window.resize(int(size[0]), int(size[1]))
             window.show()
         elif fullscreen:
-            window.showFullScreen()
+            show_full_screen(window)
         self.session.set_theme(PRESENT_THEMES[theme].scaled(scale or self._saved_theme.scale))
         if scale is None:
             self.fit_text()
@@ -441,17 +480,26 @@ class Presenter(QObject):
         self._auto_scale = self.scale
         return self.scale
 
+    @property
+    def min_px(self) -> float:
+        """The smallest text size kept now: :data:`MIN_TEXT_PX` at the automatic scale and above, in
+        proportion below it (Ctrl+- asked for smaller text: the views' small labels shrink with the rest)."""
+        return MIN_TEXT_PX * min(1.0, self.scale / max(self._auto_scale, 1e-6))
+
     def set_scale(self, scale: float) -> None:
         self.session.set_scale(scale)
         self._settle()
-        enforce_min_text(self.window)
+        enforce_min_text(self.window, self.min_px)
 
     def bigger(self) -> None:
         self.set_scale(self.scale * SCALE_STEP)
 
     def smaller(self) -> None:
-        """Smaller, but never below the scale that keeps every text at the projector minimum."""
-        self.set_scale(max(self._auto_scale, self.scale / SCALE_STEP))
+        """Smaller (Ctrl+-): below the automatic scale too, down to where the smallest text is
+        :data:`MIN_SMALLER_PX`; Ctrl+0 goes back to the automatic scale (every text at least 18 px).
+        It used to stop at the automatic scale, so that right after F5 Ctrl+- did nothing at all."""
+        floor = self._auto_scale * MIN_SMALLER_PX / MIN_TEXT_PX
+        self.set_scale(max(floor, self.scale / SCALE_STEP))
 
     def set_theme(self, name: str) -> None:
         if name not in PRESENT_THEMES:
@@ -464,7 +512,7 @@ class Presenter(QObject):
 
     def _restyle(self) -> None:
         self.caption_bar.restyle(self.session.theme)
-        enforce_min_text(self.window)
+        enforce_min_text(self.window, self.min_px)
 
     # ---- clicker -------------------------------------------------------------------------------------------
     def next(self) -> None:
@@ -508,7 +556,7 @@ class Presenter(QObject):
     # ---- caption -----------------------------------------------------------------------------------------
     def _on_trace(self) -> None:
         self._narrator = None
-        enforce_min_text(self.window)
+        enforce_min_text(self.window, self.min_px)
 
     def narrator(self) -> Narrator | None:
         s = self.session
@@ -536,7 +584,7 @@ class Presenter(QObject):
 
     def _on_frame(self, f: int) -> None:
         self._front_memory(f)
-        enforce_min_text(self.window)
+        enforce_min_text(self.window, self.min_px)
         if self.caption_override is not None:
             caption, note = self.caption_override()
             self.caption_bar.set_text(caption, note)
@@ -570,6 +618,8 @@ class Presenter(QObject):
         for view, size in self._minimums.items():
             view.setMinimumSize(size)
         if not self._was_fullscreen:
+            w._gpuviz_geometry_before_full_screen = None
+            w._gpuviz_full_screen = False
             w.showNormal()
             w.restoreGeometry(self._saved_geometry)
         w.restoreState(self._saved_state)

@@ -518,6 +518,32 @@ class MainWindow(QMainWindow):
         self.frame_text.setText(s.frames.describe(f) if s.frames.n_frames else "no events recorded")
         self.caption_text.setText(self._caption(f))
         self._label_counter()
+        if self._memory_tabbed and s.frames.n_frames:
+            self._follow_memory_tab(f)
+
+    #: the tab that shows what a frame does, by event kind: shared memory, global memory, the barrier
+    _MEMORY_TABS = ("memory", "shared", "barriers")
+
+    def _follow_memory_tab(self, f: int) -> None:
+        """With the memory views tabbed (a short window), bring forward the one this frame is about, unless
+        another kind of view (timings) was chosen: a shuffle or a start leaves the tabs as they are."""
+        from ..model.trace import EventKind as K
+
+        from .presenter import presenter_of
+
+        if presenter_of(self) is not None:
+            return  # presenter mode follows the frame with its own tabs
+        kind = int(self.session.frames.kind[min(max(f, 0), self.session.frames.n_frames - 1)])
+        vid = ("shared" if kind in (K.SHARED_LOAD, K.SHARED_STORE) else
+               "memory" if kind in (K.GLOBAL_LOAD, K.GLOBAL_STORE, K.ATOMIC) else
+               "barriers" if kind == K.BARRIER else None)
+        dock = self.docks.get(vid) if vid else None
+        if dock is None or not dock.isVisible() or not dock.visibleRegion().isEmpty():
+            return
+        front = [v for v in self._by_area.get("bottom", []) if v in self.docks and self.docks[v].isVisible()
+                 and not self.docks[v].visibleRegion().isEmpty()]
+        if front and all(v in self._MEMORY_TABS for v in front) and self.tabifiedDockWidgets(dock):
+            dock.raise_()
 
     def _on_playback(self, name: str) -> None:
         p = self.session.playback
@@ -722,19 +748,38 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(spacer)
         self._arranged = False
 
+    #: below this window height the bottom column's views (global and shared memory, barriers, timings) are
+    #: tabs rather than stacked
+    STACKED_MEMORY_MIN_HEIGHT = 820
+    _memory_tabbed = False
+
     def arrange_default(self) -> None:
         """Column widths and row heights of the default layout, for the window's current size."""
         w, h = max(self.width(), 640), max(self.height(), 400)
         cols, widths = [], []
-        for area, frac in (("left", 0.27), ("right", 0.27)):
+        # the source column the widest: its lines wrap below 60 columns, and the middle column's arrays
+        # size themselves to what they get (a gap stayed empty beside them while the source was cut)
+        for area, frac in (("left", 0.22), ("right", 0.37)):
             vids = self._by_area.get(area)
             if vids:
                 cols.append(self.docks[vids[0]])
                 widths.append(int(w * frac))
         if cols:
             self.resizeDocks(cols, widths, Qt.Orientation.Horizontal)
+        bottom = self._by_area.get("bottom", [])
+        if h < self.STACKED_MEMORY_MIN_HEIGHT and len(bottom) > 1 and not self._memory_tabbed:
+            # a short window (a 1280x720 projector, a 1366x768 laptop): global and shared memory stacked got a
+            # strip each, 32x32 arrays a pixel a cell. As tabs, each gets the column's height, and the one the
+            # frame is about comes to the front (_follow_memory_tab), as in presenter mode
+            first = self.docks[bottom[0]]
+            for vid in bottom[1:]:
+                self.tabifyDockWidget(first, self.docks[vid])
+            first.raise_()
+            self._memory_tabbed = True
         for area, top in (("left", 0.36), ("right", 0.58), ("bottom", 0.55)):
             vids = self._by_area.get(area, [])
+            if area == "bottom" and self._memory_tabbed:
+                continue
             if len(vids) > 1:
                 self.resizeDocks([self.docks[vids[0]], self.docks[vids[1]]], [int(h * top), int(h * (1 - top))],
                                  Qt.Orientation.Vertical)
@@ -1014,7 +1059,10 @@ class MainWindow(QMainWindow):
             self.session.selection.clear()
 
     def toggle_fullscreen(self) -> None:
-        self.showNormal() if self.isFullScreen() else self.showFullScreen()
+        """F11, with a window manager or without one (gpuviz.ui.presenter.show_full_screen)."""
+        from .presenter import is_full_screen, show_full_screen, show_normal
+
+        show_normal(self) if is_full_screen(self) else show_full_screen(self)
 
     def show_shortcuts(self) -> None:
         if self.overlay.isVisible():

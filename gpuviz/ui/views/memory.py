@@ -164,36 +164,143 @@ def style_axes(plot: pg.PlotItem, style: MemoryStyle, factor: float = 0.85) -> N
         ax.setTickFont(font)
         ax.label.setFont(font)
         thin_tick_labels(ax)
+    refit_left_axis(plot.getAxis("left"))
 
 
-def best_columns(shapes: list[tuple[int, int]], width: float, height: float) -> int:
-    """How many columns of plots give the biggest cells for images of these (rows, cols) shapes."""
+def best_columns(shapes: list[tuple[int, int]], width: float, height: float,
+                 overhead: tuple[float, float] = (0.0, 0.0)) -> int:
+    """How many columns of plots give the biggest cells for images of these (rows, cols) shapes.
+
+    ``overhead``: the (width, height) each plot spends on its title and axes, not on cells. Left out, three
+    32x32 arrays in a short, wide dock were stacked, and each got the height of its axes: 1-pixel strips."""
     n = len(shapes)
     if n <= 1 or width <= 0 or height <= 0:
         return 1
+    ow, oh = overhead
     best, best_scale = 1, -1.0
     for ncols in range(1, n + 1):
         nrows = -(-n // ncols)
-        box_w, box_h = width / ncols, height / nrows
+        box_w, box_h = width / ncols - ow, height / nrows - oh
+        if box_w <= 0 or box_h <= 0:
+            continue
         scale = min(min(box_w / max(c, 1), box_h / max(r, 1)) for r, c in shapes)
         if scale > best_scale * 1.05:  # prefer fewer columns unless clearly better
             best, best_scale = ncols, scale
     return best
 
 
-def arrange_plots(canvas: pg.GraphicsLayoutWidget, plots: list[pg.PlotItem], ncols: int) -> None:
-    """(Re)place plots on ``canvas`` in ``ncols`` columns, equal stretch. Cheap: no item is rebuilt."""
+def plot_overhead(plot: pg.PlotItem) -> tuple[float, float]:
+    """(width, height) a plot spends around its view box: title, axes and their labels."""
+    from PySide6.QtCore import Qt as _Qt
+
+    w = h = 0.0
+    if plot.titleLabel.isVisible() and plot.titleLabel.text:
+        h += plot.titleLabel.effectiveSizeHint(_Qt.SizeHint.PreferredSize).height()
+    for name in ("left", "right", "top", "bottom"):
+        ax = plot.getAxis(name)
+        if not ax.isVisible():
+            continue
+        if name in ("top", "bottom"):
+            h += ax.effectiveSizeHint(_Qt.SizeHint.MinimumSize).height()
+        else:
+            w += ax.effectiveSizeHint(_Qt.SizeHint.MinimumSize).width()
+    return w + 8, h + 8  # the layout's margins and spacing
+
+
+def keep_ticks_inside(axis: pg.AxisItem, lo: float, hi: float) -> pg.AxisItem:
+    """Tick values only where there are cells: an aspect-locked plot wider than its array showed an axis
+    running from -100 to 150 under a 32-column image."""
+    if getattr(axis, "_gpuviz_inside", None) is not None:
+        axis._gpuviz_inside = (lo, hi)
+        return axis
+    axis._gpuviz_inside = (lo, hi)
+    tick_values = axis.tickValues
+
+    def inside(minVal, maxVal, size):
+        a, b = axis._gpuviz_inside
+        out = []
+        for spacing, values in tick_values(minVal, maxVal, size):
+            out.append((spacing, [v for v in values if a - 1e-9 <= v <= b + 1e-9]))
+        return out
+
+    axis.tickValues = inside
+    return axis
+
+
+def arrange_plots(canvas: pg.GraphicsLayoutWidget, plots: list[pg.PlotItem], ncols: int, bar=None) -> None:
+    """(Re)place plots on ``canvas`` in ``ncols`` columns, equal stretch, and ``bar`` (a colour bar) in a
+    column of its own at the right, as tall as all the rows. Cheap: no item is rebuilt."""
     ci = canvas.ci
-    for plot in plots:
-        if plot in ci.items:
-            ci.removeItem(plot)
+    for item in plots + ([bar] if bar is not None else []):
+        if item in ci.items:
+            ci.removeItem(item)
     for k, plot in enumerate(plots):
         ci.addItem(plot, row=k // ncols, col=k % ncols)
+    nrows = -(-len(plots) // ncols)
+    if bar is not None:
+        ci.addItem(bar, row=0, col=ncols, rowspan=max(1, nrows))
     grid = ci.layout
     for c in range(ncols):
         grid.setColumnStretchFactor(c, 1)
-    for r in range(-(-len(plots) // ncols)):
+    if bar is not None:
+        grid.setColumnStretchFactor(ncols, 0)
+    for r in range(nrows):
         grid.setRowStretchFactor(r, 1)
+
+
+def sqrt_colormap(lut: np.ndarray) -> pg.ColorMap:
+    """The heat map as the cells use it (:func:`render.count_palette`: colour by the square root of the
+    count), for a colour bar whose axis counts accesses linearly."""
+    n = len(lut)
+    pos = (np.arange(n, dtype=np.float64) / max(n - 1, 1)) ** 2
+    return pg.ColorMap(pos, lut[:, :4].astype(np.uint8))
+
+
+def colour_bar(style: MemoryStyle, label: str) -> pg.ColorBarItem:
+    """A colour bar that says what the heat map's colours count (read-only: no handles to drag)."""
+    bar = pg.ColorBarItem(values=(0, 1), width=max(12, style.px(14)), colorMap=sqrt_colormap(style.heat),
+                          label=label, interactive=False, colorMapMenu=False)
+    bar.setObjectName("colourBar")
+    style_colour_bar(bar, style, label)
+    return bar
+
+
+def style_colour_bar(bar: pg.ColorBarItem, style: MemoryStyle, label: str) -> None:
+    bar.setColorMap(sqrt_colormap(style.heat))
+    bar.layout.setColumnFixedWidth(1, max(12, style.px(14)))
+    font = QtGui.QFont()
+    font.setPixelSize(style.px(style.theme.font_px * 0.85))
+    for name in ("left", "right", "top", "bottom"):
+        ax = bar.getAxis(name)
+        ax.setPen(pg.mkPen(style.muted))
+        ax.setTextPen(pg.mkPen(style.foreground))
+        ax.setTickFont(font)
+        ax.label.setFont(font)
+    thin_tick_labels(bar.axis)
+    # room above and below the bar for half a tick label: the top count ("2") was cut in half at its edge
+    half = int(style.px(style.theme.font_px * 0.85) * 0.7)
+    bar.layout.setContentsMargins(1, half, 1, half)
+    bar.axis.setStyle(hideOverlappingLabels=False)
+    bar.getAxis("left").setLabel(label, color=style.foreground)
+    set_colour_bar_max(bar, getattr(bar, "vmax", 1))  # the axis width follows the new font
+
+
+def set_colour_bar_max(bar: pg.ColorBarItem | None, vmax: int) -> None:
+    if bar is None:
+        return
+    bar.vmax = vmax
+    vmax = max(int(vmax), 1)
+    bar.setLevels((0, vmax))
+    # whole counts only ("0.5 accesses" means nothing), and the axis as wide as its widest count: the
+    # arrays beside it need the room more
+    step = max(1, int(np.ceil(vmax / 4)))
+    ticks = [(v, f"{v:,}") for v in range(0, vmax + 1, step)]
+    if ticks[-1][0] != vmax:
+        ticks.append((vmax, f"{vmax:,}"))
+    bar.axis.setTicks([ticks, []])
+    font = bar.axis.style.get("tickFont") or QtGui.QFont()
+    fm = QtGui.QFontMetrics(font)
+    bar.axis.setWidth(max(fm.horizontalAdvance(t) for _, t in ticks) + fm.horizontalAdvance("0") + 8)
 
 
 class ArrayPanelsMixin:
@@ -202,24 +309,70 @@ class ArrayPanelsMixin:
 
     _panels: list
     _ncols: int = 0
+    _short_titles = False  # the arrays' names alone above them: the full titles did not fit side by side
+    colour_bar: pg.ColorBarItem | None = None
+
+    def _retitle(self) -> None:
+        """Set each panel's title (short or full, as ``_short_titles`` says)."""
 
     def _arrange(self) -> None:
         if not self._panels:
             return
+        grid = self.canvas.ci.layout
+        grid.setContentsMargins(2, 2, 2, 2)  # the cells need the room more than a frame around them does
+        grid.setHorizontalSpacing(4)
+        grid.setVerticalSpacing(4)
         shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
-        ncols = best_columns(shapes, self.canvas.width(), self.canvas.height())
+        overhead = tuple(max(v) for v in zip(*(plot_overhead(p.plot) for p in self._panels)))
+        bar = self.colour_bar
+        bar_w = bar.effectiveSizeHint(QtCore.Qt.SizeHint.PreferredSize).width() if bar is not None else 0
+        room = self.canvas.width() - bar_w - 4 - 4 * (1 if bar is not None else 0)
+        ideal = best_columns(shapes, room, self.canvas.height(), overhead)
         # never more columns than fit side by side: a plot's title and axes have a width of their own, and a
-        # row of plots wider than the view pushed the last array (global C) off its right edge
-        widest = max(p.plot.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width() for p in self._panels)
-        while ncols > 1 and ncols * widest > self.canvas.width():
-            ncols -= 1
+        # row of plots wider than the view pushed the last array (global C) off its right edge. Plots right
+        # of the first column leave out the left axis's title (the first one says what the rows count). When
+        # the full titles keep the best number of columns from fitting, the arrays' names alone stand above them
+        retitled = False
+        for short in (False, True):
+            if short != self._short_titles:
+                self._short_titles = short
+                self._retitle()
+                retitled = True
+            widest = max(p.plot.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width() for p in self._panels)
+            label_w = max(_left_label_width(p.plot) for p in self._panels)
+            ncols = ideal
+            while ncols > 1 and widest + (ncols - 1) * (widest - label_w) + 4 * (ncols - 1) > room:
+                ncols -= 1
+            if ncols == ideal:
+                break
+        if retitled:
+            self._ncols = 0
         if ncols != self._ncols:
             self._ncols = ncols
-            arrange_plots(self.canvas, [p.plot for p in self._panels], ncols)
+            nrows = -(-len(self._panels) // ncols)
+            for k, p in enumerate(self._panels):
+                # each axis title once per row or column of plots: on the first column (rows), the last row
+                # (columns, at the bottom) or the first row (banks, on top)
+                row, col = divmod(k, ncols)
+                for name, show in (("left", col == 0), ("bottom", row == nrows - 1), ("top", row == 0)):
+                    ax = p.plot.getAxis(name)
+                    if getattr(ax, "_gpuviz_label", None) is None:
+                        ax._gpuviz_label = ax.labelText
+                    if ax._gpuviz_label:
+                        ax.showLabel(show)
+                refit_left_axis(p.plot.getAxis("left"))
+            arrange_plots(self.canvas, [p.plot for p in self._panels], ncols, bar)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._arrange()
+
+
+def _left_label_width(plot: pg.PlotItem) -> float:
+    ax = plot.getAxis("left")
+    if not ax.isVisible() or not ax.labelText:
+        return 0.0
+    return ax.label.boundingRect().height()
 
 
 def docked(view: QtWidgets.QWidget) -> bool:
@@ -233,8 +386,21 @@ def fit_left_axis(plot: pg.PlotItem, ticks: list[tuple[float, str]], style: Memo
     ax.setTicks([ticks, []])
     thin_tick_labels(ax)
     ax.setStyle(textFillLimits=[(0, 0.95)])  # the ticks are sparse already: let each carry its text
-    widest = max((len(t) for _, t in ticks), default=1)
-    ax.setWidth(int(style.px(style.theme.font_px * factor) * 0.62 * widest + style.px(14)))
+    ax._gpuviz_tick_texts = [t for _, t in ticks]
+    refit_left_axis(ax)
+
+
+def refit_left_axis(ax: pg.AxisItem) -> None:
+    """The width of a left axis given sparse ticks (fit_left_axis): its widest tick text in the axis's font
+    now, and its title when shown (a fixed width left no room for it, and the title ran over the ticks)."""
+    texts = getattr(ax, "_gpuviz_tick_texts", None)
+    if texts is None:
+        return
+    fm = QtGui.QFontMetrics(ax.style.get("tickFont") or QtGui.QFont())
+    width = max((fm.horizontalAdvance(t) for t in texts), default=fm.horizontalAdvance("0")) + fm.horizontalAdvance("0") + 6
+    if ax.labelText and ax.label.isVisible():
+        width += ax.label.boundingRect().height() * 0.8  # as pyqtgraph counts it
+    ax.setWidth(int(width))
 
 
 def header_label(style: MemoryStyle, factor: float = 1.0, bold: bool = True) -> QtWidgets.QLabel:
@@ -291,7 +457,14 @@ class _ArrayPanel:
             step = max(1, -(-self.layout.rows // 4))
             # the element index each row starts at, written as an index (the shared view's axis counts bytes)
             ticks = [(r + 0.5, f"[{r * self.layout.cols:,}]") for r in range(0, self.layout.rows, step)]
+            self.plot.setLabel("left", "element")
             fit_left_axis(self.plot, ticks, style)
+        else:
+            # cells are elements: rows and columns of the array, never a range beyond its edges
+            self.plot.setLabel("left", "row")
+            self.plot.setLabel("bottom", "column")
+            keep_ticks_inside(self.plot.getAxis("left"), 0, self.layout.rows - 1)
+            keep_ticks_inside(self.plot.getAxis("bottom"), 0, self.layout.cols - 1)
         self.image = CellImage()
         self.plot.addItem(self.image)
         self.sectors = segment_item(style.current, 3)
@@ -352,10 +525,11 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
                     ("■", st.atomic, "atomic"),
                     ("□", st.current, "32-byte sectors of this request"),
                     ("□", st.selected, "selected thread"),
-                    ("■", st.heat[-1], "accesses so far (brighter = more)"),
                 ]
             )
         )
+        if self.colour_bar is not None:
+            style_colour_bar(self.colour_bar, st, self.BAR_LABEL)
         for p in self._panels:
             style_axes(p.plot, st)
             set_segment_pen(p.sectors, st.current, 3)
@@ -364,6 +538,8 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
             p.palette = render.count_palette(p.vmax, st.heat, st.untouched)
             p.drawn_n = None  # new colours: every cell again
         self._retitle()
+        self._ncols = 0  # bigger text: titles and axes take more room, the best number of columns changes
+        self._arrange()
 
     # -- per trace: layout, running counts, palettes ----------------------------------------------
     @staticmethod
@@ -378,11 +554,15 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
         if any(a.space == "global" for a in trace.launch.arrays):
             cls.running_counts(trace, frames)
 
+    #: what the colour bar beside the arrays counts
+    BAR_LABEL = "accesses so far"
+
     def on_trace_changed(self) -> None:
         trace, frames = self.trace, self.frames
         self.canvas.clear()
         self._panels = []
         self._counts = None
+        self.colour_bar = None
         if trace is None or frames is None:
             self.header.setText("no trace")
             return
@@ -392,22 +572,29 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
             return
         self._counts = self.running_counts(trace, frames)
         st = self.style
+        # one scale for every array, so that one colour bar reads them all (and brighter is more across arrays)
+        vmax = max([int(self._counts.total[self._counts.slice_of(a)].max(initial=0)) for a in ids] + [1])
         for k, a in enumerate(ids):
             panel = _ArrayPanel(self.canvas, k, 0, a, trace.launch.arrays[a], st)
-            total = self._counts.total[self._counts.slice_of(a)]
-            panel.vmax = int(total.max()) if total.size else 1
+            panel.vmax = vmax
             panel.palette = render.count_palette(panel.vmax, st.heat, st.untouched)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
+        self.colour_bar = colour_bar(st, self.BAR_LABEL)
+        set_colour_bar_max(self.colour_bar, vmax)
         self._ncols = 0
+        self._retitle()  # before arranging: a title's width decides how many arrays stand side by side
         self._arrange()
-        self._retitle()
 
     def _retitle(self) -> None:
         st = self.style
         for p in self._panels:
-            title = f"<b>{esc(p.info.name)}</b>&nbsp; {p.info.dtype}[{','.join(map(str, p.info.shape))}] · max {p.vmax}×"
-            p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.95)}px")
+            # how often a cell was touched is the colour bar's to say: the title stays short enough for
+            # the arrays to stand side by side (the name alone in a narrow view; all of it in the tooltip)
+            shape = f"{p.info.dtype}[{','.join(map(str, p.info.shape))}]"
+            title = f"<b>{esc(p.info.name)}</b>" + ("" if self._short_titles else f"&nbsp; {shape}")
+            p.plot.setToolTip(f"{p.info.name}: {shape}, {p.info.nbytes:,} bytes")
+            p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.85)}px")
 
     # -- per frame: colours only -------------------------------------------------------------------
     def on_frame_changed(self) -> None:

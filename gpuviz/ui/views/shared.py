@@ -30,6 +30,7 @@ from .memory import (
     CellImage,
     MemoryStyle,
     cell_plot,
+    colour_bar,
     colour_css,
     docked,
     fit_left_axis,
@@ -40,9 +41,11 @@ from .memory import (
     segment_item,
     selected_cell,
     selected_thread,
+    set_colour_bar_max,
     set_segment_pen,
     set_segments,
     style_axes,
+    style_colour_bar,
 )
 
 _SHARED_KINDS = np.array([int(EventKind.SHARED_LOAD), int(EventKind.SHARED_STORE), int(EventKind.ATOMIC)], np.uint8)
@@ -183,6 +186,7 @@ class _SharedPanel:
         self.bank_band.setZValue(5)
         self.plot.addItem(self.bank_band)
         self.conflict = segment_item(style.conflict, 3)
+        self.conflict.setZValue(12)  # above the value labels
         self.races = segment_item(style.race, 3)
         self.thread_outline = segment_item(style.selected, 2)
         self.cell_outline = segment_item(style.selected, 4)
@@ -198,6 +202,8 @@ class _SharedPanel:
         step = max(1, -(-self.layout.rows // 4))
         row0 = self.lay.row0
         # rows are 128-byte lines of 32 banks: the axis says bytes (the global view's says element indexes)
+        self.plot.setLabel("left", "bytes")  # short: a tile of 8 rows is not taller than this
+        self.plot.setLabel("top", "bank")
         fit_left_axis(self.plot, [(r + 0.5, f"{(r + row0) * 128} B") for r in range(0, self.layout.rows, step)], style)
         self.plot.setRange(xRange=(0, 32), yRange=(0, self.layout.rows), padding=0.02)
         self.labels: list[pg.TextItem] = []
@@ -253,10 +259,11 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
                     ("▮", st.conflict, "bank conflict"),
                     ("◣", st.race, "race"),
                     ("□", st.selected, "selected thread"),
-                    ("■", st.heat[-1], "accesses so far in this block"),
                 ]
             )
         )
+        if self.colour_bar is not None:
+            style_colour_bar(self.colour_bar, st, self.BAR_LABEL)
         for p in self._panels:
             style_axes(p.plot, st)
             set_segment_pen(p.conflict, st.conflict, 3)
@@ -265,6 +272,8 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
             set_segment_pen(p.cell_outline, st.selected, 4)
             p.palette = render.count_palette(p.vmax, st.heat, st.untouched)
             p.label_font = None
+        self._ncols = 0  # bigger text: titles and axes take more room, the best number of columns changes
+        self._arrange()
         if self._block is not None:
             self._enter_block(self._block)
 
@@ -274,9 +283,13 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         if any(a.space == "shared" for a in trace.launch.arrays):
             render.per_frames(frames, "conflict index", lambda: ConflictIndex(trace))
 
+    #: what the colour bar beside the arrays counts (shared memory is the block's: so are its counts)
+    BAR_LABEL = "accesses in this block"
+
     def on_trace_changed(self) -> None:
         trace, frames = self.trace, self.frames
         self.canvas.clear()
+        self.colour_bar = None
         self._panels = []
         self._block = None
         self._block_shared = None
@@ -294,7 +307,9 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
             panel = _SharedPanel(self.canvas, k, 0, trace, a, self.style)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
+        self.colour_bar = colour_bar(self.style, self.BAR_LABEL)
         self._ncols = 0
+        self._retitle()  # before arranging: a title's width decides how many tiles stand side by side
         self._arrange()
 
     def _enter_block(self, block: int) -> None:
@@ -302,13 +317,30 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         self._block = block
         self._block_shared = _BlockShared(tr, self._event_frames, block, {p.array_id: p.lay for p in self._panels},
                                           self.frames)
+        # one scale for all the block's arrays, read on one colour bar
+        vmax = max([int(self._block_shared.counts_at(p.array_id, self.frames.n_frames, p.layout.size).max(initial=0))
+                    for p in self._panels] + [1])
+        set_colour_bar_max(self.colour_bar, vmax)
         for p in self._panels:
-            counts = self._block_shared.counts_at(p.array_id, self.frames.n_frames, p.layout.size)
-            p.vmax = int(counts.max()) if counts.size else 1
+            p.vmax = vmax
             p.palette = render.count_palette(p.vmax, st.heat, st.untouched)
             p.race_cells = race_cells(tr, block, p.array_id, p.lay)
             set_segments(p.races, _corner_marks(p.race_cells, p.layout))
+        self._retitle()  # the race count is the block's (titles are set here, not on every frame)
         self.on_selection_changed()
+
+    def _retitle(self) -> None:
+        st = self.style
+        for p in self._panels:
+            # short enough for two tiles to stand side by side (the bytes axis gives the size); in a narrow
+            # view the name alone (_arrange), the type and shape in the tooltip
+            title = f"<b>{esc(p.info.name)}</b>"
+            if not self._short_titles:
+                title += f" &nbsp;{p.info.dtype}[{','.join(map(str, p.info.shape))}]"
+            if len(p.race_cells):
+                title += f" · <span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)}{'' if self._short_titles else ' race'}</span>"
+            p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.85)}px")
+            p.plot.setToolTip(f"{p.info.name}: {p.info.dtype}[{','.join(map(str, p.info.shape))}], {p.info.nbytes:,} bytes")
 
     # -- per frame ---------------------------------------------------------------------------------
     def on_frame_changed(self) -> None:
@@ -354,13 +386,10 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
                 conflict_segs, p.conflict_banks = np.zeros((0, 2)), []
             set_segments(p.conflict, conflict_segs)
             self._set_band(p, p.conflict_banks)
-            title = f"<b>{esc(p.info.name)}</b> &nbsp;{p.info.dtype}[{','.join(map(str, p.info.shape))}] · {p.info.nbytes:,} B"
             if len(p.race_cells):
-                title += f" · <span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)} race</span>"
                 stats.append(f"<span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)} words of "
                              f"{esc(p.info.name)} race in block {block}</span> (touched by two threads between barriers, "
                              f"one writing)")
-            p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.95)}px")
             self._set_labels(p, labels)
             p.image.setImage(p.buffer, autoLevels=False)
         lines = [] if docked(self) else [f"frame {f + 1:,} of {frames.n_frames:,} &nbsp;·&nbsp; {esc(frames.describe(f))}"]
@@ -380,30 +409,39 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         p.bank_band.show()
 
     def _set_labels(self, p: _SharedPanel, labels: list[tuple[int, str]]) -> None:
-        """Values in the lit cells, when a cell is big enough on screen to hold a number."""
-        width = p.plot.vb.width()
+        """Values in the lit cells, each inside its own cell: a value whose text is wider than its cell on
+        screen (as the font measures it) is left out, not spilled over its neighbours, where it hid the
+        conflict column's outline. Details gives every value on a click."""
+        width, height = p.plot.vb.width(), p.plot.vb.height()
         px_per_cell = width / 32.0 if width > 0 else 0
-        font_size = max(9, int(min(px_per_cell * 0.36, self.style.px(self.style.theme.font_px * 0.7))))
-        if px_per_cell < 26:
+        px_per_row = height / max(p.layout.rows, 1) if height > 0 else 0
+        font_size = max(9, int(min(px_per_cell * 0.36, px_per_row * 0.6, self.style.px(self.style.theme.font_px * 0.7))))
+        if px_per_cell < 26 or px_per_row < font_size * 1.3:
             labels = []
-        fits = max(2, int(px_per_cell / (font_size * 0.62)))  # characters that fit in a cell
-        labels = labels[:_MAX_LABELS]
-        while len(p.labels) < len(labels):
-            item = pg.TextItem(anchor=(0.5, 0.5))
-            item.setZValue(15)
-            p.plot.addItem(item)
-            p.labels.append(item)
         font = QtGui.QFont()
         font.setPixelSize(font_size)
         font.setBold(True)
-        for item, (cell, text) in zip(p.labels, labels):
+        fm = QtGui.QFontMetrics(font)
+        room = px_per_cell - 4  # a cell's width on screen, less a margin so neighbours never touch
+        fits = max(2, int(room / max(fm.horizontalAdvance("0"), 1)))  # characters that fit in a cell
+        texts = []
+        for cell, text in labels[:_MAX_LABELS]:
+            t = _fit_number(text, fits)
+            if fm.horizontalAdvance(t) <= room:
+                texts.append((cell, t))
+        while len(p.labels) < len(texts):
+            item = pg.TextItem(anchor=(0.5, 0.5))
+            item.setZValue(8)  # under the conflict and selection outlines: a number never hides them
+            p.plot.addItem(item)
+            p.labels.append(item)
+        for item, (cell, text) in zip(p.labels, texts):
             r, c = divmod(int(cell), render.N_BANKS)
             item.setFont(font)
             item.setColor(QtGui.QColor("#000000"))
-            item.setText(_fit_number(text, fits))
+            item.setText(text)
             item.setPos(c + 0.5, r + 0.5)
             item.show()
-        for item in p.labels[len(labels):]:
+        for item in p.labels[len(texts):]:
             item.hide()
 
     # -- selection ---------------------------------------------------------------------------------

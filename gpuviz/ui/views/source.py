@@ -8,7 +8,19 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
 from .base import captioned_layout, TraceView, register_view
 
-_GUTTER_SEP = " │ "
+_GUTTER_SEP = "│ "
+
+
+def compact_count(n: int) -> str:
+    """An event count in at most 5 characters for the margin ("1,024", "65k", "1.2M"): every column the
+    margin takes is one fewer of code, and on a 1280-wide screen the code wrapped after 25 characters."""
+    if n < 10_000:
+        return f"{n:,}"
+    for div, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if n >= div:
+            v = n / div
+            return f"{v:.1f}{unit}" if v < 10 else f"{v:.0f}{unit}"
+    return str(n)
 
 
 def source_label(launch) -> str:
@@ -70,15 +82,16 @@ class SourceView(TraceView):
         self._first_line = L.first_line
         self._n_lines = len(lines)
         counts = self.frames.line_counts()
-        width = max([len(f"{c:,}") for c in counts.values()] + [6])
+        shown = counts if self._with_counts else {}
+        width = max([len(compact_count(c)) for c in shown.values()] + [0 if not self._with_counts else 1])
         last = L.first_line + len(lines) - 1
         num_w = len(str(last))
         out = []
         for i, code in enumerate(lines):
             n = L.first_line + i
-            c = counts.get(n)
+            c = shown.get(n)
             mark = "⚠" if n in self.warning_lines else " "
-            out.append(f"{n:>{num_w}}{mark}{(f'{c:,}' if c else ''):>{width}}{_GUTTER_SEP}{code}")
+            out.append(f"{n:>{num_w}}{mark}{(compact_count(c) if c else ''):>{width}}{_GUTTER_SEP}{code}")
         self._gutter_len = num_w + 1 + width + len(_GUTTER_SEP)
         self.editor.setPlainText("\n".join(out))
         self._fit_wrap()
@@ -86,7 +99,9 @@ class SourceView(TraceView):
         total = sum(counts.values())
         where = source_label(L)
         warned = f" · ⚠ {len(self.warning_lines)} line(s) with a warning (see Details)" if self.warning_lines else ""
-        self.caption.setText(f"{where} · events per line in the margin ({total:,} in all){warned}")
+        margin = ("events per line in the margin" if self._with_counts
+                  else "events per line in the Per line table (the margin left them out: the code needs the room)")
+        self.caption.setText(f"{where} · {margin} ({total:,} in all){warned}")
 
     def _style_gutter(self) -> None:
         if not self._n_lines:
@@ -105,6 +120,9 @@ class SourceView(TraceView):
 
     #: fewer columns of code than this in the view's width: long lines wrap instead of being cut off
     MIN_COLUMNS = 60
+    #: fewer columns of code than this with the event counts in the margin: the margin leaves them out
+    COUNTS_MIN_COLUMNS = 34
+    _with_counts = True
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
@@ -114,7 +132,18 @@ class SourceView(TraceView):
         """Wrap long lines when the view is narrower than :data:`MIN_COLUMNS` of code (a projector, a
         laptop): a line cut at the margin hides what it does; on a wide view lines stay one row each."""
         fm = self.editor.fontMetrics()
-        cols = self.editor.viewport().width() / max(1, fm.horizontalAdvance("0")) - getattr(self, "_gutter_len", 0)
+        all_cols = self.editor.viewport().width() / max(1, fm.horizontalAdvance("0"))
+        if self.trace is not None and self._n_lines:
+            # the counts cost 5 columns: a projector at 1280 wide wrapped every line after 25 characters of code
+            counts_w = max([len(compact_count(c)) for c in self.frames.line_counts().values()] + [1])
+            plain_gutter = self._gutter_len - (counts_w if self._with_counts else 0)
+            want = all_cols - plain_gutter - counts_w >= self.COUNTS_MIN_COLUMNS
+            if want != self._with_counts:
+                self._with_counts = want
+                self._fill()
+                self._apply()
+                return
+        cols = all_cols - getattr(self, "_gutter_len", 0)
         mode = (QPlainTextEdit.LineWrapMode.WidgetWidth if cols < self.MIN_COLUMNS
                 else QPlainTextEdit.LineWrapMode.NoWrap)
         if self.editor.lineWrapMode() != mode:

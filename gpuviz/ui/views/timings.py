@@ -177,7 +177,17 @@ class TimingsView(TraceView):
         layout.addWidget(self.label)
         self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(140)  # the source line wraps in a narrow dock: the plot keeps room
-        self.plot.addLegend()
+        # the legend below the axes, not over the data: addLegend() floats it on the view box, where it covered
+        # the bars and lines it names. Named items still join it by themselves (PlotItem.addItem)
+        pi = self.plot.getPlotItem()
+        pi.legend = pg.LegendItem(offset=None)
+        pi.legend.setObjectName("timingsLegend")
+        # the title over the plot and a legend beside it, not over the plot's column only: a long title made
+        # that column as wide as itself and pushed the legend out of the widget
+        pi.layout.removeItem(pi.titleLabel)
+        pi.layout.addItem(pi.titleLabel, 0, 1, 1, 3)
+        self._legend_place = None
+        self._place_legend()
         layout.addWidget(self.plot)
         self._sets: list[tuple[str, object]] = []
         self._no_sets_reason = ""
@@ -278,6 +288,33 @@ class TimingsView(TraceView):
         style_plot(self.plot, self.theme)
         self.redraw()
 
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place_legend()
+
+    def _place_legend(self) -> None:
+        """The legend beside the axes in a wide, short dock (the bottom tabs at 1280x720), below them in a tall
+        one: never over the data."""
+        pi = self.plot.getPlotItem()
+        legend = pi.legend
+        entries = [label.itemRect().width() + 30 for _sample, label in legend.items] or [0]
+        widest = max(entries)
+        # beside: when the plot is wide and short and the legend takes at most 60% of its width; below
+        # otherwise, in two columns of entries where two fit
+        wide = self.plot.width() > 1.6 * self.plot.height() and widest <= 0.6 * self.plot.width()
+        n = 2 if 2 * widest <= 0.95 * self.plot.width() else 1
+        place = (2, 3, 1) if wide else (4, 1, n)  # (row, column, columns of entries)
+        if place == self._legend_place:
+            return
+        self._legend_place = place
+        if legend in [pi.layout.itemAt(i) for i in range(pi.layout.count())]:
+            pi.layout.removeItem(legend)
+        row, col, n = place
+        legend.setColumnCount(n)
+        # as wide as its longest entry: the plot's layout squeezed it and cut the entries' ends off
+        legend.setMinimumWidth(widest if col == 3 else 0)
+        pi.layout.addItem(legend, row, col)
+
     # ---- drawing ------------------------------------------------------------------------------------------------
     # ---- where numbers come from ----------------------------------------------------------------------------
     def set_source_text(self, ts: TimingSet, live: bool) -> str:
@@ -372,6 +409,8 @@ class TimingsView(TraceView):
         if not self.current:
             return
         getattr(self, f"_draw_{kind}")(pi, drawn)
+        self._legend_place = None  # its entries changed: beside or below is decided again
+        self._place_legend()
 
     def _not_this_kernel(self, drawn) -> str:
         """A set's timings are of the operation it timed (vector add's c = a + b): said outright when another
