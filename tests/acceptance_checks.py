@@ -206,6 +206,8 @@ def legend_problems(root: QWidget) -> list[str]:
 # ---- memory views ------------------------------------------------------------------------------------------
 #: the smallest a memory cell may be drawn, in pixels, in a shown memory view
 MIN_CELL_PX = 2.5
+#: ... unless the array's image covers at least this part of its share of the view (a 16,384-element array)
+MIN_SHARE = 0.25
 
 
 def memory_problems(window) -> list[str]:
@@ -223,7 +225,9 @@ def memory_problems(window) -> list[str]:
             rect = canvas.mapFromScene(p.image.sceneBoundingRect()).boundingRect()
             rows, cols = p.layout.rows, p.layout.cols
             cell_w, cell_h = rect.width() / max(cols, 1), rect.height() / max(rows, 1)
-            if min(cell_w, cell_h) < MIN_CELL_PX:
+            # small cells are fine where the array is big and its image takes its share of the view
+            share = vis.width() * vis.height() / len(view._panels)
+            if min(cell_w, cell_h) < MIN_CELL_PX and rect.width() * rect.height() < MIN_SHARE * share:
                 out.append(f"{name}: {rows}x{cols} cells drawn {rect.width():.0f}x{rect.height():.0f} px "
                            f"({min(cell_w, cell_h):.1f} px a cell)")
             plot_rect = canvas.mapFromScene(p.plot.sceneBoundingRect()).boundingRect()
