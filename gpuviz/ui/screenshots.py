@@ -1,7 +1,8 @@
 """Regenerate the README screenshots of the app's own views: ``python -m gpuviz.ui.screenshots [OUTDIR]``.
 
-The whole window (light and dark) and the grid, block, source and details views, at 1920x1080 and
-1280x720, rendered headless through :func:`gpuviz.app.snapshot` from kernels captured on the spot.
+The grid, block, source and details views, at 1920x1080 and 1280x720, rendered headless through
+:func:`gpuviz.app.snapshot` from kernels captured on the spot. The whole window (normal, presenter, dark) is
+taken on a real X server with a window manager by ``bench/window_screenshots.sh``.
 """
 
 from __future__ import annotations
@@ -43,8 +44,6 @@ def main(out_dir: str = "assets/screenshots") -> list[Path]:
     for w, h in SIZES:
         tag = f"{w}x{h}"
         sel = {"block": 1, "thread": 37}
-        written.append(snapshot(matmul, f_mm, None, (w, h), out / f"window_{tag}.png", selection=sel))
-        written.append(snapshot(matmul, f_mm, None, (w, h), out / f"window_dark_{tag}.png", theme="dark", selection=sel))
         written.append(snapshot(matmul, f_mm, "grid", (w, h), out / f"grid_{tag}.png"))
         written.append(snapshot(reduce, f_red, "block", (w, h), out / f"block_{tag}.png"))
         written.append(snapshot(matmul, f_mm, "source", (w, h), out / f"source_{tag}.png"))

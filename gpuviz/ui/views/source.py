@@ -100,7 +100,7 @@ class SourceView(TraceView):
         where = source_label(L)
         warned = f" · ⚠ {len(self.warning_lines)} line(s) with a warning (see Details)" if self.warning_lines else ""
         margin = ("events per line in the margin" if self._with_counts
-                  else "events per line in the Per line table (the margin left them out: the code needs the room)")
+                  else "events per line: see Per line")  # the margin left them out: the code needs the room
         self.caption.setText(f"{where} · {margin} ({total:,} in all){warned}")
 
     def _style_gutter(self) -> None:
