@@ -1,6 +1,7 @@
 """Build the corpus of real kernels: every launch numba-cuda's own tests make, recorded under numba's simulator.
 
     .venv/bin/python bench/corpus_extract.py [--out tests/data/numba_cuda_corpus.npz] [--only test_atomics]
+                                             [--into tests/data/numba_cuda_corpus.npz]   (re-extract some modules)
 
 Runs the test modules that ship inside the installed numba-cuda (``numba/cuda/tests/cudapy`` and
 ``doc_examples``) under ``NUMBA_ENABLE_CUDASIM=1``, one module per worker process (a module that hangs or
@@ -350,11 +351,57 @@ def decode_args(encoded, arrays) -> list:
 
 
 # ---- merge ------------------------------------------------------------------------------------------------
+def _merged(into: Path, mods: list[str], launches, funcs, arrays, status):
+    """The corpus ``into`` with the launches of ``mods`` replaced by these (re-extracted) ones: the new
+    arrays renamed apart from the old ones, and the functions and arrays nothing refers to any more left out."""
+    import numpy as np
+
+    with np.load(into, allow_pickle=False) as z:
+        old = json.loads(bytes(z["index"]).decode())
+        old_arrays = {k: z[k] for k in z.files if k != "index"}
+    tag = next(f"r{k}" for k in range(10_000) if not any(name.startswith(f"r{k}") for name in old_arrays))
+    rename = {name: tag + name for name in arrays}
+
+    def renamed(v):
+        if isinstance(v, dict):
+            return {k: renamed(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [renamed(x) for x in v]
+        return rename.get(v, v) if isinstance(v, str) else v
+
+    kept = [r for r in old["launches"] if r["module"] not in set(mods)] + renamed(launches)
+    all_funcs = {**old["funcs"], **renamed(funcs)}
+    all_arrays = {**old_arrays, **{rename[k]: v for k, v in arrays.items()}}
+    used_funcs, todo = set(), [r["kernel"] for r in kept if "kernel" in r]
+    while todo:  # the kernels kept and the device functions they name
+        key = todo.pop()
+        if key in used_funcs or not all_funcs.get(key):
+            continue
+        used_funcs.add(key)
+        todo.extend(e["f"] for e in all_funcs[key]["names"].values() if e.get("t") == "device")
+    funcs_out = {k: all_funcs[k] for k in used_funcs}
+    refs: set = set()
+
+    def collect(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                collect(x)
+        elif isinstance(v, list):
+            for x in v:
+                collect(x)
+        elif isinstance(v, str) and v in all_arrays:
+            refs.add(v)
+
+    collect(kept)
+    collect(funcs_out)
+    return kept, funcs_out, {k: all_arrays[k] for k in refs}, {**old.get("modules", {}), **status}
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "tests" / "data" / "numba_cuda_corpus.npz"))
     ap.add_argument("--only", nargs="*", help="test module stems (test_atomics ...)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--into", help="replace the --only modules' launches in this existing corpus, keep the rest")
     ap.add_argument("--module", help=argparse.SUPPRESS)
     ap.add_argument("--part", help=argparse.SUPPRESS)
     ap.add_argument("--prefix", help=argparse.SUPPRESS)
@@ -407,6 +454,8 @@ def main(argv=None) -> int:
                     arrays[k] = z[k]  # keys carry the module's prefix (m<i>_<n>)
             launches.extend(idx["launches"])
             funcs.update(idx["funcs"])
+    if a.into:
+        launches, funcs, arrays, status = _merged(Path(a.into), mods, launches, funcs, arrays, status)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {"launches": launches, "funcs": funcs, "modules": status,

@@ -468,3 +468,56 @@ def test_a_recursive_device_function_on_cpu_and_on_the_simulators_recorder():
     by_sim = np.zeros(8, np.int64)
     sim = gpuviz.capture(fibs, 1, 8, by_sim, backend="sim", lockstep=False)
     assert by_sim.tolist() == cpu[0].tolist() and len(sim.kind) == len(gpuviz.capture(fibs, 1, 8, by_sim).kind)
+
+
+@cuda.jit
+def tail_slices(res, old, ary, lens):
+    gid = cuda.grid(1)
+    if gid < res.size:
+        tail = res[gid:]  # a different length in every thread
+        lens[gid] = len(tail) + tail.size
+        old[gid] = cuda.atomic.compare_and_swap(res[gid:], 0, ary[gid])
+        if len(tail) > 1:
+            tail[1] += 0
+
+
+def test_a_slice_whose_length_differs_between_threads():
+    def args():
+        res = np.zeros(6, np.int32)
+        res[::2] = 9
+        return [res, np.zeros(6, np.int32), np.arange(10, 16, dtype=np.int32), np.zeros(6, np.int64)]
+
+    cpu = _same_as_simulator(tail_slices, 1, 8, args)
+    assert cpu[3].tolist() == [12, 10, 8, 6, 4, 2] and cpu[1].tolist() == [9, 0, 9, 0, 9, 0]
+
+
+@cuda.jit
+def loop_over_tail(res, out):
+    gid = cuda.grid(1)
+    s = 0
+    for v in res[gid:]:
+        s += v
+    out[gid] = s
+
+
+def test_looping_over_a_slice_of_varying_length_is_refused_with_what_to_write():
+    with pytest.raises(UnsupportedConstruct, match="different length in different threads.*index the array directly"):
+        gpuviz.capture(loop_over_tail, 1, 4, np.arange(4), np.zeros(4))
+
+
+@cuda.jit
+def swap_first(res, old, fill, val):
+    i = cuda.grid(1)
+    old[i] = cuda.atomic.compare_and_swap(res[i:], fill, val[i])
+
+
+def test_compare_and_swap_is_recorded_on_the_first_element_by_both_recorders():
+    """The simulator's recorder took compare_and_swap's second argument (a value) for an index."""
+    def args():
+        return [np.zeros(4, np.int32), np.zeros(4, np.int32), 0, np.arange(5, 9, dtype=np.int32)]
+
+    cpu = gpuviz.capture(swap_first, 1, 4, *args())
+    sim = gpuviz.capture(swap_first, 1, 4, *args(), backend="sim", lockstep=False)
+    for t in (cpu, sim):
+        atomics = sorted((int(th), int(ix)) for th, ix, k in zip(t.thread, t.index, t.kind) if k == 6)
+        assert atomics == [(0, 0), (1, 1), (2, 2), (3, 3)]

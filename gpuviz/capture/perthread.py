@@ -282,7 +282,10 @@ class PerThreadRewriter(ast.NodeTransformer):
             t = self.fresh()
             pre.append(self.bind_temp(t, self.visit(a)))
             names.append(t)
-        pre.extend(self.rec_stmt("at", ast.Name(names[0], ast.Load()), ast.Name(names[1], ast.Load()), line=line,
+        # compare_and_swap(ary, old, val) works on the first element of a 1-d array: its second argument is a
+        # value, not an index
+        index = ast.Constant(0) if parts[2] == "compare_and_swap" else ast.Name(names[1], ast.Load())
+        pre.extend(self.rec_stmt("at", ast.Name(names[0], ast.Load()), index, line=line,
                                  site=self.site("atomic", node)))
         call = ast.Call(func=node.func, args=[ast.Name(n, ast.Load()) for n in names], keywords=[])
         return pre, call

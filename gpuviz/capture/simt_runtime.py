@@ -81,15 +81,17 @@ class View:
 
     Its accesses are accesses of the array it views: each view index maps to the base array's index (a
     fixed index, per lane or uniform, or start + step * i along a base axis), so events name the base
-    array and its element. Its shape is the same for every lane."""
+    array and its element. Its shape is the same for every lane, except the length of a 1-d slice
+    (``res[gid:]``), which may differ: ``lengths`` then holds each lane's, ``shape`` the longest."""
 
-    __slots__ = ("base", "dims", "shape", "reshape_of")
+    __slots__ = ("base", "dims", "shape", "reshape_of", "lengths")
 
-    def __init__(self, base, dims, shape, reshape_of=None):
+    def __init__(self, base, dims, shape, reshape_of=None, lengths=None):
         self.base = base  # the ArrayHandle viewed
         self.dims = dims  # per base axis: ("fix", index) or ("ax", start, step)
         self.shape = tuple(int(s) for s in shape)
         self.reshape_of = reshape_of  # for a reshape: the view (or array) reshaped, indexed through its flat index
+        self.lengths = lengths  # None, or (1-d views) the length of each lane (an int64 array of one per lane)
 
     @property
     def ndim(self):
@@ -97,6 +99,8 @@ class View:
 
     @property
     def size(self):
+        if self.lengths is not None:
+            return self.lengths
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
@@ -611,6 +615,8 @@ class SimtRuntime:
             return list(value)
         if isinstance(value, list):
             return value
+        if isinstance(value, View) and value.lengths is not None:
+            self._fixed_length(value, line)
         if isinstance(value, ArrayHandle) and value.space in ("global", "const") and value.ndim == 1:
             return [value.data[k][()] for k in range(value.shape[0])]
         if isinstance(value, View) and value.ndim == 1 and value.base.space in ("global", "const") \
@@ -753,6 +759,8 @@ class SimtRuntime:
 
         dt = np.dtype(self.dtype_name(dtype))
         base, start, length = obj, 0, None
+        if isinstance(obj, View) and obj.lengths is not None:
+            self._fixed_length(obj, line)
         if isinstance(obj, View):
             d = obj.dims[0] if len(obj.dims) == 1 else None
             if obj.reshape_of is None and d is not None and d[0] == "ax" and d[2] == 1 and np.ndim(d[1]) == 0:
@@ -781,6 +789,8 @@ class SimtRuntime:
 
     @staticmethod
     def b_len(x):
+        if isinstance(x, View) and x.lengths is not None:
+            return x.lengths
         if isinstance(x, (ArrayHandle, View)):
             return x.shape[0]
         return len(x)
@@ -975,7 +985,7 @@ class SimtRuntime:
     def array_attr(self, base, attr, line):
         if isinstance(base, (ArrayHandle, View)):
             if attr == "shape":
-                return base.shape
+                return (base.lengths,) if isinstance(base, View) and base.lengths is not None else base.shape
             if attr == "size":
                 return base.size
             if attr == "ndim":
@@ -1225,6 +1235,8 @@ class SimtRuntime:
         """The view ``base[idx]`` (idx holds slices, or fewer indices than base has dimensions)."""
         if isinstance(base, View) and base.reshape_of is not None:
             base = self._materialize_reshape(base)
+        if isinstance(base, View) and base.lengths is not None:
+            self._fixed_length(base, line)
         if isinstance(base, ArrayHandle):
             dims, vshape = [("ax", 0, 1) for _ in base.shape], list(base.shape)
             handle = base
@@ -1251,7 +1263,23 @@ class SimtRuntime:
             else:
                 v = self._check_index(ix, n, act, handle, line)
                 new_dims.append(("fix", start + step * v))
-        return View(handle, new_dims, new_shape)
+        varying = [s for s in new_shape if isinstance(s, np.ndarray)]
+        if not varying:
+            return View(handle, new_dims, new_shape)
+        if len(new_shape) != 1:
+            self._fixed_length(None, line)
+        lengths = varying[0]
+        return View(handle, new_dims, [int(lengths[act].max()) if len(act) else 0], lengths=lengths)
+
+    def _fixed_length(self, view, line):
+        """Refuse what needs a view's length to be the same for every lane."""
+        from .errors import UnsupportedConstruct
+
+        raise UnsupportedConstruct(
+            f"{self.where(line)}: this slice has a different length in different threads; gpuviz's executor indexes "
+            f"such a slice of a 1-d array (and reads its len() and .size), but needs the same length in every "
+            f"thread to slice it again, reshape, copy or loop over it, or assign a slice: index the array directly\n"
+            f"    {self.line_text(line)}", file=self.file, line=line)
 
     def _check_index(self, ix, n, act, h, line):
         v = ix.astype(np.int64) if isinstance(ix, np.ndarray) else int(ix)
@@ -1260,12 +1288,14 @@ class SimtRuntime:
         bad_act = bad[act] if isinstance(bad, np.ndarray) and bad.ndim else bad
         if np.any(bad_act):
             lane = int(act[int(np.flatnonzero(np.atleast_1d(bad_act))[0])]) if np.ndim(bad_act) else int(act[0])
+            length = int(n[lane]) if isinstance(n, np.ndarray) else n
             raise KernelFault(f"{self.where(line)}: {self.lane_name(lane)} indexes a view of {h.name} outside its "
-                              f"length {n}\n    {self.line_text(line)}", file=self.file, line=line)
+                              f"length {length}\n    {self.line_text(line)}", file=self.file, line=line)
         return v
 
     def _slice_bounds(self, sl, n, act, line):
-        """(start, length, step) of a slice over an axis of n: start may be per lane; length must be uniform."""
+        """(start, length, step) of a slice over an axis of n: start may be per lane, and length too (then an
+        array of one per lane)."""
         step = 1 if sl.step is None else sl.step
         if isinstance(step, np.ndarray):
             if step.ndim and len(np.unique(step[act])) > 1:
@@ -1291,17 +1321,14 @@ class SimtRuntime:
         length = np.maximum(0, (stop - start + (step - (1 if step > 0 else -1))) // step)
         if isinstance(length, np.ndarray) and length.ndim:
             vals = np.unique(length[act]) if len(act) else np.array([0])
-            if len(vals) > 1:
-                from .errors import UnsupportedConstruct
-
-                raise UnsupportedConstruct(
-                    f"{self.where(line)}: this slice has a different length in different threads; gpuviz's executor "
-                    f"needs a view's shape to be the same for every thread: index the array directly\n"
-                    f"    {self.line_text(line)}", file=self.file, line=line)
+            if len(vals) > 1:  # a length per lane (an N-long array): make_view keeps it
+                return start, np.broadcast_to(length, (self.N,)).astype(np.int64), step
             length = int(vals[0])
         return start, int(length), step
 
     def reshape(self, base, shape, line):
+        if isinstance(base, View) and base.lengths is not None:
+            self._fixed_length(base, line)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         if -1 in shape:
             known = int(np.prod([s for s in shape if s != -1]))
@@ -1321,7 +1348,8 @@ class SimtRuntime:
             raise KernelFault(f"{self.where(line)}: a view of {view.name} with shape {view.shape} is indexed with "
                               f"{len(idx)} index(es)\n    {self.line_text(line)}", file=self.file, line=line)
         act = np.flatnonzero(np.broadcast_to(m, (self.N,)))
-        ixs = [self._check_index(ix, n, act, view.base, line) for ix, n in zip(idx, view.shape)]
+        sizes = (view.lengths,) if view.lengths is not None else view.shape
+        ixs = [self._check_index(ix, n, act, view.base, line) for ix, n in zip(idx, sizes)]
         if view.reshape_of is not None:
             flat = 0
             for ix, n in zip(ixs, view.shape):
@@ -1409,6 +1437,8 @@ class SimtRuntime:
         if isinstance(base, (ArrayHandle, View)) and self._is_view_index(base, idx):
             # a[i:j] = v: every element of the view, in C order (v a number, or an array of the view's shape)
             v = self.make_view(m, base, idx, line)
+            if v.lengths is not None or (isinstance(value, View) and value.lengths is not None):
+                self._fixed_length(v, line)
             src_shape = tuple(value.shape) if isinstance(value, (ArrayHandle, View)) else None
             if src_shape is not None and src_shape != v.shape:
                 raise KernelFault(f"{self.where(line)}: cannot assign an array of shape {src_shape} to a slice of "
