@@ -82,6 +82,55 @@ def _load(path_or_trace):
     return Trace.load(path), str(path), False
 
 
+#: set by bench/drive_app.py (and anyone who wants it): an exception in a Qt callback also ends the app with
+#: this status, so that a scripted session cannot carry on past the first failure
+STRICT_ENV = "GPUVIZ_STRICT"
+STRICT_EXIT_STATUS = 70
+
+
+def report_uncaught(exc_type, exc, tb) -> None:
+    """``sys.excepthook`` of the app: an exception raised in a Qt callback (a slot, a timer, a paint or key
+    event) is logged with its whole traceback through the ``gpuviz`` logger (stderr: the app's log), shown in
+    the status line, and under ``GPUVIZ_STRICT=1`` ends the app with status 70. PySide6 hands such an exception
+    to ``sys.excepthook`` and carries on; without this the window would go on in a half-updated state and
+    the only trace of it would be Python's bare print."""
+    import logging
+    import traceback
+
+    if issubclass(exc_type, KeyboardInterrupt):
+        sys.__excepthook__(exc_type, exc, tb)
+        return
+    text = "".join(traceback.format_exception(exc_type, exc, tb))
+    logging.getLogger("gpuviz").critical("uncaught exception in a Qt callback:\n%s", text.rstrip())
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    app = QApplication.instance()
+    if app is None:
+        return
+    for w in app.topLevelWidgets():
+        if isinstance(w, QMainWindow) and w.isVisible():
+            w.statusBar().showMessage(f"internal error: {exc_type.__name__}: {exc} (the traceback is in the log)",
+                                      30000)
+    if os.environ.get(STRICT_ENV) == "1":
+        app.exit(STRICT_EXIT_STATUS)
+
+
+def install_error_reporting() -> None:
+    """Log records of the ``gpuviz`` logger to stderr with their level, and :func:`report_uncaught` as
+    ``sys.excepthook``: what a window session writes is its log."""
+    import logging
+
+    logger = logging.getLogger("gpuviz")
+    if not any(getattr(h, "_gpuviz_log", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler._gpuviz_log = True
+        logger.addHandler(handler)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
+    sys.excepthook = report_uncaught
+
+
 def _application(headless: bool = False):
     if headless and not os.environ.get("QT_QPA_PLATFORM") and not (
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform in ("win32", "darwin")
@@ -116,6 +165,7 @@ def fit_to_screen(window, preferred=(1600, 950)) -> None:
 
 def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int:
     """Open the main window on ``trace_path`` (or the embedded default); returns the exit status."""
+    install_error_reporting()
     app = _application()
     window = open_main_window(trace_path, present=present, theme=theme)
     if isinstance(window, int):

@@ -496,8 +496,10 @@ def _play_lesson_window(lesson, present: bool, theme: str) -> int:
     from gpuviz.ui.theme import get_theme
     from gpuviz.ui.window import MainWindow
 
+    from gpuviz.app import fit_to_screen, install_error_reporting
+
+    install_error_reporting()
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from gpuviz.app import fit_to_screen
 
     window = MainWindow(theme=get_theme(theme))
     fit_to_screen(window)  # a 1280x720 projector gets a window that fits it
