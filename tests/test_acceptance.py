@@ -247,3 +247,31 @@ def test_every_lesson_from_the_menu(person, name):
     settle()
     assert w.lesson is None
     person.check(w, f"lesson {name}, leaving")
+
+
+def test_a_lesson_outlives_leaving_presenter_mode(person):
+    """A lesson started while presenting, presenter mode left (Esc / F5), then the next lesson from the menu:
+    the first lesson's keys are released without touching the presenter's deleted actions (bench/drive_app.py
+    found 'Internal C++ object (QAction) already deleted' here), and → still steps the lesson in between."""
+    from PySide6.QtTest import QTest
+
+    from gpuviz.ui.presenter import enter_presenter
+
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    w.actions.trigger("lesson.simt_hierarchy")
+    settle()
+    first = w.lesson
+    leave_presenter(w)
+    settle()
+    before = (first.player.scene_index, first.player.beat_index)
+    QTest.keyClick(w, Qt.Key.Key_Right)
+    settle()
+    assert (first.player.scene_index, first.player.beat_index) != before, "→ no longer steps the lesson once presenter mode is left"
+    w.actions.trigger("lesson.host_device_flow")
+    settle()
+    assert w.lesson is not None and w.lesson is not first and w.lesson.lesson.name == "host_device_flow"
+    w.actions.trigger("lesson.stop")
+    settle()
+    assert w.lesson is None
+    person.check(w, "lessons around presenter mode")

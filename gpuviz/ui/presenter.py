@@ -260,6 +260,8 @@ class KeyOverride:
         self.actions: dict[str, QAction] = {}
         keys = {QKeySequence(k).toString() for _, ks, _ in bindings for k in ks}
         for qa in window.findChildren(QAction):
+            if qa.objectName().startswith("presenter."):  # another override's own key: it releases it itself
+                continue
             seqs = qa.shortcuts()
             if any(s.toString() in keys for s in seqs):
                 self._taken.append((qa, list(seqs)))
@@ -655,10 +657,13 @@ def leave_presenter(window) -> None:
     if p is None:
         return
     window._gpuviz_presenter = None
-    if p.lesson is not None and hasattr(p.lesson, "presenter_left"):
-        p.lesson.presenter_left()
+    lesson = p.lesson
+    # the presenter's keys go first: a lesson that takes the keys back must not set aside the presenter's own
+    # actions, which are deleted with it (its release would then touch deleted actions)
     p.close()
     p.deleteLater()
+    if lesson is not None and hasattr(lesson, "presenter_left"):
+        lesson.presenter_left()
     # the desk's own caption and the menu's check mark, now (not at the next step)
     if hasattr(window, "_presenting"):
         window._presenting = False
