@@ -101,11 +101,13 @@ def test_cli_export(tmp_path, capsys, qapp):
     assert len([e for e in json.loads(js.read_text())["traceEvents"] if e.get("cat") == "frame"]) == 40
 
 
-def test_the_progress_bar_ends_when_the_film_is_written_not_when_the_frames_are_drawn(tmp_path, monkeypatch, qapp):
-    """Finding 23: a 60-frame GIF's bar reached 100% at 3 s, then the encoding ran 15 s more, silently."""
-    import imageio.v3 as iio3
+def test_the_progress_bar_moves_with_the_encoding_and_ends_when_the_film_is_written(tmp_path, monkeypatch, qapp):
+    """Finding 23: a 60-frame GIF's bar reached 100% at 3 s, then the encoding ran 15 s more, silently. Each frame
+    is now encoded as it is drawn: when the bar counts k frames, k frames are in the file; 100% comes after the
+    file is closed."""
     import tqdm as tqdm_module
 
+    from gpuviz.export import gif as gif_module
     from gpuviz.export.render import export_film
 
     bars = []
@@ -116,19 +118,78 @@ def test_the_progress_bar_ends_when_the_film_is_written_not_when_the_frames_are_
             super().__init__(*a, **k)
             bars.append(self)
 
-    seen = {}
-    real_imwrite = iio3.imwrite
+    at_append, at_close = [], []
+    real_append, real_close = gif_module.GifWriter.append, gif_module.GifWriter.close
 
-    def imwrite(*a, **k):
-        seen["at_encoding"] = (bars[-1].n, bars[-1].total, bars[-1].desc)
-        return real_imwrite(*a, **k)
+    def append(self, rgb):
+        at_append.append((bars[-1].n, self.frames))
+        return real_append(self, rgb)
+
+    def close(self):
+        at_close.append((bars[-1].n, bars[-1].total, self.frames))
+        return real_close(self)
 
     monkeypatch.setattr(tqdm_module, "tqdm", Bar)
-    monkeypatch.setattr(iio3, "imwrite", imwrite)
+    monkeypatch.setattr(gif_module.GifWriter, "append", append)
+    monkeypatch.setattr(gif_module.GifWriter, "close", close)
     from tests.test_acceptance import kernel_trace
 
     out = export_film(kernel_trace("vector_add"), tmp_path / "v.gif", frames="0:6", size=(200, 150), progress=True)
-    assert out.exists()
-    n, total, desc = seen["at_encoding"]
-    assert n < total and "encoding" in desc  # not at 100% while the GIF is still being written
-    assert bars[-1].n == bars[-1].total
+    assert iio.imread(out, index=None).shape[:3] == (6, 150, 200)
+    assert at_append == [(k, k) for k in range(6)]  # frame k is encoded while the bar shows k done
+    assert at_close == [(6, 7, 6)]  # the file is finished before the last step of the bar
+    assert bars[-1].n == bars[-1].total == 7
+
+
+def test_gif_writer_keeps_every_frame_its_colours_and_its_running_time(tmp_path):
+    """Identical frames stay frames (the film keeps its length), a picture of few colours comes back exactly,
+    and the durations (GIF counts hundredths) add up to the frames' time at the asked fps."""
+    from PIL import Image
+
+    from gpuviz.export.gif import GifWriter
+
+    rng = np.random.default_rng(0)
+    colours = rng.integers(0, 256, size=(40, 3), dtype=np.uint8)
+    frames = [colours[rng.integers(0, 40, size=(48, 64))] for _ in range(3)]
+    frames = [frames[0], frames[0].copy(), frames[1], frames[2], frames[2].copy()]
+    frames[3][5:9, 7:20] = colours[3]  # a small change: only its rectangle is encoded
+    with GifWriter(tmp_path / "f.gif", fps=8, palette_from=frames[:1]) as w:
+        for f in frames:
+            w.append(f)
+    back = iio.imread(tmp_path / "f.gif", index=None)[..., :3]
+    assert back.shape == (5, 48, 64, 3)
+    assert all(np.array_equal(b, f) for b, f in zip(back, frames))
+    im = Image.open(tmp_path / "f.gif")
+    durations = []
+    for k in range(im.n_frames):
+        im.seek(k)
+        durations.append(im.info["duration"])
+    assert sum(durations) == 5 * 1000 / 8 // 10 * 10 and set(durations) <= {120, 130}
+    with pytest.raises(ValueError, match="uint8"):
+        GifWriter(tmp_path / "g.gif", 8, frames[:1]).append(frames[0].astype(np.float32))
+
+
+def test_a_window_film_at_1280x720_is_laid_out_roomily_with_its_band_below(qapp):
+    """Finding 23: a whole-window GIF/MP4 at 1280x720 used the window's 1280x720 layout (source wrapped after a
+    dozen characters, memory plots a few pixels tall) and drew its caption band over the transport. Now the
+    window is laid out at no less than 1600x900 and scaled into the picture, menus hidden, and the band sits below
+    the picture: the transport and the status line stay in sight."""
+    from gpuviz.export.render import Stage
+    from tests.acceptance_checks import source_problems
+    from tests.test_acceptance import kernel_trace
+
+    with Stage(kernel_trace("matmul_tiled"), None, size=(1280, 720), caption=True) as stage:
+        w = stage.widget
+        assert stage.layout_size[0] >= 1600 and stage.layout_size[1] >= 900
+        assert (w.width(), w.height()) == stage.layout_size
+        assert not w.menuBar().isVisible()
+        assert source_problems(w, min_columns=50) == []
+        memory = w.views["memory"]
+        assert memory.height() / stage.layout_factor > 200  # in the film's pixels
+        status = w.statusBar()
+        bottom = (status.mapTo(w, status.rect().bottomLeft()).y() + 1) / stage.layout_factor
+        assert bottom <= stage.height - stage.band + 1  # the band starts below the status line
+        img = stage.image(5)
+        assert (img.width(), img.height()) == (1280, 720)
+    with Stage(kernel_trace("matmul_tiled"), "memory", size=(400, 300), caption=False) as view_stage:
+        assert view_stage.layout_factor == 1.0 and view_stage.band == 0  # a single view keeps the size asked

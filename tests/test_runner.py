@@ -350,3 +350,77 @@ def test_the_first_cause_is_reported_when_the_untraced_fallback_fails_too():
     msg = result.message
     assert "Dict" in msg and "unsupported_with_shuffle.py:9" in msg, msg
     assert msg.index("Dict") < msg.index("shfl_down_sync"), msg  # the first cause first, the second after
+
+
+# ---- finding 24 on every fallback path: the first cause leads what the user sees ---------------------------
+def test_first_cause_leads_when_a_launch_too_large_to_trace_fails_untraced():
+    """Too large to trace, so run untraced on numba's simulator, which has no warp shuffles: the report says
+    first why it was not traced (the event limit), then what the untraced run hit."""
+    result = run_script(SCRIPTS / "shuffle_on_simulator.py", backend="sim", max_events=1, timeout=QUICK)
+    assert not result.ok and result.error["kind"] == "TraceTooLarge", result.error
+    msg = result.message
+    assert "over the limit of 1" in msg and "shfl_down_sync" in msg, msg
+    assert msg.index("over the limit of 1") < msg.index("shfl_down_sync"), msg
+
+
+def test_first_cause_leads_when_an_internal_error_falls_back_and_the_fallback_fails(monkeypatch):
+    """gpuviz's own failure to trace (an internal error) sends the launch to numba's launcher; when that fails
+    too, the internal error is named first."""
+    from gpuviz.capture.errors import CaptureError
+    from gpuviz.runner.intercept import LaunchPolicy
+    from tests.capture_kernels import warp_votes
+
+    def broken_capture(*a, **k):
+        raise RuntimeError("a bug in gpuviz's recorder")
+
+    def simulator_launch():
+        raise AttributeError("'FakeCUDAModule' object has no attribute 'shfl_down_sync'")
+
+    monkeypatch.setattr(sys.modules["gpuviz.capture"], "capture", broken_capture)
+    policy = LaunchPolicy(backend="cpu", stop_program=False)
+    x = np.arange(32, dtype=np.int32)
+    args = (x, np.zeros(32, np.int32), np.zeros(32, np.int32), np.zeros(32, np.int32))
+    with pytest.raises(CaptureError) as exc:
+        policy.launch(warp_votes, 1, 32, args, simulator_launch)
+    msg = str(exc.value)
+    assert "internal error: RuntimeError: a bug in gpuviz's recorder" in msg, msg
+    assert msg.index("a bug in gpuviz's recorder") < msg.index("shfl_down_sync"), msg
+    assert isinstance(exc.value.__cause__, AttributeError)
+
+
+def test_launch_untraced_by_choice_fails_with_the_programs_own_exception():
+    """Not a fallback: a launch the selection leaves out runs as it would without gpuviz, and its failure is the
+    program's own exception, of its own type."""
+    from gpuviz.runner.intercept import LaunchPolicy, Selection
+    from tests.capture_kernels import warp_votes
+
+    def launch():
+        raise ValueError("the program's own failure")
+
+    policy = LaunchPolicy(backend="sim", selection=Selection(kernel="another_kernel"), stop_program=False)
+    x = np.arange(32, dtype=np.int32)
+    with pytest.raises(ValueError, match="the program's own failure"):
+        policy.launch(warp_votes, 1, 32, (x, x.copy(), x.copy(), x.copy()), launch)
+
+
+def test_first_cause_leads_when_the_window_falls_back_from_the_gpu_and_the_cpu_fails(monkeypatch, capsys):
+    """The Launch panel's capture: no GPU here, so the CPU executor; when that fails as well, the error line the
+    window shows says what failed and that it was the fallback for the GPU, whose absence is named."""
+    import json
+
+    import gpuviz
+    from gpuviz.capture.errors import BackendUnavailable, KernelFault
+    from gpuviz.ui import capture_job
+
+    def capture(kernel, grid, block, *args, backend="cpu", **kw):
+        if backend == "gpu":
+            raise BackendUnavailable("no CUDA driver on this machine")
+        raise KernelFault("kernels/vector_add.py:12: index 99 out of range for a (size 64)")
+
+    monkeypatch.setattr(gpuviz, "capture", capture)
+    request = {"kernel": "vector_add", "size": 64, "block": [32], "backend": "gpu", "out": "/nonexistent.gpuviz"}
+    assert capture_job.main(["capture_job", json.dumps(request)]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    error = json.loads(next(ln for ln in lines if ln.startswith("ERROR ")).split(" ", 1)[1])
+    assert error.startswith("KernelFault: kernels/vector_add.py:12: index 99 out of range"), error
+    assert "no CUDA driver on this machine" in error and "CPU executor" in error, error

@@ -49,6 +49,10 @@ def parse_frames(text, n_frames: int) -> tuple[int, int]:
     return start, stop
 
 
+#: the smallest size the whole window is laid out at in a picture or film (the app opens at it on a large screen)
+LAYOUT_SIZE = (1600, 900)
+
+
 class Stage:
     """An offscreen window (or one view) showing a trace, to be photographed frame by frame.
 
@@ -77,12 +81,21 @@ class Stage:
         self.narrator = narrator or Narrator(self.frames)
         self.caption = caption
         self.is_window = view in (None, "window")
+        # the narration band along the bottom has a height of its own: it is added below the picture, not drawn
+        # over the window's lowest rows (the transport and the status line)
+        self.band = self._band_height() if caption else 0
+        # the whole window is laid out at no less than the app's own window size (1600x900) and the picture
+        # scaled to the size asked for: at 1280x720 the window's default layout is cramped (source wrapped after
+        # a dozen characters, memory plots a few pixels tall), and a film is watched, not clicked
+        self.layout_factor = max(1.0, LAYOUT_SIZE[0] / self.width,
+                                 LAYOUT_SIZE[1] / max(1, self.height - self.band)) if self.is_window else 1.0
         if self.is_window:
             self.widget = MainWindow(session=self.session)
+            self.widget.menuBar().hide()  # menus in a picture only take room
         else:
             self.widget = views[view](self.session)
         self.widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-        self.widget.resize(self.width, self.height)
+        self.widget.resize(*self.layout_size)
         self.widget.show()
         self.app.processEvents()
         if self.is_window:
@@ -98,6 +111,18 @@ class Stage:
     def n_frames(self) -> int:
         return self.frames.n_frames
 
+    @property
+    def layout_size(self) -> tuple[int, int]:
+        """The size the widget is laid out at (the picture above the band is scaled from it)."""
+        f = self.layout_factor
+        return int(round(self.width * f)), int(round((self.height - self.band) * f))
+
+    def _band_height(self) -> int:
+        return int(self._caption_px() * 3.4)
+
+    def _caption_px(self) -> int:
+        return max(18, int(round(self.height * 0.028)))
+
     def goto(self, f: int) -> None:
         self.session.set_frame(int(f))
         if not self.is_window:
@@ -105,18 +130,30 @@ class Stage:
         self.app.processEvents()
 
     def image(self, f: int | None = None):
-        """A QImage of the stage (at frame ``f`` when given), exactly ``width`` x ``height``."""
-        from PySide6.QtCore import Qt
-        from PySide6.QtGui import QImage
+        """A QImage (RGB32) of the stage (at frame ``f`` when given), exactly ``width`` x ``height``.
+
+        The widget is painted straight into the picture at its size (a painter scaled by 1 / layout_factor), not
+        grabbed at its layout size and then scaled: text and lines are drawn at the film's resolution, and a
+        frame costs one paint instead of a paint, a conversion and a smooth rescale."""
+        from PySide6.QtCore import QPoint
+        from PySide6.QtGui import QColor, QImage, QPainter
 
         if f is not None:
             self.goto(f)
-        img = self.widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
-        if img.width() != self.width or img.height() != self.height:
-            img = img.scaled(self.width, self.height, Qt.AspectRatioMode.IgnoreAspectRatio,
-                             Qt.TransformationMode.SmoothTransformation)
-        if self.caption and self.n_frames:
-            self._draw_caption(img, self.session.frame)
+        img = QImage(self.width, self.height, QImage.Format.Format_RGB32)
+        img.fill(QColor(self.session.theme.background))
+        painter = QPainter(img)
+        try:
+            painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
+                                   | QPainter.RenderHint.SmoothPixmapTransform)
+            painter.save()
+            painter.scale(1.0 / self.layout_factor, 1.0 / self.layout_factor)
+            self.widget.render(painter, QPoint(0, 0))
+            painter.restore()
+            if self.band and self.n_frames:
+                self._draw_caption(painter, self.session.frame)
+        finally:
+            painter.end()
         return img
 
     def array(self, f: int | None = None) -> np.ndarray:
@@ -124,30 +161,29 @@ class Stage:
         img = self.image(f)
         ptr = img.constBits()
         arr = np.frombuffer(ptr, dtype=np.uint8, count=img.sizeInBytes()).reshape(img.height(), img.bytesPerLine())
-        return arr[:, : img.width() * 3].reshape(img.height(), img.width(), 3).copy()
+        # RGB32 is 0xffRRGGBB per pixel: B, G, R, 255 in memory on a little-endian machine
+        bgra = arr[:, : img.width() * 4].reshape(img.height(), img.width(), 4)
+        order = [2, 1, 0] if sys.byteorder == "little" else [1, 2, 3]
+        return np.ascontiguousarray(bgra[:, :, order])
 
-    def _draw_caption(self, img, f: int) -> None:
-        """The frame's caption in a band along the bottom, in the theme's colours, at least 18 px."""
+    def _draw_caption(self, painter, f: int) -> None:
+        """The frame's caption in the band along the bottom, in the theme's colours, at least 18 px."""
         from PySide6.QtCore import QRect, Qt
-        from PySide6.QtGui import QColor, QFont, QPainter
+        from PySide6.QtGui import QColor, QFont
 
         theme = self.session.theme
         text = f"frame {f + 1:,}/{self.n_frames:,} · {self.narrator.text(f)}"
-        px = max(18, int(round(self.height * 0.028)))
-        band = int(px * 3.4)
-        painter = QPainter(img)
-        try:
-            painter.fillRect(0, img.height() - band, img.width(), band, QColor(theme.background))
-            painter.setPen(QColor(theme.grid))
-            painter.drawLine(0, img.height() - band, img.width(), img.height() - band)
-            font = QFont()
-            font.setPixelSize(px)
-            painter.setFont(font)
-            painter.setPen(QColor(theme.foreground))
-            rect = QRect(px // 2, img.height() - band + px // 4, img.width() - px, band - px // 2)
-            painter.drawText(rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextWordWrap), text)
-        finally:
-            painter.end()
+        px = self._caption_px()
+        top = self.height - self.band
+        painter.fillRect(0, top, self.width, self.band, QColor(theme.background))
+        painter.setPen(QColor(theme.grid))
+        painter.drawLine(0, top, self.width, top)
+        font = QFont()
+        font.setPixelSize(px)
+        painter.setFont(font)
+        painter.setPen(QColor(theme.foreground))
+        rect = QRect(px // 2, top + px // 4, self.width - px, self.band - px // 2)
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextWordWrap), text)
 
     def save_png(self, path, f: int | None = None) -> Path:
         path = Path(path)
@@ -174,6 +210,7 @@ class Stage:
         gen.setDescription(self.narrator.text(self.session.frame) if self.n_frames else "")
         painter = QPainter(gen)
         try:
+            painter.scale(1.0 / self.layout_factor, 1.0 / self.layout_factor)  # the layout drawn at the size asked for
             self.widget.render(painter, QPoint(0, 0))
         finally:
             painter.end()
@@ -230,8 +267,8 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
     out.parent.mkdir(parents=True, exist_ok=True)
     with Stage(trace, caption=caption, **stage_options) as stage:
         start, stop = parse_frames(frames, stage.n_frames)
-        # one more step than frames: the encoding, which for a GIF takes longer than drawing the frames did, so
-        # the bar reaches its end when the file is written, not when the last frame is drawn
+        # one more step than frames: finishing the file (the MP4 encoder's flush; the GIF's trailer), so that the
+        # bar reaches its end when the file is written, not when the last frame is drawn
         bar = tqdm(total=stop - start + 1, desc=f"{out.name}", unit="step", disable=not progress, file=sys.stderr)
         try:
             if fmt == "mp4":
@@ -246,21 +283,15 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
                     writer.close()
                     bar.update(1)
             else:
-                import imageio.v3 as iio
+                from .gif import GifWriter
 
-                images = []
-                for f in range(start, stop):
-                    images.append(stage.array(f))
-                    bar.update(1)
-                # Pillow merges a frame identical to the one before into it (adding up the durations);
-                # a film of N frames must have N frames, so each frame is told apart by the lowest bit of one
-                # corner pixel, invisible to the eye
-                for i, im in enumerate(images):
-                    im[-1, -1, 2] = (int(im[-1, -1, 2]) & 0xFE) | (i & 1)
-                bar.set_description(f"{out.name}: encoding the GIF")
-                bar.refresh()
-                iio.imwrite(str(out), np.stack(images), extension=".gif", plugin="pillow",
-                            duration=int(round(1000.0 / fps)), loop=0)
+                # the palette from a few frames across the range (a window's colours barely change over a film),
+                # then each frame is encoded as it is drawn: the bar covers the encoding, and ends with the file
+                picks = sorted({start, (start + stop - 1) // 2, stop - 1})
+                with GifWriter(out, fps, palette_from=[stage.array(f) for f in picks]) as writer:
+                    for f in range(start, stop):
+                        writer.append(stage.array(f))
+                        bar.update(1)
                 bar.update(1)
         finally:
             bar.close()

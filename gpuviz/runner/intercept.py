@@ -221,7 +221,7 @@ class LaunchPolicy:
             self._check_size(rec, kernel)
         except TraceTooLarge as exc:
             if self._can_run_untraced(rec):
-                self._run_untraced(rec, kernel, args, run_original, str(exc))
+                self._run_untraced(rec, kernel, args, run_original, str(exc), first=exc)
                 return None
             return self._fail(rec, kernel, exc, None)
         except CaptureError as exc:
@@ -244,14 +244,7 @@ class LaunchPolicy:
             return self._trace(rec, kernel, args, run_original)
         except UnsupportedConstruct as exc:
             _restore(args, saved)
-            try:
-                self._run_plain(rec, kernel, run_original, f"gpuviz cannot instrument this kernel: {exc}")
-            except Exception as plain_exc:  # noqa: BLE001 - what the fallback hit is the second cause, not the first
-                # the first cause leads: running it untraced (numba's simulator) failed because of something else
-                # (it has no warp shuffles, say), and that message alone hid why it was not traced
-                raise UnsupportedConstruct(
-                    f"{exc}\nBecause of that the launch ran untraced on numba's original launcher, which failed too: "
-                    f"{type(plain_exc).__name__}: {plain_exc}", file=exc.file, line=exc.line) from plain_exc
+            self._run_plain(rec, kernel, run_original, f"gpuviz cannot instrument this kernel: {exc}", first=exc)
             return None
         except TraceTooLarge as exc:
             if backend == "sim":  # the simulator checks after the launch: the arguments are already right
@@ -266,7 +259,7 @@ class LaunchPolicy:
                                 "(it runs untraced, so the program goes on)")
                 else:
                     reason = f"its trace outgrew the event limit ({left} events left): {exc}. To trace it: {SUGGESTION}"
-                self._run_untraced(rec, kernel, args, run_original, reason)
+                self._run_untraced(rec, kernel, args, run_original, reason, first=exc)
                 return None
             return self._fail(rec, kernel, exc, exc.trace)
         except KernelRaised as exc:
@@ -282,7 +275,9 @@ class LaunchPolicy:
         except Exception as exc:  # noqa: BLE001 - a gpuviz bug must not break the user's program
             _restore(args, saved)
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            self._run_plain(rec, kernel, run_original, f"gpuviz failed to trace this launch (internal error: {detail})")
+            reason = f"gpuviz failed to trace this launch (internal error: {detail})"
+            self._run_plain(rec, kernel, run_original, reason,
+                            first=CaptureError(f"{rec.file}:{rec.line}: {reason}", file=rec.file, line=rec.line))
             return None
         _echo_kernel_prints(trace.launch.meta.get("printed"))
         rec.status, rec.events, rec.backend = "traced", len(trace), backend
@@ -317,9 +312,10 @@ class LaunchPolicy:
         return self.backend == "gpu" or n <= MAX_EXECUTOR_THREADS
 
     # ---- running without a trace -----------------------------------------------------------------------
-    def _run_untraced(self, rec, kernel, args, run_original, reason: str) -> None:
+    def _run_untraced(self, rec, kernel, args, run_original, reason: str, first: CaptureError | None = None) -> None:
         """Run a launch that is not recorded: the CPU executor with recording off (fast, exact) when the
-        program runs on numba's simulator and gpuviz can compile the kernel, else the original launcher."""
+        program runs on numba's simulator and gpuviz can compile the kernel, else the original launcher.
+        ``first``: why gpuviz could not trace it, when that is why it runs untraced (see :meth:`_run_plain`)."""
         try:
             ran = self.backend == "cpu" and _run_on_executor(kernel, rec, args, self.max_loop_iterations, self.watchdog,
                                                              self._progress_for(rec))
@@ -328,10 +324,23 @@ class LaunchPolicy:
         if ran:
             self._untraced(rec, kernel, "cpu", reason)
             return
-        self._run_plain(rec, kernel, run_original, reason)
+        self._run_plain(rec, kernel, run_original, reason, first=first)
 
-    def _run_plain(self, rec, kernel, run_original, reason: str) -> None:
-        run_original()
+    def _run_plain(self, rec, kernel, run_original, reason: str, first: CaptureError | None = None) -> None:
+        """The launch on numba's own launcher (the simulator, or a GPU), untraced because of ``reason``.
+
+        When gpuviz fell back to it because it could not trace the launch (``first``: an unsupported
+        construct, a trace too large, an internal error) and the fallback fails too, the first cause leads the
+        report and the fallback's error follows: alone, the second ('FakeCUDAModule' object has no attribute
+        'shfl_down_sync') hid why the launch was not traced. A launch untraced by choice (``first`` None)
+        fails with the program's own exception, as it would without gpuviz."""
+        if first is None:
+            run_original()
+        else:
+            try:
+                run_original()
+            except Exception as plain_exc:  # noqa: BLE001 - what the fallback hit is the second cause, not the first
+                raise first_cause_leads(first, plain_exc) from plain_exc
         self._untraced(rec, kernel, "plain", reason)
 
     def _untraced(self, rec, kernel, backend: str, reason: str) -> None:
@@ -353,6 +362,19 @@ class LaunchPolicy:
         trace.launch.meta["recording"] = rec.to_json()
         if self.on_trace:
             self.on_trace(rec, trace)
+
+
+def first_cause_leads(first: CaptureError, fallback_exc: BaseException) -> CaptureError:
+    """The error to report when a fallback failed after ``first``: of ``first``'s kind, where it was, its message
+    first and the fallback's after."""
+    message = (f"{first}\nBecause of that the launch ran untraced on numba's original launcher, which failed too: "
+               f"{type(fallback_exc).__name__}: {fallback_exc}")
+    try:
+        out = type(first)(message, file=first.file, line=first.line)
+    except TypeError:  # a kind with more required fields: the base kind carries the same message
+        out = CaptureError(message, file=first.file, line=first.line)
+    out.trace = getattr(first, "trace", None)
+    return out
 
 
 def _snapshot(args) -> list:

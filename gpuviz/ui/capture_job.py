@@ -95,7 +95,13 @@ def run(request: dict) -> str:
                                   f"machine's CPU, not a GPU. Why: {short_reason(reason)}."))
         _say("STAGE", f"capturing {spec.name} with the CPU executor instead of the GPU")
         args = spec.make_args(size, np.random.default_rng(0))  # fresh inputs: nothing of the GPU attempt leaks in
-        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu", **watch)
+        try:
+            trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu", **watch)
+        except Exception as cpu_exc:
+            # what failed leads; that it was the stand-in for the GPU, and why, follows (the notice may be gone)
+            cpu_exc.add_note(f"(captured with gpuviz's CPU executor because the GPU backend cannot run here: "
+                             f"{short_reason(reason)})")
+            raise
         trace.launch.meta["fallback"] = {"asked": "gpu", "reason": reason}
     except KernelFault as e:
         # the message names file, line and launch already; say which launch of the panel it was, too
@@ -133,6 +139,7 @@ def main(argv: list[str]) -> int:
         msg = str(e).strip() or type(e).__name__
         if isinstance(e, KeyError) and e.args:
             msg = str(e.args[0])
+        msg = " ".join([msg, *getattr(e, "__notes__", ())])
         _say("ERROR", json.dumps(f"{type(e).__name__}: {msg}"))
         return 2
     _say("DONE", path)
