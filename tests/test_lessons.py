@@ -178,3 +178,38 @@ def test_a_predict_step_hides_its_answer_everywhere_until_revealed():
     bc = LessonPlayer(load_lesson(builtin_lessons()["bank_conflicts"])).play_all(lambda s: None)
     scene2 = [s for s in bc if s.scene_index == 1]
     assert "32-way" not in scene2[0].scene_title and "32-way" in scene2[-1].scene_title
+
+
+def test_a_count_of_one_reads_in_the_singular():
+    """Finding 23 (small): "1 blocks of 128 threads". A lesson written as "{n_blocks} blocks" reads "1 block" when
+    the scene's launch has a single block, and keeps the plural otherwise."""
+    text = "{n_threads} threads in {n_blocks} blocks of {threads_per_block}, {warps_per_block} warps each"
+    one = parse_lesson(_lesson(size=100, notes=text))  # vector_add: one block of 256 threads
+    notes = LessonPlayer(one).play_all()[0].notes
+    assert notes == "256 threads in 1 block of 256, 8 warps each", notes
+    many = parse_lesson(_lesson(size=1000, notes=text))
+    assert "in 4 blocks of 256" in LessonPlayer(many).play_all()[0].notes
+
+
+def test_occupancy_header_counts_one_block_in_the_singular(qapp):
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import numpy as np
+
+    import gpuviz
+    from gpuviz.ui.window import MainWindow
+    from kernels import get_kernel
+
+    spec = get_kernel("vector_add")
+    args = spec.make_args(2048, np.random.default_rng(0))
+    trace = gpuviz.capture(spec.kernel, (2, 1, 1), (1024, 1, 1), *args, backend="cpu")
+    w = MainWindow(trace)
+    try:
+        view = w.views["occupancy"]
+        view.device_box.setCurrentIndex(view.device_box.findData("T4"))  # 1,024 threads per SM: one such block
+        header = view.header.text()
+        assert "1 block × 32 warps = 32 of 32 warps" in header, header
+    finally:
+        w.close()
+        w.deleteLater()

@@ -14,6 +14,7 @@ and arrange its views) or ``"beat"`` (same scene, another frame or the answer).
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass, field
 from typing import Callable
@@ -345,6 +346,7 @@ class LessonPlayer:
                 name = f[len("kernel["):].split("]", 1)[0]
                 kernels[name] = formatted(self._metrics_of_kernel(name, loaded.scene))
         ctx["kernel"] = kernels
+        text = _singular_after_one(text, loaded.metrics)
         try:
             return text.format(**ctx)
         except (KeyError, IndexError, ValueError) as exc:
@@ -372,3 +374,22 @@ class LessonPlayer:
 
 def narrator_where(scene: Scene) -> str:
     return scene.label
+
+
+#: nouns a count placeholder is written before in lessons, and their singular ("{n_blocks} blocks" with one block)
+_SINGULAR = {"blocks": "block", "threads": "thread", "warps": "warp", "lanes": "lane", "elements": "element",
+             "sectors": "sector", "launches": "launch", "arrays": "array", "barriers": "barrier", "requests": "request",
+             "phases": "phase", "waves": "wave", "SMs": "SM", "steps": "step", "frames": "frame"}
+_COUNT_THEN_NOUN = re.compile(r"\{([A-Za-z_]\w*)\}(\s+)(" + "|".join(_SINGULAR) + r")\b")
+
+
+def _singular_after_one(text: str, metrics: dict) -> str:
+    """"{n_blocks} blocks of {threads_per_block}" reads "1 block of 128" when the launch has one block, not
+    "1 blocks": a lesson is written once for every size it may be played at."""
+    def fix(m: re.Match) -> str:
+        value = metrics.get(m.group(1))
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 1:
+            return "{" + m.group(1) + "}" + m.group(2) + _SINGULAR[m.group(3)]
+        return m.group(0)
+
+    return _COUNT_THEN_NOUN.sub(fix, text)

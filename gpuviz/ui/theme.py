@@ -146,7 +146,10 @@ def stylesheet(theme: Theme) -> str:
     QToolButton:checked {{ background: {t.grid}; }}
     QPlainTextEdit, QTextEdit, QListWidget, QTreeWidget, QTableWidget {{
         background: {t.background}; color: {t.foreground}; border: 1px solid {t.grid}; }}
-    QComboBox, QSpinBox, QLineEdit {{ background: {t.background}; border: 1px solid {t.grid}; padding: 2px 4px; }}
+    /* a spin box keeps the style's own frame and arrows: a border or padding here makes Qt draw its up/down
+       buttons from the style sheet, a few pixels wide and without arrows */
+    QComboBox, QLineEdit {{ background: {t.background}; border: 1px solid {t.grid}; padding: 2px 4px; }}
+    QSpinBox {{ background: {t.background}; color: {t.foreground}; }}
     QPushButton {{ background: {t.background}; border: 1px solid {t.grid}; border-radius: 4px;
         padding: {t.px(4)}px {t.px(10)}px; }}
     QPushButton:hover {{ border: 1px solid {t.foreground}; }}

@@ -248,7 +248,8 @@ class OccupancyView(TraceView):
         limit_words = " and ".join(LIMIT_LABELS[k] for k in r["binding"])
         if r["fits"]:
             self.header.setText(
-                f"{r['blocks_per_sm']} blocks × {r['warps_per_block']} warps = {r['warps_per_sm']} of "
+                f"{r['blocks_per_sm']} block{'s' if r['blocks_per_sm'] != 1 else ''} × {r['warps_per_block']} "
+                f"warp{'s' if r['warps_per_block'] != 1 else ''} = {r['warps_per_sm']} of "
                 f"{r['max_warps_per_sm']} warps per SM: <b>{r['occupancy']:.0%} occupancy</b>, limited by {limit_words}"
             )
         else:
