@@ -213,3 +213,50 @@ def test_occupancy_header_counts_one_block_in_the_singular(qapp):
     finally:
         w.close()
         w.deleteLater()
+
+
+# ---- finding 12: a scene shows the views its text talks about -----------------------------------------------
+@pytest.mark.parametrize("name", sorted(builtin_lessons()))
+def test_every_shipped_scene_shows_the_views_its_text_talks_about(name):
+    """Timings quoted with no timings view, sectors with no memory view, bank conflicts with no shared view: each a
+    scene that tells a student to look at something that is not on screen."""
+    from gpuviz.lessons.topics import missing_views
+
+    lesson = load_lesson(name)
+    problems = [f"scene {sc.index + 1}: {m}" for sc in lesson.scenes for m in missing_views(sc)]
+    assert problems == []
+
+
+def test_a_scene_quoting_timings_without_a_timings_view_is_refused(tmp_path):
+    with pytest.raises(LessonError, match=r"field 'views': the scene talks about recorded timings \(\{timings\}\) "
+                                          r"with no timings view"):
+        parse_lesson(_lesson(views=["memory", "source"], notes="It took {timings}."), path=tmp_path / "t.toml")
+    with pytest.raises(LessonError, match="bank conflicts"):
+        parse_lesson(_lesson(views=["memory"], questions=[{"at": "start", "ask": "How many ways?",
+                                                           "answer": "ways"}]), path=tmp_path / "w.toml")
+    parse_lesson(_lesson(views=["timings", "source"], notes="It took {timings}."), path=tmp_path / "ok.toml")
+    parse_lesson(_lesson(views=[], notes="It took {timings}."), path=tmp_path / "keep.toml")  # the window's own views
+
+
+def test_a_timings_scene_captions_its_subject_not_a_warp():
+    """custom_kernel's timing scenes end on the launch's last frame: the caption bar narrated 'Warp 7 finishes,
+    the last of its block' beside a plot of H200 timings. A scene whose main view is the timings view captions
+    its own title."""
+    player = LessonPlayer(load_lesson("custom_kernel"))
+    for slide in player.play_all():
+        scene = player.lesson.scenes[slide.scene_index]
+        if scene.views[0] == "timings":
+            assert slide.caption == slide.scene_title and "Warp" not in slide.caption, slide.caption
+            assert slide.kernel_note == ""
+        elif not slide.question:
+            assert slide.caption  # the other scenes still narrate their frames
+
+
+def test_timings_subject_follows_the_quoted_set():
+    from gpuviz.lessons.topics import timings_subject
+
+    lesson = load_lesson("custom_kernel")
+    assert timings_subject(lesson.scenes[4]) == ("gpu_timings.json", "cpu_vs_gpu")
+    assert timings_subject(lesson.scenes[5]) == ("fusion_timings_h200.json", "cpu_vs_gpu")
+    assert timings_subject(load_lesson("host_device_flow").scenes[0]) == ("", "host_flow")
+    assert timings_subject(lesson.scenes[0]) is None

@@ -334,6 +334,14 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
         _check_placeholders(explain, f"{qwhere}, field 'explain'", seen_kernels)
         scene.questions.append(Question(at=_stop(q["at"], qwhere, "at"), ask=_text(q["ask"], qwhere, "ask"),
                                         answer=answer, explain=explain))
+    # a scene that quotes timings, bank conflicts or sectors shows the view that shows them (words are checked
+    # on the shipped lessons only: tests/test_lessons.py)
+    from .topics import missing_views
+
+    missing = missing_views(scene, words=False)
+    if missing:
+        raise LessonError(f"{where('views')}: the scene talks about {'; '.join(missing)}: add that view to "
+                          f"'views'")
     return scene
 
 

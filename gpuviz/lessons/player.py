@@ -25,6 +25,7 @@ from ..model.frames import Frames
 from ..model.narration import Narrator, StopError
 from .format import MAX_SIZE_FACTOR, Lesson, LessonError, Question, Scene
 from .metrics import METRIC_NAMES, format_value, formatted, scene_metrics
+from .topics import is_timings_scene
 
 
 @dataclass
@@ -285,6 +286,11 @@ class LessonPlayer:
         b = self.beat
         scene = loaded.scene
         caption = loaded.narrator.caption(b.frame)
+        kernel_note = loaded.narrator.note(b.frame) if b.revealed else ""
+        about_timings = is_timings_scene(scene)
+        if about_timings:
+            # the plot is the subject: the narration of whichever warp the last frame shows is not
+            kernel_note = ""
         question = answer = ""
         if b.question is not None:
             question = b.question.ask
@@ -293,10 +299,12 @@ class LessonPlayer:
             else:
                 caption = ""
         hide = self._open_answers(loaded)
+        if about_timings and not (b.question is not None and not b.revealed):
+            caption = mask_answers(scene.title, hide)
         return Slide(
             lesson=self.lesson.title, scene_title=mask_answers(scene.title, hide), scene_index=self.scene_index,
             n_scenes=len(self.lesson.scenes), beat_index=self.beat_index, n_beats=len(loaded.beats),
-            frame=b.frame, caption=caption, kernel_note=loaded.narrator.note(b.frame) if (b.revealed) else "",
+            frame=b.frame, caption=caption, kernel_note=kernel_note,
             notes=mask_answers(self._format(scene.notes, loaded, "notes"), hide), question=question, answer=answer,
             views=list(scene.views), layout=scene.layout,
         )

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWi
 
 from ..lessons.format import Lesson, LessonError
 from ..lessons.player import LessonPlayer
+from ..lessons.topics import timings_subject
 from .presenter import KeyOverride, enter_presenter, presenter_of
 
 
@@ -43,7 +44,9 @@ class LessonPanel(QWidget):
         e = html.escape
         parts = [
             f"<div style='color:{theme.muted}'>{e(slide.lesson)} · {e(slide.progress)}</div>",
-            f"<h2 style='margin:4px 0'>{e(slide.scene_title)}</h2>",
+            # the scene title a step above the notes, not a heading twice their size: at 1280x720 in presenter mode
+            # an <h2> took half the panel and pushed the notes below the fold
+            f"<p style='font-size:large; font-weight:bold; margin:4px 0'>{e(slide.scene_title)}</p>",
         ]
         plain = [slide.lesson, slide.progress, slide.scene_title]
         if slide.notes:
@@ -137,6 +140,13 @@ class LessonController:
         s = self.session
         s.set_trace(loaded.trace, f"lesson {self.lesson.name}: {loaded.scene.title}", frames=loaded.frames)
         self.arrange(loaded.scene.views, loaded.scene.layout)
+        subject = timings_subject(loaded.scene)
+        view = self.window.views.get("timings")
+        if subject is not None and view is not None and "timings" in loaded.scene.views:
+            # the plot of the timings the notes quote (the fusion set for a * x + b * y, not the a + b one)
+            if not view.show_recorded(*subject):
+                self.errors.append(f"{self.lesson.where(loaded.scene, 'notes')}: the timings it quotes "
+                                   f"({subject[0] or subject[1]}) are not installed")
         self.scene_loaded = self.player.scene_index
 
     def _show(self) -> None:
