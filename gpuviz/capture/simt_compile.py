@@ -372,6 +372,7 @@ class SimtCompiler:
         self.emit(ind + 1, f"_cnt{L} = rt.no_lanes()")
         body_mask = f"_mb{L}"
         self.emit(ind + 1, f"{body_mask} = {lm}")
+        self.emit(ind + 1, f"rt.loop_body({body_mask})")
         self.block(s.body, ind + 1, _Ctx(body_mask, L))
         self.emit(ind + 1, f"{lm} = {lm} & ~(_brk{L} | _ret)")
 
@@ -405,6 +406,7 @@ class SimtCompiler:
         self.emit(ind + 1, f"if not {lm}.any(): break")
         self.emit(ind + 1, f"_cnt{L} = rt.no_lanes()")
         self.emit(ind + 1, f"{body_mask} = {lm}")
+        self.emit(ind + 1, f"rt.loop_body({body_mask})")
         self.assign(s.target, f"{seq}[{k}]", ind + 1, body_mask, s.lineno)
         self.block(s.body, ind + 1, _Ctx(body_mask, L))
         self.emit(ind + 1, f"{lm} = {lm} & ~(_brk{L} | _ret)")
@@ -437,6 +439,7 @@ class SimtCompiler:
         self.emit(ind + 1, f"if not {lm}.any(): break")
         self.emit(ind + 1, f"_cnt{L} = rt.no_lanes()")
         self.emit(ind + 1, f"{body_mask} = {lm}")
+        self.emit(ind + 1, f"rt.loop_body({body_mask})")
         self.emit(ind + 1, f"V[{var!r}] = rt.merge({body_mask}, {iv}, V.get({var!r}))")
         self.block(s.body, ind + 1, _Ctx(body_mask, L))
         self.emit(ind + 1, f"{lm} = {lm} & ~(_brk{L} | _ret)")

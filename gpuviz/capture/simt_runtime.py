@@ -241,6 +241,9 @@ class SimtRuntime:
         self.warps_per_block = -(-self.tpb // warp_size)
         self.warp_gid = self.slot * self.warps_per_block + t // warp_size
         self.alive = np.ones(self.N, dtype=bool)
+        #: loop-body iterations each lane has run (all loops together): a data-dependent loop's work per thread,
+        #: recorded as the value of the lane's END event (see events())
+        self.lane_iterations = np.zeros(self.N, dtype=np.int64)
         self.seq = np.zeros(self.N, dtype=np.int32)
         self.step = 0
         self.record = record
@@ -405,7 +408,11 @@ class SimtRuntime:
         }
         if not total:
             return out
-        with_values = any(c[3] is not None for c in self._chunks)
+        # END events carry each lane's loop iterations; kept only when they tell lanes apart (a data-dependent
+        # loop: mandelbrot's escape count), so a kernel whose threads all loop alike has no value column at all
+        end_counts = [c[3] for c in self._chunks if c[4] == EventKind.END and c[3] is not None]
+        loops_differ = bool(end_counts) and len({float(v) for c in end_counts for v in np.unique(c)}) > 1
+        with_values = loops_differ or any(c[3] is not None for c in self._chunks if c[4] != EventKind.END)
         block32 = self.block_lin.astype(np.int32)
         thread32 = self.thread_lin.astype(np.int32)
         o = 0
@@ -425,7 +432,7 @@ class SimtRuntime:
             out["step"][o:e] = step
             out["site"][o:e] = site
             if with_values:
-                out["value"][o:e] = np.nan if values is None else values
+                out["value"][o:e] = np.nan if values is None or (kind == EventKind.END and not loops_differ) else values
             o = e
         if not with_values:
             del out["value"]
@@ -455,7 +462,7 @@ class SimtRuntime:
         m = m & self.alive
         act = np.flatnonzero(m)
         if len(act):
-            self._rec(act, EventKind.END, -1, None, line)
+            self._rec(act, EventKind.END, -1, None, line, values=self.lane_iterations[act].astype(np.float64))
             self.alive[act] = False
 
     # ---- values and masks ----------------------------------------------------------------------
@@ -647,6 +654,13 @@ class SimtRuntime:
     @staticmethod
     def iter_zip(*seqs):
         return [tuple(t) for t in zip(*seqs)]
+
+    def loop_body(self, mask) -> None:
+        """The lanes of ``mask`` enter one more iteration of a loop's body."""
+        if isinstance(mask, np.ndarray) and mask.shape == (self.N,):
+            self.lane_iterations += mask
+        else:  # a mask the loop did not narrow: every live lane
+            self.lane_iterations += self.alive
 
     def loop_tick(self, line, mask=None):
         """Called at the top of every iteration of every loop, with the lanes still in the loop."""

@@ -677,6 +677,30 @@ class Narrator:
             return f" (every {_ordinal(abs(stride))} element)"
         return ""
 
+    def loop_iterations(self, f: int) -> np.ndarray:
+        """Loop iterations run by each thread that ends at frame ``f`` (the CPU executor records them on END
+        events when a loop's length depends on the data); empty where not recorded."""
+        tr = self.trace
+        if not tr.has("value"):
+            return np.zeros(0)
+        ev = self.frames.events(f)
+        ev = ev[tr.kind[ev] == K.END]
+        vals = tr.value[ev]
+        return vals[np.isfinite(vals)]
+
+    def _loop_clause(self, f: int) -> str:
+        """': its lanes looped 2 to 64 times (mean 17.0); the warp ran all 64 for them, so its lanes sat idle in
+        73% of them (divergence)', for a warp whose loop length depends on the data ("" where not recorded)."""
+        vals = self.loop_iterations(f)
+        if len(vals) == 0:
+            return ""
+        lo, hi, mean = int(vals.min()), int(vals.max()), float(vals.mean())
+        if hi == lo:
+            return f": every lane looped {_plural(hi, 'time')} (no divergence)"
+        idle = 1.0 - mean / hi
+        return (f": its lanes looped {lo} to {hi} times (mean {mean:.1f}); the warp ran all {hi} for them, so its "
+                f"lanes sat idle in {idle:.0%} of them (divergence)")
+
     def _compose(self, f: int) -> str:
         F, L, l = self.frames, self.launch, self._l
         kind = K(l["kind"][f])
@@ -693,9 +717,15 @@ class Narrator:
             return (f"Warp {w} of block {bname} starts: threads {lo}-{hi} each work out their own data "
                     f"from blockIdx and threadIdx")
         if kind == K.END:
+            loops = self._loop_clause(f)
             if int(F.block_last[b]) == f:
+                if loops:
+                    return (f"Warp {w} finishes, the last of its block (block {bname} is done, its SM free for a "
+                            f"waiting block){loops}")
                 tail = f"block {bname} is done and its SM is free for a waiting block"
                 return f"Warp {w} finishes, the last of its block: {tail}"
+            if loops:
+                return f"Warp {w} of block {bname} finishes{loops}"
             return f"Warp {w} of block {bname} finishes: its {_plural(int(self.lanes[f]), 'thread')} exit"
         if kind == K.WARP_OP:
             who, plural = self._who(f, True)

@@ -32,6 +32,24 @@ def block_layout(block: tuple[int, int, int], warp_size: int) -> tuple[np.ndarra
     return x, y + z * (by + 1), bx, by * bz + (bz - 1)
 
 
+def loop_iterations_per_thread(trace) -> np.ndarray | None:
+    """(n_blocks, threads_per_block) loop iterations each thread ran, NaN where unknown; None unless the trace
+    records them (the CPU executor does, on END events, when a loop's length differs between threads)."""
+    if trace is None or not trace.has("value") or not len(trace):
+        return None
+    from ...model.trace import EventKind
+
+    end = np.flatnonzero(trace.kind == EventKind.END)
+    vals = trace.value[end]
+    ok = np.isfinite(vals)
+    if not ok.any() or np.nanmin(vals[ok]) == np.nanmax(vals[ok]):
+        return None
+    L = trace.launch
+    out = np.full((L.n_blocks, L.threads_per_block), np.nan)
+    out[trace.block[end[ok]], trace.thread[end[ok]]] = vals[ok]
+    return out
+
+
 @register_view
 class BlockView(TraceView):
     view_id = "block"
@@ -63,6 +81,7 @@ class BlockView(TraceView):
         self.rgba: np.ndarray | None = None  # the image shown (rows, cols, 4): tests read it
         self.states: np.ndarray | None = None  # LaneState per thread of the shown block
         self.shown_block: int | None = None
+        self._loops: np.ndarray | None = None  # (block, thread) -> loop iterations, where a loop's length varies
         self._warp_paths: list[QPainterPath] = []
         self.gaps = QGraphicsPathItem()
         self.bounds = QGraphicsPathItem()
@@ -127,6 +146,7 @@ class BlockView(TraceView):
                 self.plot.addItem(label)
                 self._labels.append(label)
         self.shown_block = None
+        self._loops = loop_iterations_per_thread(self.trace)
         self._rows_per_warp = max(1, int(row[min(ws, T) - 1]) - int(row[0]) + 1) if T else 1
         self._fit_range()
         self.on_theme_changed()
@@ -184,8 +204,16 @@ class BlockView(TraceView):
             item.setColor(QColor(t.muted))
         shown = [LaneState.ACTIVE, LaneState.DIVERGED, LaneState.BARRIER, LaneState.IDLE, LaneState.EXITED,
                  LaneState.NOT_STARTED]
+        loops = getattr(self, "_loops", None)
+        work = ""
+        if loops is not None:
+            finite = loops[np.isfinite(loops)]
+            work = (f" &nbsp; exited lanes shaded by the loop iterations they ran: darker = more "
+                    f"({int(finite.min())} to {int(finite.max())})")
         self.legend.setText(legend_html([(t.lane[s], s.label) for s in shown], t)
-                            + f" &nbsp; <b style='color:{t.current}'>&#9633;</b> issuing warp")
+                            + f" &nbsp; <b style='color:{t.current}'>&#9633;</b> issuing warp" + work)
+        # the darkest shade of a lane that looped the most: the foreground, so it reads in either theme
+        self._work_rgba = np.array(hex_to_rgba(t.foreground), dtype=np.float64)
         font = QFont()
         font.setPixelSize(t.px(15))
         for item in self._labels:
@@ -202,7 +230,10 @@ class BlockView(TraceView):
         F, f = self.frames, self.frame
         b = self.block_to_show()
         self.states = F.lane_states(b, f)
-        self.rgba.reshape(-1, 4)[self._inside] = self._lut[self.states[self._inside_thread]]
+        colours = self._lut[self.states[self._inside_thread]]
+        if self._loops is not None:
+            colours = self._shade_by_loops(colours, b)
+        self.rgba.reshape(-1, 4)[self._inside] = colours
         self.image.setImage(self.rgba, autoLevels=False)
         if b != self.shown_block:
             self.shown_block = b
@@ -212,6 +243,21 @@ class BlockView(TraceView):
             self.warp_outline.setVisible(True)
         else:
             self.warp_outline.setVisible(False)
+
+    def _shade_by_loops(self, colours: np.ndarray, b: int) -> np.ndarray:
+        """Exited lanes of a data-dependent loop take a shade from their colour toward the foreground by the loop
+        iterations they ran, so a block fills in as its warps finish with a picture of where the work was (the
+        Mandelbrot set's edge, the lanes a warp waited for)."""
+        loops = self._loops[b][self._inside_thread]
+        done = (self.states[self._inside_thread] == LaneState.EXITED) & np.isfinite(loops)
+        if not done.any():
+            return colours
+        top = float(np.nanmax(self._loops)) or 1.0
+        share = (np.clip(loops[done] / top, 0.0, 1.0) * 0.85)[:, None]
+        out = colours.astype(np.float64)
+        out[done] = out[done] * (1.0 - share) + self._work_rgba[None, :] * share
+        out[done, 3] = 255
+        return out.astype(np.uint8)
 
     def _update_caption(self) -> None:
         L = self.trace.launch
