@@ -315,7 +315,7 @@ def main(argv=None) -> int:
             w, h = sizes[rounds % 2]
             driver.resize(w, h)
             driver.shot(f"round {rounds + 1} at {w}x{h}")
-            for part in (lambda: driver.walk_menus(menus), driver.press_keys, driver.click_grid):
+            for part in (driver.press_keys, driver.click_grid, lambda: driver.walk_menus(menus)):
                 if time.time() >= deadline:
                     break
                 part()
@@ -336,7 +336,7 @@ def main(argv=None) -> int:
                 p.wait(10)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 pass
-        if driver.log is not None if hasattr(driver, "log") else False:
+        if getattr(driver, "log", None) is not None:
             driver.log.close()
     log = log_path.read_text(errors="replace") if log_path.exists() else ""
     bad = [ln for ln in log.splitlines() if BAD_LOG.search(ln)]

@@ -255,8 +255,15 @@ def check_scene_shows_what_it_talks_about(w: MainWindow, ctl, where: str) -> Non
     on screen)."""
     from gpuviz.lessons.topics import missing_views, timings_subject
 
+    from PySide6.QtWidgets import QDockWidget, QTabBar
+
     scene = ctl.player.current.scene
     assert missing_views(scene) == [], f"{where}: {missing_views(scene)}"
+    docks = [d.geometry() for d in w.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+    floating_tabs = [bar.tabText(0) for bar in w.findChildren(QTabBar) if bar.parent() is w and bar.isVisible()
+                     and any(d.intersected(bar.geometry()).height() > 4 and d.intersected(bar.geometry()).width() > 4
+                             for d in docks)]
+    assert not floating_tabs, f"{where}: tab bars of hidden docks over the views: {floating_tabs}"
     subject = timings_subject(scene)
     if subject is not None and "timings" in scene.views:
         view = w.views["timings"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ..lessons.format import Lesson, LessonError
@@ -220,6 +220,8 @@ class LessonController:
             cols = shown if layout == "columns" else shown[0::2]
             share = int(width * 0.77 / len(cols))
             w.resizeDocks(cols + [self.dock], [share] * len(cols) + [int(width * 0.23)], H)
+        if hasattr(w, "_hide_stale_tab_bars"):  # the tabs of the docks set aside must not float over a view
+            QTimer.singleShot(0, w._hide_stale_tab_bars)
 
     # ---- the end -----------------------------------------------------------------------------------------
     def stop(self) -> None:
