@@ -219,3 +219,13 @@ def test_a_site_line_is_its_line_and_survives_the_worker_boundary():
     assert line == 27 and f"file.py:{line}" == "file.py:27" and hash(line) == hash(27)
     back = pickle.loads(pickle.dumps(line))
     assert back == 27 and back.site == 8
+
+
+def test_the_executor_reads_the_plans_frozen_host_array():
+    from gpuviz.capture.executor import compile_for_cpu
+
+    plan = plan_for(K.mixed)
+    ck = compile_for_cpu(K.mixed)
+    assert ck.plan is plan
+    frozen = plan.kernel.host_arrays["WEIGHTS"]
+    assert any(ns.get("WEIGHTS") is frozen for ns in plan.cpu_code[2].values() if isinstance(ns, dict))

@@ -595,7 +595,9 @@ class SimtCompiler:
         if isinstance(obj, np.ndarray):
             # a module-level host array is a constant array on a GPU, its values frozen at compile time
             if n.id not in self.frozen:
-                self.frozen[n.id] = np.array(obj, copy=True)
+                planned = self.fplan.host_arrays.get(n.id) if self.fplan is not None else None
+                # the plan's table holds the copy it froze when it read the kernel: one copy, shared by the backends
+                self.frozen[n.id] = planned if planned is not None else np.array(obj, copy=True)
             return f"rt.const_array({n.id!r}, {self.globals_var}[{n.id!r}], {n.lineno})"
         if hasattr(obj, "copy_to_host") and hasattr(obj, "shape") and hasattr(obj, "dtype"):
             # a module-level device array is captured by pointer: each launch sees its current contents
