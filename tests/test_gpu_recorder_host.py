@@ -102,6 +102,9 @@ def test_shared_shapes_from_a_local_constant_and_from_the_callers_arguments(tmp_
     info, sources = variant_source(m.k, 1, 8, [np.zeros(16, np.float32)])
     assert _shared(info) == {"tile": ((8,), "int32"), "sm": ((16,), "float32")}
     assert set(sources) == {"k", "fill"}
+    # the callers' constant is written into the declaration, as numba folds it (no literal retyping of n)
+    assert "sm = cuda.shared.array(16, dtype)" in sources["fill"]
+    assert "tile = cuda.shared.array(N, int32)" in sources["k"]
 
 
 def test_a_shared_shape_two_calls_give_differently_is_refused_with_its_line(tmp_path):
@@ -295,3 +298,32 @@ def test_a_constant_array_is_recorded_as_the_host_array_it_copies(tmp_path):
     # the load of C[i] carries CONST1D's id (1: code ... | 2)
     load = re.search(r"C\[__gv_r_mem1(?:_lane_linear)?\((?:[^,]*, ){13}(\d+), C, i\)\]", sources["cuconst"])
     assert load and int(load.group(1)) & 255 == 2
+
+
+def test_a_field_of_one_record_is_left_as_numba_compiles_it(tmp_path):
+    # numba-cuda's test_record_dtype: rec_dest["j"] = rec_source["j"] on single records (numpy.void arguments);
+    # a recorder call in place of the field name gave numba a record without a shape (KeyError: 'shape')
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit
+        def record_setitem_array(rec_source, rec_dest):
+            rec_dest["j"] = rec_source["j"]
+        """)
+    dt = np.dtype([("i", np.int32), ("j", np.float32, (3, 2))])
+    _info, sources = variant_source(m.record_setitem_array, 1, 1, [np.zeros(1, dt)[0], np.zeros(1, dt)[0]])
+    assert "rec_dest['j'] = rec_source['j']" in sources["record_setitem_array"]
+
+
+def test_a_fresh_copy_of_a_namedtuple_argument_is_the_same_namedtuple():
+    # numba-cuda's test_namedtuple: numba types x.a by the namedtuple's fields; a plain tuple copy did not compile
+    import collections
+
+    from gpuviz.capture.gpu import _copy_tuple
+
+    Point = collections.namedtuple("Point", ["a", "b"])
+    cuda = types.SimpleNamespace(to_device=lambda x: ("on device", x.copy()))
+    data = np.arange(3)
+    copied = _copy_tuple(cuda, Point(data, (1, 2.0)))
+    assert type(copied) is Point and copied.b == (1, 2.0)
+    assert copied.a[0] == "on device" and copied.a[1] is not data and np.array_equal(copied.a[1], data)

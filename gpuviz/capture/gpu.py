@@ -959,7 +959,7 @@ def _copy_tuple(cuda, t: tuple) -> tuple:
             out.append(d)
         else:
             out.append(x)
-    return tuple(out)
+    return type(t)(*out) if hasattr(t, "_fields") else tuple(out)  # a namedtuple stays one (numba types its fields)
 
 
 def _write_back(args, dargs, input_only=()):

@@ -226,6 +226,24 @@ class GpuRewriter(PerThreadRewriter):
             return pre, ast.Call(func=node.func, args=[_name(n) for n in names], keywords=[])
         return super().atomic_call(node)
 
+    def visit_Call(self, node):
+        node = super().visit_Call(node)
+        if isinstance(node, ast.Call) and self.is_shared_decl(node):
+            # a shape the callers give as an argument (the same constant at every call) is written in as that
+            # constant: numba folds it so too, and then needs no literal retyping of the parameter
+            kw = {k.arg: k for k in node.keywords}
+            shape_node = node.args[0] if node.args else (kw["shape"].value if "shape" in kw else None)
+            params = set(self.fs.params)
+            if shape_node is not None and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(shape_node)):
+                value = _constant_value(shape_node, self.fs, self.constants)
+                literal = _shape_literal(value)
+                if literal is not None:
+                    if node.args:
+                        node.args[0] = literal
+                    else:
+                        kw["shape"].value = literal
+        return node
+
     def resolved_shared_decls(self) -> dict[int, tuple[tuple[int, ...], str]]:
         """{line: (shape, dtype)} of the shared declarations the plan sizes at run time, read from
         :attr:`constants` (numba needs them constant too: it compiles them into the kernel)."""
@@ -364,6 +382,10 @@ class GpuRewriter(PerThreadRewriter):
         if aid is None:
             return None
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if any(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts):
+            # rec["x"] on one record: a field, kept as numba compiles it (a recorder call in the index would take
+            # the field name where numba needs it literal); not recorded
+            return None
         if isinstance(idx, ast.Name) and idx.id in self.index_tuples:
             elts = [ast.Subscript(_name(idx.id), ast.Constant(k), ast.Load()) for k in range(self.index_tuples[idx.id])]
         if len(elts) > MAX_INDEX_DIMS:
@@ -993,6 +1015,16 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
 
 
 _UNKNOWN = object()
+
+
+def _shape_literal(value) -> ast.expr | None:
+    """``32`` or ``(4, 8)`` as source, for a shape that is an int or a tuple of ints; else None."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return ast.Constant(int(value))
+    if isinstance(value, tuple) and value and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                  for v in value):
+        return ast.Tuple([ast.Constant(int(v)) for v in value], ast.Load())
+    return None
 
 
 def _atomic_name(obj) -> str | None:
