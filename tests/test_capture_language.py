@@ -521,3 +521,11 @@ def test_compare_and_swap_is_recorded_on_the_first_element_by_both_recorders():
     for t in (cpu, sim):
         atomics = sorted((int(th), int(ix)) for th, ix, k in zip(t.thread, t.index, t.kind) if k == 6)
         assert atomics == [(0, 0), (1, 1), (2, 2), (3, 3)]
+
+
+def test_an_exception_raised_in_a_kernel_names_its_thread_as_numba_does():
+    with pytest.raises(ValueError) as by_numba:
+        raises[1, 4](np.zeros(4))
+    with pytest.raises(KernelRaised) as info:
+        gpuviz.capture(raises, 1, 4, np.zeros(4))
+    assert str(info.value.exception) == str(by_numba.value) == "tid=[3, 0, 0] ctaid=[0, 0, 0]: thread 3 saw a bad value"

@@ -608,7 +608,7 @@ class SimtRuntime:
             raise KernelRaised(
                 f"{self.where(line)}: {self.lane_name(lane)} divides by zero (the kernel is compiled with "
                 f"debug=True, so numba raises {type(exc).__name__})\n    {self.line_text(line)}",
-                file=self.file, line=line, exception=exc)
+                file=self.file, line=line, exception=self._from_thread(exc, lane))
         if op == "/":
             return a / b
         if op == "//":
@@ -986,7 +986,17 @@ class SimtRuntime:
         instance = exc() if isinstance(exc, type) else exc
         raise KernelRaised(
             f"{self.where(line)}: {self.lane_name(int(act[0]))} raised {type(instance).__name__}: {instance}\n"
-            f"    {self.line_text(line)}", file=self.file, line=line, exception=instance)
+            f"    {self.line_text(line)}", file=self.file, line=line, exception=self._from_thread(instance, int(act[0])))
+
+    def _from_thread(self, exc, lane):
+        """The exception as numba raises it from a launch: its message led by the thread that raised it,
+        ``tid=[x, y, z] ctaid=[x, y, z]: message`` (the simulator's words; numba-cuda's debug kernels say the same)."""
+        where = f"tid={[int(t[lane]) for t in self.tid]} ctaid={[int(b[lane]) for b in self.bid]}"
+        text = str(exc)
+        try:
+            return type(exc)(f"{where}: {text}" if text else where)
+        except Exception:  # noqa: BLE001 - an exception class that takes other arguments: raised as it is
+            return exc
 
     def grid(self, ndim):
         g = tuple(self.bid[d] * self.bdim[d] + self.tid[d] for d in range(ndim))
