@@ -111,3 +111,24 @@ def test_projector_themes_keep_pale_states_visible():
         assert abs(lum(t.block[BlockState.WAITING]) - bg) > 50
         assert abs(lum(t.foreground) - bg) == pytest.approx(255)
         assert t.heatmap in ("cividis", "viridis")
+
+
+def test_a_frame_change_while_entering_presenter_mode_is_drawn_not_crashed_on(window, qapp, monkeypatch):
+    """bench/drive_app.py, F5 in the real app: a frame change reached the presenter's _on_frame before its layout
+    was arranged ('Presenter' object has no attribute '_memory_tabs'), and the app ended. Here the rescale that
+    entering does emits one."""
+    from gpuviz.ui import presenter as presenter_module
+
+    errors = []
+    real_fit = presenter_module.Presenter.fit_text
+
+    def fit_text(self, *a, **k):
+        self.session.set_frame(min(1, self.session.frames.n_frames - 1))  # what a resize or a timer may do
+        return real_fit(self, *a, **k)
+
+    monkeypatch.setattr(presenter_module.Presenter, "fit_text", fit_text)
+    monkeypatch.setattr("sys.excepthook", lambda *exc: errors.append(exc[1]))
+    p = presenter_module.enter_presenter(window, theme="dark", size=(1280, 720), fullscreen=False)
+    qapp.processEvents()
+    assert errors == [] and p is not None
+    presenter_module.leave_presenter(window)

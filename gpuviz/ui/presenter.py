@@ -355,6 +355,9 @@ class Presenter(QObject):
 
     def __init__(self, window, theme: str = "dark", scale: float | None = None, size=None, fullscreen: bool = True):
         super().__init__(window)
+        # set before any signal is connected: a frame change while entering (the theme's rescale, a full-screen
+        # resize) reaches _on_frame before the layout is arranged (bench/drive_app.py: AttributeError on F5)
+        self._memory_tabs = False
         if theme not in PRESENT_THEMES:
             raise ValueError(f"presenter theme is 'light' or 'dark', not {theme!r}")
         self.window = window
@@ -423,7 +426,6 @@ class Presenter(QObject):
         if self.size is not None:
             window.resize(*self.size)
         lesson = getattr(window, "_gpuviz_lesson", None)
-        self._memory_tabs = False
         if lesson is not None:  # a lesson plays: the clicker drives it, its scene keeps its own views
             lesson.attach(self)
         else:
