@@ -31,7 +31,7 @@ import numpy as np
 from ..model.trace import ArrayInfo, EventKind, Launch, Trace
 from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
 from .limits import check_launch
-from .simt_compile import _WARP, module_role
+from .simt_compile import _WARP
 from .source import FunctionSource, assigned_names, source_span
 
 PREFIX = "__gv_"
@@ -70,20 +70,8 @@ class PerThreadRewriter(ast.NodeTransformer):
         return UnsupportedConstruct(f"{self.fs.file}:{line}: {what}\n    {self.fs.line_text(line)}", file=self.fs.file, line=line)
 
     def dotted(self, node) -> list[str] | None:
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        role = module_role(self.ns.get(node.id))
-        if role is None:
-            return None
-        parts.append(role)
-        parts.reverse()
-        if parts[0] == "numba" and len(parts) > 1 and parts[1] == "cuda":
-            parts = parts[1:]
-        return parts
+        """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x``: read off the plan's resolution of the names."""
+        return self.fplan.dotted(node)
 
     @staticmethod
     def call(name, *args, line=None, site=None):

@@ -109,6 +109,9 @@ class FunctionPlan:
     index: int
     is_kernel: bool
     refs: dict[tuple[int, int], Ref] = field(default_factory=dict)  # (line, col) of a Name -> what it is
+    #: (line, col) of a Name that is one of the modules a kernel may use -> its role ('cuda', 'math', 'cmath',
+    #: 'numpy', 'numba', 'operator'): where ``cuda.threadIdx.x``-style chains start
+    module_roles: dict[tuple[int, int], str] = field(default_factory=dict)
     shared: list[ArrayDecl] = field(default_factory=list)
     local_arrays: list[ArrayDecl] = field(default_factory=list)
     host_arrays: dict[str, np.ndarray] = field(default_factory=dict)  # module-level numpy arrays it reads
@@ -119,6 +122,24 @@ class FunctionPlan:
 
     def ref(self, node: ast.Name) -> Ref | None:
         return self.refs.get((node.lineno, node.col_offset))
+
+    def dotted(self, node) -> list[str] | None:
+        """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x`` (a chain rooted at a module the plan resolved;
+        ``numba.cuda.*`` reads as ``cuda.*``), None for anything else, as the plan read the names."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or getattr(node, "lineno", None) is None:
+            return None
+        role = self.module_roles.get((node.lineno, node.col_offset))
+        if role is None:
+            return None
+        parts.append(role)
+        parts.reverse()
+        if parts[0] == "numba" and len(parts) > 1 and parts[1] == "cuda":
+            parts = parts[1:]
+        return parts
 
     def site(self, kind: str, node) -> int | None:
         """The site id of ``kind`` at ``node`` (a Subscript, a Call, a Return; None: the kernel's def line or
@@ -366,6 +387,7 @@ def _resolve_names(fp: FunctionPlan, ns: dict, local: set, device_names: set) ->
             obj = ns[name]
             role = module_role(obj)
             if role is not None:
+                fp.module_roles[(n.lineno, n.col_offset)] = role
                 kind = role if role in ("cuda", "math", "numpy", "numba", "operator") else "math"  # cmath too
             elif name in device_names or is_device_function(obj):
                 kind = "device_function"
