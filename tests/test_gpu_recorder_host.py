@@ -327,3 +327,23 @@ def test_a_fresh_copy_of_a_namedtuple_argument_is_the_same_namedtuple():
     copied = _copy_tuple(cuda, Point(data, (1, 2.0)))
     assert type(copied) is Point and copied.b == (1, 2.0)
     assert copied.a[0] == "on device" and copied.a[1] is not data and np.array_equal(copied.a[1], data)
+
+
+def test_one_record_handed_to_a_device_function_is_not_indexed_as_an_array(tmp_path):
+    # numba-cuda's test_getitem_idx: inner(arg0) with arg0 one record (numpy.void); ary[0] in inner is its first
+    # field, so the callee must not record through the parameter (numba has no shape for a record: KeyError)
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit(device=True)
+        def first_field(ary):
+            return ary[0]
+
+        @cuda.jit
+        def outer(arg0, res):
+            res[0] = first_field(arg0)
+        """)
+    dt = np.dtype([("g", np.int32), ("h", np.float32)])
+    info, sources = variant_source(m.outer, 1, 1, [np.zeros(1, dt)[0], np.zeros(1, np.int32)])
+    assert "return ary[0]" in sources["first_field"]
+    assert "first_field(arg0, __gv_s" in sources["outer"] and sources["outer"].rstrip().endswith("512)")

@@ -142,6 +142,9 @@ class BuildInfo:
     #: the capture plan's site table (gpuviz.model.trace.Site): the recorded codes hold these ids
     sites: list = field(default_factory=list)
     _array_keys: dict = field(default_factory=dict)
+    #: (id of a device function, parameter) that some call passes a value that is no array to index (a number,
+    #: a tuple, one record): the callee does not record through it (a recorder call would not compile there)
+    not_arrays: set = field(default_factory=set)
 
     def site(self, kind: int, site: int) -> int:
         """The plan's site id ``site``, checked to be a site of ``kind`` that a code can hold."""
@@ -324,6 +327,8 @@ class GpuRewriter(PerThreadRewriter):
                 continue
             if not self.is_kernel and p in self.constants and not hasattr(self.constants[p], "shape"):
                 continue  # every call passes it a constant that is no array (a shape, a dtype, a flag)
+            if not self.is_kernel and (id(self.fs.fn), p) in self.info.not_arrays:
+                continue  # a call passes it a number, a tuple or one record (BuildInfo.not_arrays)
             if p in self.rebound:
                 if p in subscripted:
                     raise self.error(self.fs.tree, f"parameter {p!r} is indexed and also assigned to inside {self.fs.name}; "
@@ -355,6 +360,8 @@ class GpuRewriter(PerThreadRewriter):
             if isinstance(v, int):
                 if self.skip_shared and self.info.arrays[v].space == "shared":
                     return None
+                if self.info.arrays[v].shape == ():
+                    return None  # one record (a numpy.void argument): rec[0], rec["x"] are its fields
                 return ast.Constant(v)
             return _name(v)
         return None
@@ -455,8 +462,26 @@ class GpuRewriter(PerThreadRewriter):
         if isinstance(node.func, ast.Name) and node.func.id in self.fs.device_functions:
             # the callee records into this thread's state and buffers, told which arrays it is handed
             aids = [self.aid_of(a) or ast.Constant(-1) for a in node.args]
+            callee = self.fs.device_functions[node.func.id]
+            for p, a in zip(callee.params, node.args):
+                if self.is_no_array(a):
+                    self.info.not_arrays.add((id(callee.fn), p))
             node.args = node.args + [_name(STATE), *_bufs(), *aids]
         return node
+
+    def is_no_array(self, node) -> bool:
+        """Whether a call's argument is known to be no array to index: a tuple display, a kernel parameter the
+        launch passes a number or a tuple, one record, or a parameter some caller passes such a value."""
+        if isinstance(node, ast.Tuple):
+            return True
+        if not isinstance(node, ast.Name):
+            return False
+        if node.id in self.fs.params and node.id not in self.rebound:
+            if self.is_kernel:
+                return node.id not in self.array_args or self.array_args[node.id].shape == ()
+            return (id(self.fs.fn), node.id) in self.info.not_arrays
+        v = self.arrays.get(node.id)
+        return isinstance(v, int) and self.info.arrays[v].shape == ()
 
     def rewrite(self) -> ast.FunctionDef:
         self._init_arrays()
