@@ -155,3 +155,19 @@ def test_an_index_with_no_frame_offsets_is_a_damaged_file(tmp_path):
     bad.write_bytes(fuzzing.write_zip(members))
     with pytest.raises(TraceFileError, match="offsets|index is damaged"):
         load_traces(bad)
+
+
+@pytest.mark.parametrize("number, what", [
+    (119, "values of trace0/index.npy"),  # index int64-max on events of no array: the narration's key overflowed
+    (13, "big source"),  # a one-line "source" of a million characters: the source view took minutes to lay out
+])
+def test_damaged_files_that_load_also_render(tmp_path, number, what):
+    # fuzz inputs of seed 1 (bench/fuzz.py) that loaded and then broke `gpuviz snapshot`
+    seeds = fuzzing.make_seeds(tmp_path / "seeds")
+    data, which, desc = fuzzing.make_trace_input(1, number, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    assert what in desc
+    path = tmp_path / "in.gpuviz"
+    path.write_bytes(data)
+    originals = load_traces(seeds[which])
+    rec = fuzzing._check_trace(path, originals, True, tmp_path)
+    assert rec["outcome"] == "different" and rec["info"] == "ok" and rec["snapshot"] == "ok", rec

@@ -287,9 +287,13 @@ class Narrator:
             m = pick[fr]
             lo = int(idx[m].min()) if m.any() else 0
             span = int(idx[m].max()) - lo + 1 if m.any() else 1
-            key = fr[m] * span + (idx[m] - lo)
-            uk, uc = np.unique(key, return_counts=True)
-            ufr = uk // span
+            if span * n_frames < 2**62:
+                key = fr[m] * span + (idx[m] - lo)
+                uk, uc = np.unique(key, return_counts=True)
+                ufr = uk // span
+            else:  # indices far apart (a file's values, not an executor's): one (frame, index) pair per row
+                uk, uc = np.unique(np.stack([fr[m], idx[m]], axis=1), axis=0, return_counts=True)
+                ufr = uk[:, 0]
             self.distinct[irregular] = 0
             np.add.at(self.distinct, ufr, 1)
             self.max_mult[irregular] = 0

@@ -376,7 +376,7 @@ class LineTableView(TraceView):
         mono.setPixelSize(self.style.px(self.style.theme.font_px * 0.9))
         for i, r in enumerate(self.rows):
             k = r["line"] - first
-            text = src[k].strip() if 0 <= k < len(src) else ""
+            text = src[k].strip()[:500] if 0 <= k < len(src) else ""  # a file's "source" may be one huge line
             spr = r.get("sectors_per_request")
             ideal = r.get("ideal_per_request")
             cells = {

@@ -23,6 +23,22 @@ def compact_count(n: int) -> str:
     return str(n)
 
 
+#: what the view lays out of a source: a file from a stranger may hold a "source" of megabytes on one line,
+#: which a text view takes minutes to lay out; a kernel's source is never near either bound
+MAX_SHOWN_LINES = 20_000
+MAX_SHOWN_COLUMNS = 1_000
+
+
+def shown_lines(lines: list[str]) -> list[str]:
+    """The source lines as the view shows them: each cut at MAX_SHOWN_COLUMNS, at most MAX_SHOWN_LINES."""
+    out = [code if len(code) <= MAX_SHOWN_COLUMNS else
+           f"{code[:MAX_SHOWN_COLUMNS]} … ({len(code) - MAX_SHOWN_COLUMNS:,} more characters not shown)"
+           for code in lines[:MAX_SHOWN_LINES]]
+    if len(lines) > MAX_SHOWN_LINES:
+        out.append(f"… ({len(lines) - MAX_SHOWN_LINES:,} more lines not shown)")
+    return out
+
+
 def source_label(launch) -> str:
     """Where the source shown came from. A GPU recording's path is the recording machine's: its file name,
     said to be the source as recorded (the file on this machine may differ or not exist)."""
@@ -78,7 +94,7 @@ class SourceView(TraceView):
 
     def _fill(self) -> None:
         L = self.trace.launch
-        lines = L.source_lines()
+        lines = shown_lines(L.source_lines())
         self._first_line = L.first_line
         self._n_lines = len(lines)
         counts = self.frames.line_counts()
