@@ -231,6 +231,7 @@ def cmd_open(args) -> int:
 RUN_VALUE_OPTIONS = ("--backend", "--kernel", "--launch", "-o", "--output", "--timeout", "--max-events", "--blocks",
                      "--watchdog")
 RUN_FLAG_OPTIONS = ("-h", "--help")
+RUN_SWITCHES = ("--run-untraced",)  # gpuviz's own wherever they come, like the options that take a value
 
 
 def split_run_argv(tokens: list[str]) -> tuple[list[str], list[str]]:
@@ -252,6 +253,8 @@ def split_run_argv(tokens: list[str]) -> tuple[list[str], list[str]]:
             if "=" not in tok and i + 1 < len(tokens):
                 ours.append(tokens[i + 1])
                 i += 1
+        elif tok in RUN_SWITCHES:
+            ours.append(tok)
         elif tok in RUN_FLAG_OPTIONS and not script_seen:
             ours.append(tok)
         elif not script_seen:
@@ -294,7 +297,8 @@ def cmd_run(args) -> int:
     try:
         result = run_script(script, args.script_args, backend=args.backend, kernel=args.kernel, launches=args.launch,
                             record_blocks=args.blocks, max_events=args.max_events, timeout=args.timeout,
-                            watchdog=args.watchdog, capture_output=False, output=output, on_progress=progress)
+                            watchdog=args.watchdog, capture_output=False, output=output, on_progress=progress,
+                            run_untraced=args.run_untraced)
     except (KeyboardInterrupt, RunInterrupted) as exc:
         progress.done()
         how = "cancelled" if isinstance(exc, KeyboardInterrupt) else str(exc)
@@ -546,6 +550,9 @@ def build_parser() -> ca.Parser:
                    help="most events the whole recording may hold (50,000,000)")
     s.add_argument("--watchdog", type=_watchdog_seconds, default=10.0, metavar="SECONDS",
                    help="stop a launch that makes no progress toward its end for this long (10; 0: never)")
+    s.add_argument("--run-untraced", action="store_true",
+                   help="run a launch too large to trace untraced and let the program go on (default: the program "
+                        "stops at it, saying the estimate, the limit and the options)")
     s.set_defaults(func=cmd_run, script_args=[])
 
     s = sub.add_parser("kernels", help="list the bundled kernels")

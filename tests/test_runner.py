@@ -354,9 +354,11 @@ def test_the_first_cause_is_reported_when_the_untraced_fallback_fails_too():
 
 # ---- finding 24 on every fallback path: the first cause leads what the user sees ---------------------------
 def test_first_cause_leads_when_a_launch_too_large_to_trace_fails_untraced():
-    """Too large to trace, so run untraced on numba's simulator, which has no warp shuffles: the report says
-    first why it was not traced (the event limit), then what the untraced run hit."""
-    result = run_script(SCRIPTS / "shuffle_on_simulator.py", backend="sim", max_events=1, timeout=QUICK)
+    """Too large to trace, so run untraced (--run-untraced: without it the program stops at the launch) on numba's
+    simulator, which has no warp shuffles: the report says first why it was not traced (the event limit), then
+    what the untraced run hit."""
+    result = run_script(SCRIPTS / "shuffle_on_simulator.py", backend="sim", max_events=1, timeout=QUICK,
+                        run_untraced=True)
     assert not result.ok and result.error["kind"] == "TraceTooLarge", result.error
     msg = result.message
     assert "over the limit of 1" in msg and "shfl_down_sync" in msg, msg
@@ -424,3 +426,33 @@ def test_first_cause_leads_when_the_window_falls_back_from_the_gpu_and_the_cpu_f
     error = json.loads(next(ln for ln in lines if ln.startswith("ERROR ")).split(" ", 1)[1])
     assert error.startswith("KernelFault: kernels/vector_add.py:12: index 99 out of range"), error
     assert "no CUDA driver on this machine" in error and "CPU executor" in error, error
+
+
+TOO_LARGE = SCRIPTS / "too_large_launch.py"  # launch 2: about 2.2 million events
+
+
+@pytest.mark.parametrize("backend", ["cpu", "sim"])
+def test_a_launch_too_large_to_trace_stops_the_program_there_with_the_estimate_and_the_options(backend):
+    result = run_script(TOO_LARGE, backend=backend, max_events=200_000, timeout=QUICK)
+    assert result.status == "error" and result.error["kind"] == "TraceTooLarge", result.message
+    assert result.error["launch"] == 2 and result.error["kernel"] == "sweep"
+    # stopped at the refused launch: the program did not go on (nor run the launch untraced)
+    assert "first launch done" in result.stdout and "second launch done" not in result.stdout
+    assert [r.status for r in result.launches] == ["traced", "failed"]
+    message = result.message
+    assert "would hold about" in message and "limit of the whole recording is 200,000 events" in message
+    assert "--blocks" in message and "--max-events" in message and "--run-untraced" in message
+
+
+def test_run_untraced_lets_the_program_go_on_past_a_launch_too_large_to_trace():
+    result = run_script(TOO_LARGE, max_events=200_000, timeout=QUICK, run_untraced=True)
+    assert result.ok, result.message
+    assert "second launch done:" in result.stdout
+    assert [r.status for r in result.launches] == ["traced", "untraced"]
+    assert "would hold about" in result.launches[1].reason
+
+
+def test_the_cli_takes_run_untraced_wherever_it_comes():
+    ours, theirs = split_run_argv(["prog.py", "--n", "3", "--run-untraced"])
+    assert ours == ["prog.py", "--run-untraced"] and theirs == ["--n", "3"]
+    assert split_run_argv(["prog.py", "--", "--run-untraced"])[1] == ["--run-untraced"]

@@ -74,6 +74,7 @@ if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack
 
 from ..model.trace import EVENT_FIELDS, ArrayInfo, EventKind, Launch, Trace  # noqa: E402
+from . import device_wait  # noqa: E402
 from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge, UnsupportedConstruct  # noqa: E402
 from .gpu_rewrite import CNT_COLUMNS, OFF_COLUMNS  # noqa: E402
 from .limits import check_launch, normalize_dims  # noqa: E402
@@ -218,7 +219,8 @@ class EventTimer:
     def __exit__(self, *exc):
         self.end.record()
         if exc[0] is None:
-            self.end.synchronize()
+            with device_wait.waiting("the kernel"):
+                self.end.synchronize()
         return False
 
     @property
@@ -284,7 +286,8 @@ class DeviceTimer:
             t2 = time.perf_counter()
             end.record()
             t3 = time.perf_counter()
-            end.synchronize()
+            with device_wait.waiting("the kernel"):
+                end.synchronize()
             self.seconds = cuda.event_elapsed_time(start, end) / 1e3
             self.host_seconds = t2 - t1
             # the hold began no earlier than t0 and the work's last enqueue ended by t3: hidden if t3 - t0 < hold
@@ -519,7 +522,8 @@ class GpuRecording:
 
     def _sync(self, what):
         try:
-            self.cuda.synchronize()
+            with device_wait.waiting(f"the {what} launch"):
+                self.cuda.synchronize()
         except Exception as exc:
             raise _fault(exc, self.root, self.grid, self.block, what) from exc
 
@@ -605,10 +609,12 @@ class GpuRecording:
         records = counts[:, 0] + (counts[:, 3] if warp else 0)
         total, total_timed = int(records.sum()), int(counts[:, 1].sum())
         if max_events is not None and total > max_events:
-            raise TraceTooLarge(
+            err = TraceTooLarge(
                 f"{self.root.name}[{self.grid}, {self.block}] would record {total:,} events, over max_events={max_events:,}. "
                 f"Record fewer blocks (record_blocks=[...]), a smaller problem, or mode='warp' (one record per warp instruction)"
             )
+            err.events = total  # counted on the device: the runner compares it with the whole recording's limit
+            raise err
         if warp and worst_case:
             counts = counts.copy()
             counts[:, 0] = counts[:, 3] = records

@@ -45,6 +45,14 @@ SUGGESTION = (
     "(--backend gpu, mode='warp'), or raise --max-events"
 )
 
+#: what a refusal of a launch too large to trace adds: the program stops there unless told otherwise
+STOPPED_TOO_LARGE = (
+    "The program was stopped at this launch, before running it, so that the answer comes in seconds rather "
+    "than after minutes of untraced work; to let the program go on and run such launches untraced (its "
+    "results stay right, the recording lists them as not traced), run with --run-untraced "
+    "(run_untraced=True)."
+)
+
 
 class StopRun(BaseException):
     """Unwinds the user's program after a fault a GPU would not survive (a BaseException, so that the
@@ -147,6 +155,9 @@ class LaunchPolicy:
     record_blocks: list | None = None
     max_loop_iterations: int = 5_000_000
     watchdog: float | None = 10.0  # seconds a CPU-executor launch may go without progress (None/0: no limit)
+    # a launch whose trace alone would pass max_events stops the program at it (the classroom hears why in
+    # seconds); True runs such launches untraced instead, so that the program gets its results
+    run_untraced: bool = False
     # a fatal capture error leaves a worker's program as StopRun (nothing may catch it), an in-process
     # recording's code as the CaptureError itself (a notebook cell shows it and the kernel lives on)
     stop_program: bool = True
@@ -154,6 +165,8 @@ class LaunchPolicy:
     on_trace: object = None
     on_notice: object = None
     on_progress: object = None  # on_progress(record, info): a CPU-executor launch's progress, about once a second
+    # a gpuviz.runner.launch_watch.LaunchWatch: watches launches on numba's simulator and on a GPU
+    watch: object = None
 
     def __post_init__(self):
         self.count = 0
@@ -198,6 +211,8 @@ class LaunchPolicy:
         if self.on_begin:
             self.on_begin(rec)
         self.in_flight = rec  # stays set when the launch raises: the error happened inside it
+        if self.watch is not None:
+            self.watch.begin(rec, kernel)
         try:
             if 0 in rec.grid:
                 # a grid of no blocks runs nothing (numba's simulator) or is refused by the driver (a GPU): what
@@ -208,6 +223,8 @@ class LaunchPolicy:
             else:
                 self._trace(rec, kernel, args, run_original)
         finally:
+            if self.watch is not None:
+                self.watch.end()
             rec.seconds = time.perf_counter() - t0
         self.in_flight = None
         return None
@@ -220,10 +237,12 @@ class LaunchPolicy:
             check_launch(rec.grid, rec.block, where=f"{rec.file}:{rec.line}", kernel=rec.kernel)
             self._check_size(rec, kernel)
         except TraceTooLarge as exc:
-            if self._can_run_untraced(rec):
+            if not self._can_run_untraced(rec):  # more threads than the executor holds: it cannot run at all
+                return self._fail(rec, kernel, exc, None)
+            if self.run_untraced or not self._alone_too_large(exc, self.max_events - self.used_events):
                 self._run_untraced(rec, kernel, args, run_original, str(exc), first=exc)
                 return None
-            return self._fail(rec, kernel, exc, None)
+            return self._fail(rec, kernel, self._stopped_too_large(exc), None)
         except CaptureError as exc:
             return self._fail(rec, kernel, exc, None)
         budget = self.max_events - self.used_events
@@ -247,6 +266,9 @@ class LaunchPolicy:
             self._run_plain(rec, kernel, run_original, f"gpuviz cannot instrument this kernel: {exc}", first=exc)
             return None
         except TraceTooLarge as exc:
+            if not self.run_untraced and self._alone_too_large(exc, budget):
+                # too large to trace at this limit whatever came before: stop here, on every backend alike
+                return self._fail(rec, kernel, self._stopped_too_large(exc), None)
             if backend == "sim":  # the simulator checks after the launch: the arguments are already right
                 self._untraced(rec, kernel, "sim", f"{exc}. To trace it: {SUGGESTION}")
                 return None
@@ -296,16 +318,36 @@ class LaunchPolicy:
         where = f"{rec.file}:{rec.line}"
         if least > left:
             spent = f" ({self.used_events:,} already recorded by earlier launches)" if self.used_events else ""
-            raise TraceTooLarge(
+            raise _with_events(least, TraceTooLarge(
                 f"{where}: launch {rec.number} of {rec.kernel} with grid {_dims(rec.grid)} x block {_dims(rec.block)} = "
                 f"{recorded_blocks * tpb:,} recorded threads would record at least {least:,} events "
                 f"({per_thread} per thread), over the limit of {left:,}{spent}. Refused before running: {SUGGESTION}",
-                file=rec.file, line=rec.line)
+                file=rec.file, line=rec.line))
         if self.backend != "gpu" and n_blocks * tpb > MAX_EXECUTOR_THREADS:
             raise TraceTooLarge(
                 f"{where}: launch {rec.number} of {rec.kernel} has grid {_dims(rec.grid)} x block {_dims(rec.block)} = "
                 f"{n_blocks * tpb:,} threads, more than gpuviz's CPU executor runs at once ({MAX_EXECUTOR_THREADS:,}): "
                 "launch a smaller grid, or capture on a real GPU (--backend gpu)", file=rec.file, line=rec.line)
+
+    def _alone_too_large(self, exc: TraceTooLarge, budget: int) -> bool:
+        """Whether the launch's trace would pass the limit of the whole recording, not only what earlier
+        launches left of it (then the recording is full: the launch runs untraced and the program goes on)."""
+        events = getattr(exc, "events", None)
+        estimate = getattr(exc, "estimate", None)
+        if events is None and estimate is not None:
+            events = estimate.events
+        if events is not None:
+            return int(events) > self.max_events
+        return budget >= self.max_events  # it outgrew a budget nothing else had used
+
+    def _stopped_too_large(self, exc: TraceTooLarge) -> TraceTooLarge:
+        spent = (f" (the limit of the whole recording is {self.max_events:,} events, of which earlier launches "
+                 f"recorded {self.used_events:,})") if self.used_events else ""
+        out = TraceTooLarge(f"{exc}{spent}\n{STOPPED_TOO_LARGE}", file=exc.file, line=exc.line)
+        for name in ("estimate", "limit", "events"):
+            if hasattr(exc, name):
+                setattr(out, name, getattr(exc, name))
+        return out
 
     def _can_run_untraced(self, rec) -> bool:
         n = rec.grid[0] * rec.grid[1] * rec.grid[2] * rec.block[0] * rec.block[1] * rec.block[2]
@@ -341,6 +383,13 @@ class LaunchPolicy:
                 run_original()
             except Exception as plain_exc:  # noqa: BLE001 - what the fallback hit is the second cause, not the first
                 raise first_cause_leads(first, plain_exc) from plain_exc
+        if self.backend == "gpu":
+            # a launch returns before its kernel ends: wait for it here, so that a kernel that never ends is
+            # caught (and named) in its own launch, not at the program's next copy back
+            from ..capture import device_wait
+
+            with device_wait.waiting("the kernel"):
+                _synchronize()
         self._untraced(rec, kernel, "plain", reason)
 
     def _untraced(self, rec, kernel, backend: str, reason: str) -> None:
@@ -375,6 +424,17 @@ def first_cause_leads(first: CaptureError, fallback_exc: BaseException) -> Captu
         out = CaptureError(message, file=first.file, line=first.line)
     out.trace = getattr(first, "trace", None)
     return out
+
+
+def _synchronize() -> None:
+    from numba import cuda
+
+    cuda.synchronize()
+
+
+def _with_events(events: int, exc: TraceTooLarge) -> TraceTooLarge:
+    exc.events = int(events)  # what the launch alone would record (at least): compared with the whole limit
+    return exc
 
 
 def _snapshot(args) -> list:

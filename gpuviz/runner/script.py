@@ -47,6 +47,9 @@ DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_MAX_EVENTS = 50_000_000
 DEFAULT_WATCHDOG_S = 10.0  # a CPU-executor launch with no progress this long is stopped (gpuviz.capture.watchdog)
 _STACK_GRACE_S = 0.4  # how long a timed-out worker gets to write where it was before it is killed
+#: a launch in flight from which the worker says nothing (no progress, no heartbeat) for the watchdog's time
+#: and this much more is stopped from here: the worker's own watch cannot run (a call holds the interpreter)
+SILENCE_GRACE_S = 15.0
 
 
 @dataclass
@@ -115,10 +118,12 @@ def format_error(err: dict) -> str:
 def prepare_run(script, argv=(), *, backend: str = "cpu", kernel: str | None = None, launches=None,
                 record_blocks=None, max_events: int = DEFAULT_MAX_EVENTS, max_loop_iterations: int = 5_000_000,
                 watchdog: float | None = DEFAULT_WATCHDOG_S, ack: bool = False,
-                folder: str | None = None) -> tuple[str, list[str], dict]:
+                folder: str | None = None, run_untraced: bool = False) -> tuple[str, list[str], dict]:
     """Write the request; returns (run folder, worker command line, environment). The worker reads
     :func:`run_key` of the folder as the first line of its stdin: whoever starts it writes that line.
-    ``ack``: the worker waits after each launch until the parent writes back its number (it saved it)."""
+    ``ack``: the worker waits after each launch until the parent writes back its number (it saved it).
+    ``run_untraced``: a launch whose trace alone would pass ``max_events`` runs untraced and the program
+    goes on (by default the program is stopped at it, with the estimate, the limit and the options)."""
     if backend not in ("cpu", "sim", "gpu"):
         raise ValueError(f"backend must be cpu, sim or gpu, not {backend!r}")
     if max_events is not None and int(max_events) < 1:
@@ -130,6 +135,7 @@ def prepare_run(script, argv=(), *, backend: str = "cpu", kernel: str | None = N
         "record_blocks": [int(b) for b in record_blocks] if record_blocks else None,
         "max_events": int(max_events or DEFAULT_MAX_EVENTS), "max_loop_iterations": int(max_loop_iterations),
         "watchdog": float(watchdog) if watchdog else 0.0, "ack": bool(ack), "parent_pid": os.getpid(),
+        "run_untraced": bool(run_untraced),
     }
     if watchdog is not None and not float(watchdog) >= 0:
         raise ValueError(f"watchdog must be a number of seconds (0: off), not {watchdog}")
@@ -237,7 +243,8 @@ class _Output:
 def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = None, launches=None,
                record_blocks=None, max_events: int = DEFAULT_MAX_EVENTS, max_loop_iterations: int = 5_000_000,
                timeout: float = DEFAULT_TIMEOUT_S, watchdog: float | None = DEFAULT_WATCHDOG_S,
-               capture_output: bool = True, cancel=None, cwd=None, output=None, on_progress=None) -> RunResult:
+               capture_output: bool = True, cancel=None, cwd=None, output=None, on_progress=None,
+               run_untraced: bool = False) -> RunResult:
     """Run ``python SCRIPT argv...`` in a worker process with every launch intercepted; wait for it.
 
     ``timeout`` (seconds) stops a program that runs too long; ``watchdog`` (seconds; 0 or None: off) stops
@@ -245,12 +252,14 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
     request. With ``capture_output`` the program's stdout/stderr land in the result, otherwise they go
     straight to this process's terminal. ``output``: write the recording there, as launches finish.
     ``on_progress(event)``: the worker's progress reports (launch number, kernel, seconds, events,
-    threads done, seconds without progress), about once a second while a launch runs.
+    threads done, seconds without progress), about once a second while a launch runs. ``run_untraced``: run
+    launches too large to trace untraced so the program goes on (default: the program stops at the first).
     """
     ack = output is not None and os.name == "posix"
     folder, command, env = prepare_run(script, argv, backend=backend, kernel=kernel, launches=launches,
                                        record_blocks=record_blocks, max_events=max_events,
-                                       max_loop_iterations=max_loop_iterations, watchdog=watchdog, ack=ack)
+                                       max_loop_iterations=max_loop_iterations, watchdog=watchdog, ack=ack,
+                                       run_untraced=run_untraced)
     reader = RunReader(folder)
     writer = _Output(output) if output is not None else None
     proc = None
@@ -264,20 +273,32 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
             proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.PIPE, env=env, cwd=cwd,
                                     start_new_session=(os.name == "posix"))
             _tell(proc, run_key(folder))
+            silence = float(watchdog) + SILENCE_GRACE_S if watchdog else None
+            heard, in_flight = time.perf_counter(), set()
             while True:
                 try:
                     proc.wait(timeout=0.02 if ack else 0.05)
                     break
                 except subprocess.TimeoutExpired:
                     pass
-                _follow(reader, writer, proc, on_progress)
+                new = _follow(reader, writer, proc, on_progress)
+                now = time.perf_counter()
+                if new:
+                    heard = now
+                    for ev in new:
+                        if ev["event"] == "launch_begin":
+                            in_flight.add(int(ev["number"]))
+                        elif ev["event"] == "launch":
+                            in_flight.discard(int(ev["number"]))
                 if cancel is not None and cancel.is_set():
                     ended = "cancelled"
-                elif time.perf_counter() - t0 > timeout:
+                elif now - t0 > timeout:
                     ended = "timeout"
+                elif silence is not None and in_flight and now - heard > silence:
+                    ended = "silent"
                 else:
                     continue
-                stop_worker(proc, ask_where=(ended == "timeout"))
+                stop_worker(proc, ask_where=(ended != "cancelled"))
                 break
         except BaseException as exc:  # Ctrl-C, SIGTERM, SIGHUP: the worker and its children must not outlive us
             if proc is not None:
@@ -303,7 +324,7 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
         if os.name == "posix":  # what the program left in the worker's process group
             procs.kill_group(proc.pid)
         result = collect_run(folder, proc.returncode, ended=ended, timeout=timeout,
-                             seconds=time.perf_counter() - t0, reader=reader)
+                             seconds=time.perf_counter() - t0, reader=reader, silence=silence or 0.0)
         if writer is not None and result.traces:
             writer.save(result.traces, status=result.status)
             if writer.error:
@@ -323,9 +344,9 @@ def _tell(proc, line: str) -> None:
         pass
 
 
-def _follow(reader: "RunReader", writer: _Output | None, proc, on_progress) -> None:
+def _follow(reader: "RunReader", writer: _Output | None, proc, on_progress) -> list[dict]:
     """Read what the worker logged since the last call: save finished launches, acknowledge them, report
-    progress."""
+    progress. Returns the new events."""
     new = reader.poll()
     finished = [int(ev["number"]) for ev in new if ev["event"] == "launch"]
     if on_progress is not None:
@@ -333,11 +354,12 @@ def _follow(reader: "RunReader", writer: _Output | None, proc, on_progress) -> N
             if ev["event"] == "progress":
                 on_progress(ev)
     if not finished:
-        return
+        return new
     if writer is not None and (writer.due() or not writer.slow):
         writer.save(reader.traces())
     if proc is not None and proc.stdin is not None:
         _tell(proc, str(max(finished)))
+    return new
 
 
 def stop_worker(proc: subprocess.Popen, ask_where: bool) -> None:
@@ -522,9 +544,11 @@ def where_it_was(folder, script: str) -> tuple[str, int, str] | None:
 
 
 def collect_run(folder, returncode, *, ended: str = "exited", timeout: float = DEFAULT_TIMEOUT_S,
-                seconds: float = 0.0, load: bool = True, reader: RunReader | None = None) -> RunResult:
+                seconds: float = 0.0, load: bool = True, reader: RunReader | None = None,
+                silence: float = 0.0) -> RunResult:
     """Build the :class:`RunResult` from the run folder (also after a crash, a kill or a time-out).
-    ``reader``: the :class:`RunReader` that followed the run (what it loaded is not loaded again)."""
+    ``reader``: the :class:`RunReader` that followed the run (what it loaded is not loaded again).
+    ``ended="silent"``: stopped because a launch in flight said nothing for ``silence`` seconds."""
     folder = Path(folder)
     request = json.loads(Path(folder, "request.json").read_text(encoding="utf-8"))
     script = request["script"]
@@ -568,7 +592,22 @@ def collect_run(folder, returncode, *, ended: str = "exited", timeout: float = D
     in_flight = [begun[k] for k in sorted(begun)]
     stuck = in_flight[-1] if in_flight else None
 
-    if ended in ("timeout", "cancelled"):
+    if ended == "silent":
+        result.status = "error"
+        place = where_it_was(folder, script)
+        what = (f"launch {stuck['number']} of {stuck['kernel']} (grid {_d(stuck['grid'])} x block {_d(stuck['block'])}, "
+                f"kernel at {stuck['file']}:{stuck['line']})") if stuck is not None else "a launch"
+        message = (f"{script}: {what} gave no sign of life for {silence:.0f} s: the worker neither finished it nor "
+                   "reported progress (a kernel that never ends on a GPU, or a call that holds the interpreter), so "
+                   "gpuviz stopped the program")
+        if place is not None:
+            message += f"; it was at {place[0]}:{place[1]} in {place[2]}"
+        message += ". If it only needs longer, raise the limit: --watchdog SECONDS (0 turns it off)"
+        result.error = {"kind": "KernelStalled", "message": message,
+                        "file": (stuck or {}).get("file", script), "line": (stuck or {}).get("line", -1),
+                        "block": None, "thread": None, "launch": stuck["number"] if stuck else None,
+                        "kernel": stuck["kernel"] if stuck else None}
+    elif ended in ("timeout", "cancelled"):
         result.status = ended
         place = where_it_was(folder, script)
         if ended == "timeout":

@@ -53,16 +53,20 @@ class EventLog:
     """The worker's half of the event log: each event one ``MAC JSON`` line, numbered."""
 
     def __init__(self, path: Path, key: bytes):
+        import threading
+
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._key = key
         self._n = 0
+        self._lock = threading.Lock()  # the launch watch writes from its own thread: numbers stay in order
 
     def write(self, event: str, **fields) -> None:
-        self._n += 1
-        payload = json.dumps({"event": event, "n": self._n, **fields}, default=str)
-        mac = hmac.new(self._key, payload.encode("utf-8"), hashlib.sha256).hexdigest()
-        # one write per line, a newline before it: bytes another writer left without one cannot join it
-        os.write(self._fd, f"\n{mac} {payload}\n".encode("utf-8"))
+        with self._lock:
+            self._n += 1
+            payload = json.dumps({"event": event, "n": self._n, **fields}, default=str)
+            mac = hmac.new(self._key, payload.encode("utf-8"), hashlib.sha256).hexdigest()
+            # one write per line, a newline before it: bytes another writer left without one cannot join it
+            os.write(self._fd, f"\n{mac} {payload}\n".encode("utf-8"))
 
 
 class Parent:
@@ -264,6 +268,7 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
     shim_numpy()
     from numba import cuda  # noqa: F401 - chooses simulator or GPU now
 
+    from . import procs
     from .intercept import Interceptor, LaunchPolicy, Selection, StopRun, error_report
 
     log.write("started", backend=backend, numba="gpu" if backend == "gpu" else "simulator", pid=os.getpid())
@@ -289,6 +294,25 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
         log.write("notice", text=text)
         print(f"gpuviz: {text}", file=sys.stderr, flush=True)
 
+    def on_stall(rec, exc):
+        # a launch stuck on numba's simulator or on a GPU cannot be unwound: say why, then end this process
+        report = error_report(exc, rec)
+        log.write("error", **report)
+        text = f"gpuviz: the program was stopped in launch {report['launch']} ({report['kernel']}):\n{report['message']}\n"
+        try:
+            os.write(2, text.encode("utf-8", "replace"))
+        except OSError:
+            pass
+        procs.end_tree(os.getpid(), include_self=False)
+        log.write("exit", code=EXIT_STOPPED)
+        os._exit(EXIT_STOPPED)
+
+    from .launch_watch import LaunchWatch
+
+    watchdog = request.get("watchdog", DEFAULT_WATCHDOG_S)
+    watch = LaunchWatch(watchdog, on_stall=on_stall, on_progress=on_progress,
+                        on_heartbeat=lambda: log.write("heartbeat"))
+
     launches = request.get("launches")
     policy = LaunchPolicy(
         backend=backend,
@@ -296,8 +320,9 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
         max_events=int(request.get("max_events") or 50_000_000),
         record_blocks=request.get("record_blocks"),
         max_loop_iterations=int(request.get("max_loop_iterations") or 5_000_000),
-        watchdog=request.get("watchdog", DEFAULT_WATCHDOG_S),
-        on_begin=on_begin, on_trace=on_trace, on_notice=on_notice, on_progress=on_progress,
+        watchdog=watchdog,
+        run_untraced=bool(request.get("run_untraced")),
+        on_begin=on_begin, on_trace=on_trace, on_notice=on_notice, on_progress=on_progress, watch=watch,
     )
 
     # 3. the program, as `python script.py args...` would run it
