@@ -49,12 +49,14 @@ def run(kind: str, n: int, args, folder: Path) -> fuzzing.Report:
 
     return fuzzing.fuzz(kind, args.seed, n, folder, start=args.start, batch=args.batch, mem=args.mem_gb << 30,
                         snapshot=args.snapshot_every if kind == "trace" else 0, per_input_s=args.per_input_s,
-                        progress=progress)
+                        progress=progress, jobs=args.jobs, deadline=args.deadline)
 
 
 def table(report: fuzzing.Report) -> list[str]:
     c = report.counts
-    lines = [f"| {report.kind} files | {report.n:,} inputs, seed {report.seed}, {report.seconds:,.0f} s |", "|---|---:|"]
+    ran = len(report.records)
+    lines = [f"| {report.kind} files | {ran:,} inputs run (of {report.n:,} asked), seed {report.seed}, "
+             f"{report.seconds:,.0f} s |", "|---|---:|"]
     for key, label in ROWS:
         if key in c or key in ("traceback", "hang", "memory", "crash"):
             lines.append(f"| {label} | {c.get(key, 0):,} |")
@@ -72,21 +74,32 @@ def main() -> int:
                    help="run gpuviz snapshot on the loaded-different inputs whose number is a multiple of this")
     p.add_argument("--mem-gb", type=int, default=3, help="address-space limit of a worker (GB)")
     p.add_argument("--per-input-s", type=float, default=60.0, help="an input that takes longer is a hang")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes at once")
+    p.add_argument("--deadline", default=None,
+                   help="UTC time (HH:MM) after which no new batch starts; the report says how many inputs ran")
     p.add_argument("--work", default=None, help="scratch folder (default: a temporary one)")
     p.add_argument("--out", default=None, help="results JSON (default: bench/results/fuzz_DATE.json)")
     args = p.parse_args()
     import tempfile
 
+    if args.deadline:
+        hh, mm = (int(x) for x in args.deadline.split(":"))
+        now = dt.datetime.now(dt.timezone.utc)
+        at = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+        args.deadline = time.monotonic() + (at - now).total_seconds()
+
     folder = Path(args.work or tempfile.mkdtemp(prefix="gpuviz-fuzz-"))
     command = "nice -n 10 .venv/bin/python bench/fuzz.py " + " ".join(sys.argv[1:])
     reports = []
-    for kind, n in (("trace", args.traces), ("lesson", args.lessons)):
+    for kind, n in (("lesson", args.lessons), ("trace", args.traces)):  # lessons first: seconds, then the long part
         if n > 0:
             print(f"{kind}: {n:,} inputs (seed {args.seed}) ...", flush=True)
             reports.append(run(kind, n, args, folder))
     out_lines = [f"# Fuzz bench {dt.date.today().isoformat()}", "", f"`{command}`", "",
                  f"Machine: {os.cpu_count()} cores (shared), worker limits: {args.mem_gb} GB address space, "
-                 f"{args.per_input_s:g} s per input; snapshot on every {args.snapshot_every}th loaded-different input.", ""]
+                 f"{args.per_input_s:g} s per input; snapshot on every {args.snapshot_every}th loaded-different input "
+                 "(the whole window, shown in one window per worker process as File > Open shows file after file); "
+                 f"{args.jobs} worker process(es) at once.", ""]
     failed = 0
     for r in reports:
         out_lines += table(r) + [""]
@@ -95,7 +108,10 @@ def main() -> int:
             out_lines.append(f"- FAILED input {f['n']}: {json.dumps(f)[:600]}")
     print("\n".join(out_lines))
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"fuzz_{dt.date.today().isoformat()}.json"
-    data = {"command": command, "reports": [{"kind": r.kind, "seed": r.seed, "n": r.n, "start": args.start,
+    commit = os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip()
+    out_lines.insert(2, f"Code: commit {commit}")
+    data = {"command": command, "commit": commit,
+            "reports": [{"kind": r.kind, "seed": r.seed, "n": r.n, "ran": len(r.records), "start": args.start,
                                               "counts": dict(r.counts), "seconds": round(r.seconds, 1),
                                               "failures": r.failures} for r in reports]}
     out.parent.mkdir(parents=True, exist_ok=True)

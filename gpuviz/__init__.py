@@ -54,7 +54,8 @@ def load(path) -> Trace:
 def recording(backend: str = "cpu", **options):
     """``with gpuviz.recording() as rec: ...`` captures every kernel launch of the code inside, in this
     process (for notebooks; ``gpuviz run script.py`` runs a program isolated in a worker instead).
-    ``rec.traces``, ``rec.launches``, ``rec.save(path)``. Options: kernel, launches, record_blocks, max_events."""
+    ``rec.traces``, ``rec.launches``, ``rec.save(path)``. Options: kernel, launches, record_blocks, max_events,
+    run_untraced (a launch too large to trace runs untraced instead of raising TraceTooLarge)."""
     from .runner.notebook import recording as _recording
 
     return _recording(backend=backend, **options)

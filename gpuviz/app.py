@@ -220,10 +220,12 @@ def _parse_size(size) -> tuple[int, int]:
 
 
 def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size=(1920, 1080), out_png="snapshot.png",
-             theme: str = "light", scale: float = 1.0, selection: dict | None = None) -> Path:
+             theme: str = "light", scale: float = 1.0, selection: dict | None = None, window=None) -> Path:
     """Render the whole window, or one view (by view id: ``grid``, ``block``, ``source`` ...), to a PNG.
 
     ``frame`` may be negative (counted from the end). Works headless (offscreen Qt). Returns the path.
+    ``window``: a :class:`~gpuviz.ui.window.MainWindow` made by an earlier call (:func:`snapshot_window`) to
+    show the trace in, as File > Open does in a running window, instead of building one (a second or more).
     """
     w, h = _parse_size(size)
     app = _application(headless=True)
@@ -238,6 +240,8 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
     views = available_views()
     if view is not None and view not in views and view != "window":
         raise ValueError(f"no view named {view!r}; views: window, {', '.join(views)}")
+    if window is not None and view in (None, "window"):
+        return _snapshot_into(window, trace, label, frame, selection, (w, h), out_png, app)
     session = Session(theme=get_theme(theme, scale))
     session.set_trace(trace, label)
     n = session.frames.n_frames
@@ -288,4 +292,50 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
     widget.deleteLater()
     session.shutdown()
     app.processEvents()
+    return out
+
+
+def snapshot_window(size=(1920, 1080), theme: str = "light", scale: float = 1.0):
+    """A headless main window, empty, for :func:`snapshot` (``window=``) to show trace after trace in."""
+    w, h = _parse_size(size)
+    _application(headless=True)
+    from PySide6.QtCore import Qt
+
+    from .ui.session import Session
+    from .ui.theme import get_theme
+    from .ui.window import MainWindow
+
+    window = MainWindow(session=Session(theme=get_theme(theme, scale)))
+    window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    window.resize(w, h)
+    window.show()
+    return window
+
+
+def _snapshot_into(window, trace, label, frame, selection, size, out_png, app) -> Path:
+    session = window.session
+    window.set_trace(trace, label)
+    n = session.frames.n_frames
+    if frame is not None and n:
+        f = int(frame) + (n if int(frame) < 0 else 0)
+        if not 0 <= f < n:
+            raise ValueError(f"frame index {frame} out of range: this trace has {n} frames (indexes 0..{n - 1}, "
+                             f"numbered 1..{n} in the window)")
+        session.set_frame(f)
+    if selection:
+        sel = session.selection
+        if "thread" in selection:
+            sel.select_thread(selection["block"], selection["thread"])
+        elif "block" in selection:
+            sel.select_block(selection["block"])
+    window.resize(*size)
+    app.processEvents()
+    window.arrange_default()
+    for _ in range(3):
+        app.processEvents()
+    window._hide_stale_tab_bars()
+    out = Path(out_png)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(out), "PNG"):
+        raise OSError(f"could not write {out}")
     return out

@@ -160,6 +160,7 @@ def read_members(data: bytes) -> list[Member]:
 
 
 _BOMBS: dict[int, tuple] = {}
+BOMB_SIZES = (1 << 23, 200 << 20, 3 << 30, 4_300_000_000)  # bytes the zip bombs inflate to
 
 
 def bomb(size: int, folder: Path) -> tuple[Member, int]:
@@ -620,17 +621,53 @@ def _check_trace(path: Path, originals, snapshot: bool, folder: Path) -> dict:
     del traces
     if same:
         return rec
-    for step, argv in (("info", ["info", str(path), "--json"]),
-                       ("snapshot", ["snapshot", str(path), "--size", "480x320", "-o", str(folder / "snap.png")])):
-        if step == "snapshot" and not snapshot:
-            continue
+    try:
+        rc, msg = _cli(["info", str(path), "--json"])
+        rec["info"] = "ok" if rc == 0 else f"exit {rc}: {msg}"
+    except BaseException as exc:  # noqa: BLE001
+        rec["info"] = _classify(exc)
+        rec["info_error"] = f"{type(exc).__name__}: {exc}"[:500]
+    if snapshot:
         try:
-            rc, msg = _cli(argv)
-            rec[step] = "ok" if rc == 0 else f"exit {rc}: {msg}"
+            rec["snapshot"] = _snapshot(path, folder / "snap.png")
         except BaseException as exc:  # noqa: BLE001
-            rec[step] = _classify(exc)
-            rec[f"{step}_error"] = f"{type(exc).__name__}: {exc}"[:500]
+            rec["snapshot"] = _classify(exc)
+            rec["snapshot_error"] = f"{type(exc).__name__}: {exc}"[:500]
     return rec
+
+
+_WINDOW = None
+
+
+def close_snapshot_window() -> None:
+    """Close the window :func:`_snapshot` keeps (a test in the suite's own process must leave none behind)."""
+    global _WINDOW
+    if _WINDOW is not None:
+        _WINDOW.close()
+        _WINDOW.session.shutdown()
+        _WINDOW.deleteLater()
+        _WINDOW = None
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.processEvents()
+
+
+def _snapshot(path: Path, out: Path) -> str:
+    """``gpuviz snapshot FILE`` of the whole window, shown in one window the worker keeps (as File > Open
+    shows file after file in a running window): the same loading, views and rendering, without building
+    the window's widgets again for every input. The errors ``gpuviz snapshot`` reports in one line are
+    "exit 1: ..."; anything else is raised (a traceback)."""
+    global _WINDOW
+    from gpuviz.app import snapshot, snapshot_window
+    from gpuviz.model.tracefile import TraceFileError
+
+    if _WINDOW is None:
+        _WINDOW = snapshot_window(size="480x320")
+    try:
+        snapshot(path, size="480x320", out_png=out, window=_WINDOW)
+    except (TraceFileError, ValueError, KeyError, OSError) as exc:
+        return f"exit 1: {exc}"[:300]
+    return "ok"
 
 
 def _tiny_trace_loader(scene):
@@ -687,7 +724,7 @@ def worker_main(argv: list[str]) -> int:
     if kind == "trace":
         seeds = make_seeds(folder / "seeds")
         originals = [load_traces(p) for p in seeds]
-        bombs = {"sizes": [1 << 23, 200 << 20, 3 << 30, 4_300_000_000], "folder": folder / "bombs"}
+        bombs = {"sizes": list(BOMB_SIZES), "folder": folder / "bombs"}
     else:
         seeds = lesson_seeds()
     for n in numbers:
@@ -791,29 +828,45 @@ def _run_worker(kind, seed, numbers, folder, mem, snapshot, per_input_s, env) ->
 
 
 def fuzz(kind: str, seed: int, n: int, folder: Path, start: int = 0, batch: int = 200, mem: int = 3 << 30,
-         snapshot: int = 1, per_input_s: float = 30.0, confirm: bool = True, progress=None) -> Report:
+         snapshot: int = 1, per_input_s: float = 30.0, confirm: bool = True, progress=None, jobs: int = 1,
+         deadline: float | None = None) -> Report:
     """Run inputs ``start .. start + n - 1`` of ``kind`` ("trace" or "lesson"); failures re-run alone.
 
     ``snapshot``: run ``gpuviz snapshot`` on the loaded-with-different-content inputs whose number is a
     multiple of it (1: all of them; 0: none; ``gpuviz info`` runs on all of them). ``mem``: the worker's
-    address-space limit (bytes); ``per_input_s``: an input that takes longer is a hang."""
+    address-space limit (bytes); ``per_input_s``: an input that takes longer is a hang. ``jobs``: worker
+    processes at once (each runs its own batches). ``deadline`` (``time.monotonic()``): no batch starts after it."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                QT_QPA_PLATFORM="offscreen", NUMBA_ENABLE_CUDASIM="1", PYTHONWARNINGS="ignore")
     env.pop("GPUVIZ_MAX_TRACE_BYTES", None)
     folder.mkdir(parents=True, exist_ok=True)
     report = Report(kind, seed, n)
     t0 = time.monotonic()
+    if kind == "trace":  # made here, once: deflating 4 GB of zeros is not an input's time
+        for size in BOMB_SIZES:
+            bomb(size, folder / "bombs")
     numbers = list(range(start, start + n))
-    for i in range(0, n, batch):
-        recs = _run_worker(kind, seed, numbers[i:i + batch], folder, mem, snapshot, per_input_s, env)
-        for rec in recs:
-            report.records.append(rec)
-            report.counts[rec["outcome"]] += 1
-            for step in ("info", "snapshot"):
-                if step in rec:
-                    report.counts[f"{step}:{rec[step] if rec[step] in FAILURES or rec[step] == 'ok' else 'message'}"] += 1
-        if progress:
-            progress(report, i + batch)
+    batches = [numbers[i:i + batch] for i in range(0, n, batch)]
+    done = 0
+
+    def one(nums):
+        if deadline is not None and time.monotonic() > deadline:
+            return []  # past the caller's deadline: the report counts the inputs that ran
+        return _run_worker(kind, seed, nums, folder, mem, snapshot, per_input_s, env)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:  # each batch is its own worker process
+        for recs in pool.map(one, batches):
+            for rec in recs:
+                report.records.append(rec)
+                report.counts[rec["outcome"]] += 1
+                for step in ("info", "snapshot"):
+                    if step in rec:
+                        report.counts[f"{step}:{rec[step] if rec[step] in FAILURES or rec[step] == 'ok' else 'message'}"] += 1
+            done += batch
+            if progress:
+                progress(report, done)
     bad = [r for r in report.records if r["outcome"] in FAILURES or _post_failure(r)]
     for rec in bad:
         again = _run_worker(kind, seed, [rec["n"]], folder, mem, snapshot, per_input_s, env)[0] if confirm else rec

@@ -27,7 +27,8 @@ class Recording:
     """The launches captured inside a ``with gpuviz.recording():`` block."""
 
     def __init__(self, backend: str = "cpu", kernel: str | None = None, launches=None, record_blocks=None,
-                 max_events: int = 50_000_000, max_loop_iterations: int = 5_000_000, watchdog: float | None = 10.0):
+                 max_events: int = 50_000_000, max_loop_iterations: int = 5_000_000, watchdog: float | None = 10.0,
+                 run_untraced: bool = False):
         if backend not in ("cpu", "sim", "gpu"):
             raise ValueError(f"backend must be cpu, sim or gpu, not {backend!r}")
         self.traces: list[Trace] = []
@@ -35,7 +36,8 @@ class Recording:
         self._policy = LaunchPolicy(
             backend=backend, selection=Selection(kernel, tuple(launches) if launches else None),
             max_events=max_events, record_blocks=record_blocks, max_loop_iterations=max_loop_iterations,
-            watchdog=watchdog, stop_program=False, on_trace=self._on_trace, on_notice=self._on_notice,
+            watchdog=watchdog, run_untraced=run_untraced, stop_program=False, on_trace=self._on_trace,
+            on_notice=self._on_notice,
         )
         self._interceptor: Interceptor | None = None
 
