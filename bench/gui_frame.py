@@ -197,7 +197,8 @@ def main(argv=None) -> int:
     ap.add_argument("--frames", type=int, default=150, help="sequential frames and as many random ones per trace")
     ap.add_argument("--size", default="1920x1080", help="window size (default 1920x1080)")
     ap.add_argument("--quick", action="store_true", help="only the three small traces")
-    ap.add_argument("--only", default="", help="only the traces whose label contains this text (e.g. '1,048,576')")
+    ap.add_argument("--only", default="", help="only the traces whose label contains this text, or one of several split by | "
+                    "(e.g. '1,048,576|1<<20': the two traces of a million threads)")
     ap.add_argument("--save", type=Path, help="also write the printed tables to this file")
     args = ap.parse_args(argv)
     size = tuple(int(x) for x in args.size.lower().split("x"))
@@ -242,7 +243,8 @@ def main(argv=None) -> int:
 
     rng = np.random.default_rng(7)
     rows, hooks = [], []
-    for label, build in [(lab, b) for lab, b in trace_builders(args.quick) if args.only in lab]:
+    for label, build in [(lab, b) for lab, b in trace_builders(args.quick)
+                         if any(part in lab for part in args.only.split("|"))]:
         t0 = time.perf_counter()
         trace = build()
         build_s = time.perf_counter() - t0
