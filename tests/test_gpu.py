@@ -622,3 +622,28 @@ def test_front_end_barrier_predicates_and_constant_arrays_trace_as_on_the_cpu():
     cpu, _c, gpu, gpu_args = _cpu_and_gpu(cuconst, 2, 32, [np.zeros(64, np.float32)])
     np.testing.assert_array_equal(gpu_args[0], CONST1D + 1)
     assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+
+
+def test_front_end_record_field_stores_and_reshapes_trace_as_on_the_cpu():
+    # numba-cuda's test_record_dtype (ary[i].a = v) and test_array_reshape (y = arr.reshape(s); y[i, j])
+    from numba import cuda
+
+    @cuda.jit
+    def set_a(ary, i, v):
+        ary[i].a = v
+
+    dt = np.dtype([("a", np.int32), ("b", np.float32)])
+    cpu, _c, gpu, gpu_args = _cpu_and_gpu(set_a, 1, 1, [np.zeros(3, dt), 1, 5])
+    assert gpu_args[0]["a"].tolist() == [0, 5, 0]
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+
+    @cuda.jit
+    def array_reshape2d(arr, newshape, got):
+        y = arr.reshape(newshape)
+        for i in range(y.shape[0]):
+            for j in range(y.shape[1]):
+                got[i, j] = y[i, j]
+
+    cpu, _c, gpu, gpu_args = _cpu_and_gpu(array_reshape2d, 1, 1, [np.arange(6), (2, 3), np.zeros((2, 3), np.int64)])
+    np.testing.assert_array_equal(gpu_args[2], np.arange(6).reshape(2, 3))
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()

@@ -347,3 +347,33 @@ def test_one_record_handed_to_a_device_function_is_not_indexed_as_an_array(tmp_p
     info, sources = variant_source(m.outer, 1, 1, [np.zeros(1, dt)[0], np.zeros(1, np.int32)])
     assert "return ary[0]" in sources["first_field"]
     assert "first_field(arg0, __gv_s" in sources["outer"] and sources["outer"].rstrip().endswith("512)")
+
+
+def test_a_record_field_store_and_a_reshaped_array_are_recorded_on_their_arrays(tmp_path):
+    # numba-cuda's test_record_dtype (ary[i].a = v: a store of ary[i]) and test_array_reshape (y = arr.reshape(s):
+    # y[i, j] is arr's element at y's C-order flat index), recorded as the CPU executor and the simulator record them
+    from gpuviz.capture.gpu import variant_source
+
+    m = _module(tmp_path, """
+        @cuda.jit
+        def set_a(ary, i, v):
+            ary[i].a = v
+
+        @cuda.jit
+        def array_reshape2d(arr, newshape, got):
+            y = arr.reshape(newshape)
+            for i in range(y.shape[0]):
+                for j in range(y.shape[1]):
+                    got[i, j] = y[i, j]
+        """)
+    dt = np.dtype([("a", np.int32), ("b", np.float32)])
+    _info, sources = variant_source(m.set_a, 1, 1, [np.zeros(3, dt), 1, 5])
+    assert re.search(r"ary\[__gv_r_mem1\((?:[^,]*, ){13}\d+, ary, i\)\]\.a = v", sources["set_a"])
+    arr = np.arange(6, dtype=np.int64)
+    info, sources = variant_source(m.array_reshape2d, 1, 1, [arr, (2, 3), np.zeros((2, 3), np.int64)])
+    load = re.search(r"y\[__gv_r_mem2\((?:[^,]*, ){13}(\d+), y, i, j\)\]", sources["array_reshape2d"])
+    assert load and int(load.group(1)) & 255 == 1  # arr's id (0) + 1
+    # an F-ordered argument's reshape is not C-order flat: not taken for arr's elements
+    fortran = np.asfortranarray(np.arange(6).reshape(3, 2))
+    _info, sources = variant_source(m.array_reshape2d, 1, 1, [fortran, (2, 3), np.zeros((2, 3), np.int64)])
+    assert "y[i, j]" in sources["array_reshape2d"]

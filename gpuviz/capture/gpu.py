@@ -411,6 +411,7 @@ class GpuRecording:
         check_launch(self.grid, self.block, where=f"{root.file}:{root.first_line}", kernel=root.name)
         self.args, self.input_only = launch_arguments(kernel, root, args)
         self.array_args = array_arguments(root, self.args)
+        self.c_contiguous = c_contiguous_arguments(root, self.args)
         # the plain kernel: the user's dispatcher as it is (numba's), or the function jitted as written
         self.plain = kernel if hasattr(kernel, "overloads") and hasattr(kernel, "py_func") else cuda.jit(fn)
         # recorded blocks and their slots (one per thread, or one per warp in warp mode)
@@ -467,7 +468,8 @@ class GpuRecording:
         index32 = not count and self.index_dtype() == np.int32 and self.positions_fit32
         key = (tuple((p, a.shape, a.dtype) for p, a in self.array_args.items()), self.mode,
                self.timestamps == "all", self.record_what, self.split, self.all_blocks, self.block_range, count, uniform,
-               self.max_registers, index32, self.grid, self.block, self.lane_linear, self.dynamic_shared_bytes)
+               self.max_registers, index32, self.grid, self.block, self.lane_linear, self.dynamic_shared_bytes,
+               self.c_contiguous)
         v = _variants_of(self.plan).get(key)
         if v is None:
             t0 = time.perf_counter()
@@ -475,7 +477,8 @@ class GpuRecording:
                               time_all=self.timestamps == "all", split=self.split, uniform=uniform,
                               all_blocks=self.all_blocks, record=self.record_what, max_registers=self.max_registers,
                               block_range=self.block_range, index32=index32, grid=self.grid, block=self.block,
-                              lane_linear=self.lane_linear, dynamic_shared_bytes=self.dynamic_shared_bytes)
+                              lane_linear=self.lane_linear, dynamic_shared_bytes=self.dynamic_shared_bytes,
+                              c_contiguous=self.c_contiguous)
             _variants_of(self.plan)[key] = v
             self.rewrite_s += time.perf_counter() - t0
         return v
@@ -874,7 +877,8 @@ def variant_source(kernel, grid, block, args, *, count: bool = True, mode: str =
     launch_args, _input_only = launch_arguments(kernel, root, args)
     grid, block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
     v = build_variant(SourceOnlyCuda(), root, array_arguments(root, launch_args), plan=plan, count=count, mode=mode,
-                      all_blocks=True, grid=grid, block=block, dynamic_shared_bytes=dynamic_shared_bytes)
+                      all_blocks=True, grid=grid, block=block, dynamic_shared_bytes=dynamic_shared_bytes,
+                      c_contiguous=c_contiguous_arguments(root, launch_args))
     return v.info, v.sources
 
 
@@ -949,6 +953,18 @@ def array_arguments(root, args) -> dict[str, ArrayInfo]:
         if not isinstance(a, tuple) and hasattr(a, "shape") and hasattr(a, "dtype"):
             out[p] = ArrayInfo(p, tuple(int(s) for s in a.shape), str(np.dtype(a.dtype)), "global")
     return out
+
+
+def c_contiguous_arguments(root, args) -> frozenset:
+    """The array parameters whose argument is C-contiguous (a reshape of one keeps its elements' flat order)."""
+    out = set()
+    for p, a in zip(root.params, args):
+        try:
+            if not isinstance(a, tuple) and bool(a.flags["C_CONTIGUOUS"]):
+                out.add(p)
+        except (AttributeError, KeyError, TypeError):
+            pass
+    return frozenset(out)
 
 
 def _copy_tuple(cuda, t: tuple) -> tuple:

@@ -191,8 +191,9 @@ class GpuRewriter(PerThreadRewriter):
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, info: BuildInfo, array_args: dict[str, ArrayInfo],
                  record: str = "all", block_1d: bool = False, dynamic_shared_bytes: int = 0, plan=None,
-                 bindings: dict | None = None):
+                 bindings: dict | None = None, c_contiguous: frozenset = frozenset()):
         super().__init__(fs, is_kernel=is_kernel, plan=plan)
+        self.c_contiguous = c_contiguous  # kernel parameters the launch passes C-contiguous arrays
         #: what numba compiles as constants that the plan leaves to run time: the device function's parameters
         #: that every call passes the same constant (``cuda.shared.array(n, dtype)`` with n, dtype given by the
         #: caller) and the function's locals bound once to a constant (``N = 100``)
@@ -341,7 +342,17 @@ class GpuRewriter(PerThreadRewriter):
         for name, obj in self.fplan.host_arrays.items():  # module-level host arrays the plan found it reading
             self.arrays[name] = self.info.array(("const", name), ArrayInfo(name, tuple(obj.shape), str(obj.dtype), "global"))
         once = {n for n in self.rebound if n not in self.rebound_more_than_once()}
+        c_order = {p for p in self.c_contiguous if p in self.arrays and p not in self.rebound}
+        c_order |= {name for name in self.fplan.host_arrays if self.fplan.host_arrays[name].flags["C_CONTIGUOUS"]}
         for n in ast.walk(self.fs.tree):
+            # y = X.reshape(shape) of a C-contiguous X: y[i, j] is X's element at y's C-order flat index, the
+            # index the recorder computes from y's own shape (the simulator's recorder maps it so too)
+            if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                    and n.targets[0].id in once and isinstance(n.value, ast.Call) and not n.value.keywords
+                    and isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "reshape"
+                    and isinstance(n.value.func.value, ast.Name) and n.value.func.value.id in c_order
+                    and isinstance(self.arrays.get(n.value.func.value.id), int)):
+                self.arrays[n.targets[0].id] = self.arrays[n.value.func.value.id]
             # C = cuda.const.array_like(HOST): C's elements are HOST's, recorded as HOST's (as the other backends do)
             if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
                     and n.targets[0].id in once and isinstance(n.value, ast.Call) and len(n.value.args) == 1
@@ -964,7 +975,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
                   time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
                   record: str = "all", max_registers: int | None = None, block_range: bool = False,
                   index32: bool = False, grid: tuple | None = None, block: tuple | None = None,
-                  lane_linear: bool = True, dynamic_shared_bytes: int = 0) -> Variant:
+                  lane_linear: bool = True, dynamic_shared_bytes: int = 0, c_contiguous: frozenset = frozenset()) -> Variant:
     """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``.
 
     ``split``: the kernel branches once per thread between the instrumented body (recorded blocks) and
@@ -1009,6 +1020,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
                 plain_names[call_name] = PREFIX + "plain_" + call_name
                 ns[plain_names[call_name]] = ns[call_name]
         rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record,
+                         c_contiguous=c_contiguous if is_kernel else frozenset(),
                          plan=plan, bindings=bindings.get(id(fs.fn)),
                          block_1d=lane_linear and block is not None and tuple(block)[1:] in ((), (1,), (1, 1)),
                          dynamic_shared_bytes=dynamic_shared_bytes)

@@ -224,8 +224,9 @@ class PerThreadRewriter(ast.NodeTransformer):
     def target(self, t):
         field_store = (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Subscript)
                        and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str))
-        if (isinstance(t, ast.Attribute) or field_store) and isinstance(t.value, ast.Subscript) and self.runtime_rewrites:
-            # ary[i].x = v and ary[i]["x"] = v write the record ary[i]: a store of that element
+        if (isinstance(t, ast.Attribute) or field_store) and isinstance(t.value, ast.Subscript):
+            # ary[i].x = v and ary[i]["x"] = v write the record ary[i]: a store of that element (on the GPU too:
+            # ary[<recorder call returning i>].x = v is the same store for numba)
             sub = t.value
             idx = self.index_expr(sub.slice)
             if idx is not None:
