@@ -216,12 +216,14 @@ class Driver:
         if item["text"].startswith("Presenter") or item["text"].startswith("Full screen"):
             time.sleep(1)
 
-    def walk_menus(self, menus: list[dict]) -> None:
+    def walk_menus(self, menus: list[dict], deadline: float = float("inf")) -> None:
         for mi, menu in enumerate(menus):
             enabled = [it for it in menu["items"] if it["enabled"]]
             for ii, item in enumerate(enabled):
                 if item["text"] in SKIP_ENTRIES:
                     continue
+                if time.time() >= deadline:  # the run's time is up: stop at an entry, not after the whole walk
+                    return
                 self.menu_entry(mi, menu, ii)
                 self.after_entry(menu, item)
             self.xdo("key", "Escape")
@@ -315,7 +317,7 @@ def main(argv=None) -> int:
             w, h = sizes[rounds % 2]
             driver.resize(w, h)
             driver.shot(f"round {rounds + 1} at {w}x{h}")
-            for part in (driver.press_keys, driver.click_grid, lambda: driver.walk_menus(menus)):
+            for part in (driver.press_keys, driver.click_grid, lambda: driver.walk_menus(menus, deadline)):
                 if time.time() >= deadline:
                     break
                 part()
@@ -349,7 +351,7 @@ def main(argv=None) -> int:
         f"# {command}",
         f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, commit {head[:10]}, display {display} (Xvfb 1920x1080, openbox)",
         f"app command: {'bash dev app' if args.dev else args.python + ' -m gpuviz'} in a clone of HEAD, GPUVIZ_STRICT=1",
-        f"driven for {elapsed / 60:.1f} minutes: {rounds} rounds of every menu entry ({sum(len(m['items']) for m in menus)} "
+        f"driven for {elapsed / 60:.1f} minutes: {rounds} rounds (the last one cut at the time limit) of every menu entry ({sum(len(m['items']) for m in menus)} "
         f"entries in {len(menus)} menus), {len(KEYS)} keys and a 9x7 click grid, at 1280x720 and 1920x1080",
         "counts: " + ", ".join(f"{k} {v:,}" for k, v in sorted(driver.counts.items())),
         f"app exit status: {status}",

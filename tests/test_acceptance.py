@@ -328,3 +328,23 @@ def test_a_lesson_outlives_leaving_presenter_mode(person):
     settle()
     assert w.lesson is None
     person.check(w, "lessons around presenter mode")
+
+
+def test_a_timings_scene_at_the_desk_captions_its_subject_not_the_last_warp(person):
+    """Finding 12 without presenter mode: the window's own caption line narrated 'Warp 7 finishes, the last of its
+    block' under custom_kernel's H200 timings plot."""
+    w = person(kernel_trace("vector_add"), size=SIZES[2])
+    w.actions.trigger("lesson.custom_kernel")
+    settle()
+    ctl = w.lesson
+    ctl.player.goto_scene(5)
+    settle()
+    scene = ctl.player.current.scene
+    assert scene.views[0] == "timings"
+    assert w.caption_text.text() == ctl.player.slide().caption == scene.title, w.caption_text.text()
+    ctl.player.goto_scene(0)
+    settle()
+    assert "Warp" in w.caption_text.text() or w.caption_text.text() == "", w.caption_text.text()
+    w.actions.trigger("lesson.stop")
+    settle()
+    person.check(w, "timings scene at the desk")

@@ -158,6 +158,8 @@ class LessonController:
         self.panel.show_slide(slide, self.session.theme, with_caption=p is None)
         if p is not None:
             p.refresh_caption()
+        elif hasattr(self.window, "_on_frame") and self.session.frames is not None:
+            self.window._on_frame(self.session.frame)  # the window's caption line follows the slide (same frame too)
 
     def arrange(self, views: list[str], layout: str) -> None:
         """Show exactly ``views`` (plus the lesson panel) in ``layout``: columns, rows, grid or focus."""

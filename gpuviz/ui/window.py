@@ -372,6 +372,12 @@ class MainWindow(QMainWindow):
         s = self.session
         if not s.frames.n_frames or presenter_of(self) is not None:
             return ""
+        ctl = self.lesson
+        if ctl is not None and ctl.scene_loaded == ctl.player.scene_index:
+            from ..lessons.topics import is_timings_scene
+
+            if is_timings_scene(ctl.player.current.scene):  # the plot is the subject, not the last warp
+                return ctl.player.slide().caption
         if getattr(self, "_narrator_frames", None) is not s.frames:
             self._narrator_frames = s.frames
             self._narrator = None
