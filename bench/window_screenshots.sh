@@ -24,7 +24,11 @@ sleep 1
 PYTHONPATH=$PWD "$PY" -m gpuviz >"$OUT/.window_screenshots_$SIZE.log" 2>&1 &
 APID=$!
 WID=
-for _ in $(seq 300); do WID=$(xdotool search --onlyvisible --name gpuviz 2>/dev/null | tail -1); [ -n "$WID" ] && break; sleep 0.5; done
+for _ in $(seq 300); do
+  WID=$(xdotool search --onlyvisible --name gpuviz 2>/dev/null | tail -1); [ -n "$WID" ] && break
+  kill -0 "$APID" 2>/dev/null || { cat "$OUT/.window_screenshots_$SIZE.log" >&2; kill "$OPID" "$XPID"; exit 1; }
+  sleep 0.5
+done
 xdotool search --sync --name gpuviz windowactivate --sync >/dev/null 2>&1
 sleep "${SETTLE:-5}"
 # the whole screen, less the window manager's title bar

@@ -492,3 +492,29 @@ def test_memory_views_are_tabs_that_follow_the_frame_in_a_short_window(window):
     big.arrange_default()
     settle()
     assert big.docks["shared"] not in big.tabifiedDockWidgets(big.docks["memory"])  # room to see both at once
+
+
+def test_source_code_keeps_its_colour_when_the_source_is_filled_again(window):
+    """Seen in the dark screenshot: after a second fill (another trace, the margin's counts dropped), every line
+    took the margin's grey, the format the lit line's cursor had left behind."""
+    from PySide6.QtGui import QTextCursor
+
+    w = window(kernel_trace("matmul_tiled", 32), size=(1280, 720))
+    src = w.views["source"]
+    w.session.set_frame(300)
+    settle()
+    w.set_trace(kernel_trace("transpose_shared"))
+    w.session.set_frame(10)
+    settle()
+    muted = w.session.theme.muted.lower()
+    doc = src.editor.document()
+    grey = []
+    for i in range(doc.blockCount()):
+        block = doc.findBlockByNumber(i)
+        for k in range(src._gutter_len + 1, block.length() - 1):
+            c = QTextCursor(block)
+            c.setPosition(block.position() + k)
+            if c.charFormat().foreground().color().name().lower() == muted:
+                grey.append(block.text())
+                break
+    assert not grey, f"{len(grey)} lines of code in the margin's grey, e.g. {grey[:2]}"

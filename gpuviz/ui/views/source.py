@@ -109,6 +109,9 @@ class SourceView(TraceView):
             mark = "⚠" if n in self.warning_lines else " "
             out.append(f"{n:>{num_w}}{mark}{(compact_count(c) if c else ''):>{width}}{_GUTTER_SEP}{code}")
         self._gutter_len = num_w + 1 + width + len(_GUTTER_SEP)
+        # the text typed in takes the cursor's format, which after the last lit line was the margin's grey:
+        # every line of a second fill (a new trace, the margin's counts dropped or back) came out grey
+        self.editor.setCurrentCharFormat(QTextCharFormat())
         self.editor.setPlainText("\n".join(out))
         self._fit_wrap()
         self._style_gutter()
