@@ -18,6 +18,7 @@ with a small synthetic trace for every scene) or a failure.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -670,9 +671,31 @@ def _snapshot(path: Path, out: Path) -> str:
     return "ok"
 
 
+def _launch_key(scene) -> tuple:
+    return (scene.kernel, scene.size, tuple(scene.block) if scene.block else None, scene.seed)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_launches() -> frozenset:
+    """The launches the shipped lessons play: a mutant that keeps one gets the real capture."""
+    from gpuviz.lessons import load_lesson
+
+    return frozenset(_launch_key(sc) for p in lesson_seeds() for sc in load_lesson(p).scenes if sc.kernel)
+
+
+@functools.lru_cache(maxsize=16)
+def _real_capture(key: tuple, spec_name: str):
+    from gpuviz.lessons.format import Scene
+    from gpuviz.lessons.player import capture_scene
+
+    kernel, size, block, seed = key
+    return capture_scene(Scene(title=spec_name, kernel=kernel, size=size, block=block, seed=seed, backend="cpu"))
+
+
 def _tiny_trace_loader(scene):
-    """A lesson scene's trace without capturing: the kernel's size still checked as the player checks it."""
-    from gpuviz.lessons import player
+    """A lesson scene's trace: the real capture (CPU executor, cached per worker) when the scene keeps a launch of
+    a shipped lesson, so the stops and questions a lesson checks at play meet the trace they were written for; a
+    small synthetic trace for any other launch, its size still checked as the player checks it."""
     from gpuviz.lessons.format import MAX_SIZE_FACTOR, LessonError
 
     if scene.trace:
@@ -686,7 +709,8 @@ def _tiny_trace_loader(scene):
     most = MAX_SIZE_FACTOR * max(spec.default_size, spec.small_size)
     if size > most:
         raise LessonError(f"{scene.label}: size over {most}")
-    del player
+    if _launch_key(scene) in _shipped_launches():
+        return _real_capture(_launch_key(scene), scene.kernel)
     return _synthetic(kernel=scene.kernel, n_blocks=2, tpb=32), spec
 
 

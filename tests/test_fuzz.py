@@ -53,6 +53,15 @@ def test_lesson_fuzzer(tmp_path):
     assert report.counts["refused"] > 50 and report.counts["loaded"] > 0, _describe(report)
 
 
+def test_every_shipped_lesson_plays_through_the_fuzzers_loader():
+    # the lesson fuzzer's mutants start from these: if the seeds themselves were refused at play (their stops and
+    # questions checked against a trace they were not written for), every mutant would be refused too and the
+    # fuzzer would test the loader's first error alone
+    outcomes = {p.name: fuzzing._check_lesson(p) for p in fuzzing.lesson_seeds()}
+    assert len(outcomes) >= 7
+    assert all(o == {"outcome": "loaded"} for o in outcomes.values()), outcomes
+
+
 def _trace_file(tmp_path, n_traces=1):
     traces = [fuzzing._synthetic(kernel=f"k{i}", n_blocks=1, tpb=32) for i in range(n_traces)]
     path = tmp_path / "t.gpuviz"
