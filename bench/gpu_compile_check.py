@@ -9,7 +9,8 @@ counting variant of ...") can be checked here. For each corpus launch whose test
 substrings (``--all``: one launch per kernel), the user's kernel is compiled as it is ("plain"), then the
 counting variant gpuviz's GPU backend builds for that launch (gpu_rewrite.build_variant), for compute
 capability 9.0. Prints OK, PLAIN-FAILS (numba-cuda itself cannot compile the kernel so: not gpuviz's),
-VARIANT-FAILS (gpuviz's rewrite does not compile: a bug) or PLAN-REFUSED, one line per launch.
+VARIANT-FAILS (gpuviz's rewrite does not compile: a bug), REFUSED (the GPU build refuses it, with its reason) or
+PLAN-REFUSED (every backend refuses it), one line per launch; exit status 1 if any VARIANT-FAILS.
 """
 
 import argparse
@@ -82,6 +83,7 @@ def main(argv=None) -> int:
     opts = ap.parse_args(argv)
     import tests.corpus_support as C
     from gpuviz.capture import gpu_rewrite
+    from gpuviz.capture.errors import UnsupportedConstruct
     from gpuviz.capture.gpu import array_arguments, c_contiguous_arguments, launch_arguments
     from gpuviz.capture.limits import normalize_dims
     from gpuviz.capture.plan import plan_for
@@ -132,6 +134,8 @@ def main(argv=None) -> int:
                 cuda.jit = _jit
             cuda.compile_ptx(v.dispatcher, tuple(_typeof(a) for a in largs) + tuple(_buffer_types(idt)), cc=CC)
             print("OK", name, f"{time.perf_counter() - t0:.1f}s")
+        except UnsupportedConstruct as exc:  # refused on the GPU backend with its one-line reason
+            print("REFUSED", name, str(exc).splitlines()[0][:200])
         except Exception as exc:  # noqa: BLE001 - what this script looks for
             failed += 1
             print("VARIANT-FAILS", name, type(exc).__name__, str(exc).replace("\n", " ")[:600])
