@@ -184,3 +184,16 @@ def test_damaged_files_that_load_also_render(tmp_path, number, what):
     finally:
         fuzzing.close_snapshot_window()
     assert rec["outcome"] == "different" and rec["info"] == "ok" and rec["snapshot"] == "ok", rec
+
+
+def test_a_line_count_table_that_is_not_the_events_is_a_damaged_file(tmp_path):
+    # fuzz input 2461 of seed 1 (bench/fuzz.py): a damaged frames.line_count_table loaded, the source view
+    # failed on it and the window then crashed (SIGSEGV) in gpuviz snapshot
+    seeds = fuzzing.make_seeds(tmp_path / "seeds")
+    data, _which, desc = fuzzing.make_trace_input(1, 2461, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    assert "line_count_table" in desc
+    path = tmp_path / "in.gpuviz"
+    path.write_bytes(data)
+    with pytest.raises(TraceFileError, match="line_count_table"):
+        load_traces(path)
+    assert len(load_traces(seeds[_which])) >= 1  # the seed itself, with its true table, loads

@@ -554,6 +554,22 @@ def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_
             if k in fr and k in cols:
                 _need(len(fr[k]) == n_frames and bool(np.array_equal(fr[k].astype(np.int64), cols[k][first])), at,
                       f"frames.{k} disagrees with the events")
+    if "line_count_table" in fr:  # the source view reads it as [lines, counts]: equal to the events' own
+        table = fr["line_count_table"]
+        _need(table.ndim == 2 and table.shape[0] == 2 and table.dtype.kind in "iu", at,
+              "frames.line_count_table is not a 2 x n table of integers")
+        if "line" in cols:
+            lines = cols["line"].astype(np.int64)
+            if len(lines) and 0 < int(lines.max()) < (1 << 24):
+                c = np.bincount(np.maximum(lines, 0), minlength=1)
+                c[0] = 0
+                u = np.flatnonzero(c)
+                want = np.stack([u, c[u]])
+            else:
+                u, c = np.unique(lines[lines > 0], return_counts=True)
+                want = np.stack([u, c]).reshape(2, -1)
+            _need(bool(np.array_equal(table.astype(np.int64), want)), at,
+                  "frames.line_count_table disagrees with the events")
     for k in _PER_FRAME:
         if k in fr:
             _need(len(fr[k]) == n_frames, at, f"frames.{k} has {len(fr[k]):,} entries, the trace {n_frames:,} frames")
