@@ -197,3 +197,16 @@ def test_a_line_count_table_that_is_not_the_events_is_a_damaged_file(tmp_path):
     with pytest.raises(TraceFileError, match="line_count_table"):
         load_traces(path)
     assert len(load_traces(seeds[_which])) >= 1  # the seed itself, with its true table, loads
+
+
+def test_an_index_that_lacks_one_of_the_saved_frame_arrays_is_a_damaged_file(tmp_path):
+    # fuzz input 147 of seed 1 (bench/fuzz.py): the manifest's list of index arrays lost one entry; the file
+    # loaded, then every view failed with "saved frames lack ..." (gpuviz snapshot: exit 1)
+    seeds = fuzzing.make_seeds(tmp_path / "seeds")
+    data, which, desc = fuzzing.make_trace_input(1, 147, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    assert "'index', 'arrays'" in desc
+    path = tmp_path / "in.gpuviz"
+    path.write_bytes(data)
+    with pytest.raises(TraceFileError, match="lacks frames"):
+        load_traces(path)
+    assert len(load_traces(seeds[which])) >= 1

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .frames import Frames
 from .trace import EVENT_FIELDS, REQUIRED_FIELDS, SITE_KINDS, EventKind, Launch
 
 
@@ -532,6 +533,9 @@ def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_
             _need(fr[k].ndim == 1 and fr[k].dtype.kind in "iub", at, f"frames.{k} is not a 1-d integer array")
     for k in ("perm", "offsets", "frame_of_event"):
         _need(k in fr, at, f"lacks frames.{k}")
+    # the window adopts the saved frames whole (Frames._adopt): an index of this version lacking one is damaged
+    missing = [k for k in Frames.STORED if k not in fr]
+    _need(not missing, at, "lacks " + ", ".join(f"frames.{k}" for k in missing))
     perm, offsets, foe = fr["perm"], fr["offsets"], fr["frame_of_event"]
     n = n_events
     _need(len(perm) == n and len(foe) == n and len(offsets) >= 1, at, "its per-event arrays do not have one entry per event")
