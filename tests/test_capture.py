@@ -407,3 +407,26 @@ def test_harder_control_flow_matches_the_simulator(case):
         t = src.reshape(2, 2, 4, 8)  # block, z, y, x
         want = t[:, ::-1, ::-1, ::-1] + np.roll(t, -1, axis=3)
         np.testing.assert_allclose(cpu_args[1], want.reshape(-1), rtol=1e-6)
+
+
+def test_no_garbage_collection_starts_inside_a_simulated_launch():
+    # numba's simulator runs each CUDA thread as a Python thread: a collection started in one of them runs
+    # finalizers there, holding the GIL, while the block's other threads wait at a barrier (a CI run hung so)
+    import gc
+    import threading
+
+    spec = SPECS["reduce_sum"]
+    caller = threading.get_ident()
+    started_in: list[int] = []
+
+    def note(phase, _info):
+        if phase == "start":
+            started_in.append(threading.get_ident())
+
+    gc.callbacks.append(note)
+    try:
+        _run_spec(spec, "sim")
+    finally:
+        gc.callbacks.remove(note)
+    assert started_in and set(started_in) == {caller}
+    assert gc.isenabled()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import gc
 import os
 import sys
 import threading
@@ -656,6 +657,14 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     plan, jitted = build_sim_kernel(kernel, recorder)
     root = plan.root
     t0 = time.perf_counter()
+    # numba's simulator runs every CUDA thread of a block as a Python thread, parked at barriers: a garbage
+    # collection that starts in one of them runs the finalizers of whatever was garbage then (the Qt objects of
+    # a closed window, in the app or the suite), in that thread, holding the GIL, and a finalizer that waits for
+    # another thread leaves the whole block parked for good (seen once in CI: 255 threads at a barrier, one
+    # inside a collection). So collect here, in the caller's thread, and start none during the launch.
+    gc.collect()
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         jitted[grid, block, 0, int(dynamic_shared_bytes)](*args)
     except CaptureError:
@@ -663,6 +672,9 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     except Exception as exc:  # the simulator raises plain Python errors (IndexError, ...) from the kernel
         raise CaptureError(f"{root.file}: {root.name} failed under numba's simulator: {type(exc).__name__}: {exc}",
                            file=root.file) from exc
+    finally:
+        if collecting:
+            gc.enable()
     elapsed = time.perf_counter() - t0
     events = recorder.trace_events()
     if len(events["kind"]) > max_events:
