@@ -266,8 +266,11 @@ class LaunchPolicy:
             self._run_plain(rec, kernel, run_original, f"gpuviz cannot instrument this kernel: {exc}", first=exc)
             return None
         except TraceTooLarge as exc:
-            if not self.run_untraced and self._alone_too_large(exc, budget):
-                # too large to trace at this limit whatever came before: stop here, on every backend alike
+            if not self.run_untraced and getattr(exc, "estimate", None) is not None and self._alone_too_large(exc, budget):
+                # the size estimate found it too large to trace at this limit whatever came before, before it ran:
+                # stop here, on every backend alike. A trace that outgrew the limit while the launch ran (an
+                # endless loop, data-dependent work the sample blocks did not show) runs on untraced below, under
+                # the watchdog, which stops it if it never ends
                 return self._fail(rec, kernel, self._stopped_too_large(exc), None)
             if backend == "sim":  # the simulator checks after the launch: the arguments are already right
                 self._untraced(rec, kernel, "sim", f"{exc}. To trace it: {SUGGESTION}")
