@@ -138,7 +138,7 @@ def test_an_untraced_gpu_launch_is_waited_for_in_its_own_launch(monkeypatch):
 def test_gpuviz_run_on_the_simulator_stops_an_endless_kernel_with_its_line():
     result = run_script(SCRIPTS / "endless_kernel.py", backend="sim", watchdog=2, timeout=120)
     assert result.status == "error" and result.error["kind"] == "KernelStalled", result.message
-    assert result.error["line"] == 8 and result.error["launch"] == 1
+    assert result.error["line"] == 8 and result.error["launch"] == 1, result.message
     assert "endless_kernel.py:8:" in result.message and "no thread of this launch ever writes flag" in result.message
     assert "never printed" not in result.stdout and [r.status for r in result.launches] == ["failed"]
 
@@ -149,3 +149,61 @@ def test_a_launch_that_keeps_the_interpreter_is_stopped_by_the_parent(monkeypatc
     assert result.status == "error" and result.error["kind"] == "KernelStalled", result.message
     assert "launch 1 of hold" in result.message and "gave no sign of life for 4 s" in result.message
     assert "never printed" not in result.stdout
+
+
+# a worker that reports its stalled launch, then is slow to end (on a busy machine, ending the program's processes
+# beside a simulated block's spinning threads took longer than the parent's silence limit; CI saw the parent's
+# "gave no sign of life" replace the worker's own report, naming the kernel's first line instead of its loop)
+_SLOW_TO_END_WORKER = """
+import sys, time
+from pathlib import Path
+from gpuviz.runner.worker import EventLog, Parent, _take_stdin
+folder = Path(sys.argv[1])
+log = EventLog(folder / "events.jsonl", Parent(_take_stdin()).key())
+log.write("started", backend="sim")
+log.write("launch_begin", number=1, kernel="wait_for_flag", grid=[1, 1, 1], block=[32, 1, 1], file="k.py", line=5)
+log.write("error", kind="KernelStalled", message="k.py:8: the kernel made no progress", file="k.py", line=8,
+          block=[0, 0, 0], thread=None, launch=1, kernel="wait_for_flag")
+time.sleep(120)
+"""
+
+
+def test_a_worker_slow_to_end_after_its_report_keeps_its_report(monkeypatch, tmp_path):
+    fake = tmp_path / "slow_worker.py"
+    fake.write_text(_SLOW_TO_END_WORKER)
+    real = script.prepare_run
+
+    def prepare(*args, **kwargs):
+        folder, _command, env = real(*args, **kwargs)
+        return folder, [sys.executable, str(fake), str(folder)], env
+
+    monkeypatch.setattr(script, "prepare_run", prepare)
+    monkeypatch.setattr(script, "SILENCE_GRACE_S", 2.0)
+    result = run_script(SCRIPTS / "endless_kernel.py", backend="sim", watchdog=1, timeout=60)
+    assert result.status == "error" and result.error["kind"] == "KernelStalled", result.message
+    assert result.error["line"] == 8 and "no sign of life" not in result.message, result.message
+    assert [r.status for r in result.launches] == ["failed"]
+
+
+def test_ending_the_tree_of_a_process_without_children_reads_no_proc_entry():
+    # reading /proc gives up the GIL once per file: beside spinning simulator threads that is slow. A process
+    # with no child has no descendant, so ending its tree must not read /proc at all; with a child, it ends it
+    import subprocess
+
+    code = """
+import os, subprocess, sys
+from gpuviz.runner import procs
+def boom():
+    raise AssertionError("read /proc")
+real = procs._parents
+procs._parents = boom
+assert procs.end_tree(os.getpid(), include_self=False) == []
+procs._parents = real
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+assert procs.has_children()
+assert procs.end_tree(os.getpid(), include_self=False) == [child.pid]
+assert child.wait(timeout=10) < 0
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr

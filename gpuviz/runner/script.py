@@ -275,6 +275,7 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
             _tell(proc, run_key(folder))
             silence = float(watchdog) + SILENCE_GRACE_S if watchdog else None
             heard, in_flight = time.perf_counter(), set()
+            reported = None  # when the worker logged its error: it is ending, and says why itself
             while True:
                 try:
                     proc.wait(timeout=0.02 if ack else 0.05)
@@ -290,15 +291,22 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
                             in_flight.add(int(ev["number"]))
                         elif ev["event"] == "launch":
                             in_flight.discard(int(ev["number"]))
+                        elif ev["event"] == "error":
+                            # its last words: what it still does (ending the program's processes) can be slow
+                            # beside a simulated block's spinning threads, and is not a silent launch
+                            reported = now
+                            in_flight.clear()
                 if cancel is not None and cancel.is_set():
                     ended = "cancelled"
                 elif now - t0 > timeout:
                     ended = "timeout"
                 elif silence is not None and in_flight and now - heard > silence:
                     ended = "silent"
+                elif reported is not None and now - reported > SILENCE_GRACE_S:
+                    ended = "exited"  # it said why it stops, then did not stop: end it, keeping what it said
                 else:
                     continue
-                stop_worker(proc, ask_where=(ended != "cancelled"))
+                stop_worker(proc, ask_where=(ended not in ("cancelled", "exited")))
                 break
         except BaseException as exc:  # Ctrl-C, SIGTERM, SIGHUP: the worker and its children must not outlive us
             if proc is not None:
