@@ -244,23 +244,7 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
         return _snapshot_into(window, trace, label, frame, selection, (w, h), out_png, app)
     session = Session(theme=get_theme(theme, scale))
     session.set_trace(trace, label)
-    n = session.frames.n_frames
-    if frame is not None and n:
-        f = int(frame) + (n if int(frame) < 0 else 0)
-        if not 0 <= f < n:
-            raise ValueError(f"frame index {frame} out of range: this trace has {n} frames (indexes 0..{n - 1}, "
-                             f"numbered 1..{n} in the window)")
-        session.set_frame(f)
-    if selection:
-        sel = session.selection
-        if "thread" in selection:
-            sel.select_thread(selection["block"], selection["thread"])
-        elif "warp" in selection:
-            sel.select_warp(selection["block"], selection["warp"])
-        elif "block" in selection:
-            sel.select_block(selection["block"])
-        if "array" in selection:
-            sel.select_cell(selection["array"], selection["index"])
+    _go_to(session, frame, selection)
     if view is None or view == "window":
         widget = MainWindow(session=session)
         if live:  # the embedded default was captured just now, here
@@ -295,6 +279,28 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
     return out
 
 
+def _go_to(session, frame, selection) -> None:
+    """Show ``frame`` (0-based; negative counts from the end) with ``selection`` (a thread, warp or block, and
+    a memory cell), as a snapshot asks."""
+    n = session.frames.n_frames
+    if frame is not None and n:
+        f = int(frame) + (n if int(frame) < 0 else 0)
+        if not 0 <= f < n:
+            raise ValueError(f"frame index {frame} out of range: this trace has {n} frames (indexes 0..{n - 1}, "
+                             f"numbered 1..{n} in the window)")
+        session.set_frame(f)
+    if selection:
+        sel = session.selection
+        if "thread" in selection:
+            sel.select_thread(selection["block"], selection["thread"])
+        elif "warp" in selection:
+            sel.select_warp(selection["block"], selection["warp"])
+        elif "block" in selection:
+            sel.select_block(selection["block"])
+        if "array" in selection:
+            sel.select_cell(selection["array"], selection["index"])
+
+
 def snapshot_window(size=(1920, 1080), theme: str = "light", scale: float = 1.0):
     """A headless main window, empty, for :func:`snapshot` (``window=``) to show trace after trace in."""
     w, h = _parse_size(size)
@@ -315,19 +321,7 @@ def snapshot_window(size=(1920, 1080), theme: str = "light", scale: float = 1.0)
 def _snapshot_into(window, trace, label, frame, selection, size, out_png, app) -> Path:
     session = window.session
     window.set_trace(trace, label)
-    n = session.frames.n_frames
-    if frame is not None and n:
-        f = int(frame) + (n if int(frame) < 0 else 0)
-        if not 0 <= f < n:
-            raise ValueError(f"frame index {frame} out of range: this trace has {n} frames (indexes 0..{n - 1}, "
-                             f"numbered 1..{n} in the window)")
-        session.set_frame(f)
-    if selection:
-        sel = session.selection
-        if "thread" in selection:
-            sel.select_thread(selection["block"], selection["thread"])
-        elif "block" in selection:
-            sel.select_block(selection["block"])
+    _go_to(session, frame, selection)
     window.resize(*size)
     app.processEvents()
     window.arrange_default()
