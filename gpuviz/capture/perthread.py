@@ -366,7 +366,7 @@ def _slices_as_calls(node):
     return one(node)
 
 
-def _ndarray(obj):
+def sim_ndarray(obj):
     """The numpy array behind a simulator array object (FakeWithinKernelCUDAArray, FakeCUDAArray) or obj."""
     for _ in range(4):
         if isinstance(obj, np.ndarray):
@@ -440,7 +440,7 @@ class SimRecorder:
                 aid = rec._aid(("param", name), name, obj.shape, obj.dtype, "global")
                 rec.by_id[id(obj)] = aid
                 rec.shapes[aid] = tuple(obj.shape)
-                nd = _ndarray(obj)
+                nd = sim_ndarray(obj)
                 if nd is not None and nd.flags.c_contiguous:
                     rec.base_nd[aid] = nd
             elif isinstance(obj, np.ndarray) and name not in rec.array_params:
@@ -452,7 +452,7 @@ class SimRecorder:
             aid = rec._aid(("shared", line), name, obj.shape, obj.dtype, "shared", line)
             rec.by_id[id(obj)] = aid
             rec.shapes[aid] = tuple(obj.shape)
-            nd = _ndarray(obj)
+            nd = sim_ndarray(obj)
             if nd is not None and nd.flags.c_contiguous:
                 with rec.lock:
                     rec.base_nd[aid] = nd  # a block's own array: views of it map into it
@@ -473,7 +473,7 @@ class SimRecorder:
         def viewed_as(arr, out):
             aid = rec.by_id.get(id(arr))
             base_nd = rec.base_nd.get(aid)
-            view_nd = _ndarray(out)
+            view_nd = sim_ndarray(out)
             if aid is not None and base_nd is not None and view_nd is not None:
                 with rec.lock:
                     rec.keep.append(out)  # alive while recording: its id names it
@@ -483,7 +483,7 @@ class SimRecorder:
 
         def setslice(arr, idx, value, line, site):
             target = view(arr, idx, line)
-            shape = np.shape(_ndarray(target)) if _ndarray(target) is not None else np.shape(target)
+            shape = np.shape(sim_ndarray(target)) if sim_ndarray(target) is not None else np.shape(target)
             src = value if hasattr(value, "shape") and np.shape(value) == shape and shape else None
             for ix in np.ndindex(*shape):
                 v = src[access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD)(src, ix, line, site)] if src is not None \

@@ -140,16 +140,9 @@ def _block_starting(frames) -> bool:
 
 
 def _numpy_of(obj):
-    for _ in range(4):
-        if isinstance(obj, np.ndarray):
-            return obj
-        inner = obj.__dict__.get("_item") if hasattr(obj, "__dict__") else None
-        if inner is None:
-            inner = getattr(obj, "_ary", None)
-        if inner is None:
-            return None
-        obj = inner
-    return obj if isinstance(obj, np.ndarray) else None
+    from ..capture.perthread import sim_ndarray  # here: the watch is imported before any capture module is needed
+
+    return sim_ndarray(obj)
 
 
 class LaunchWatch:
