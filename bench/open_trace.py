@@ -133,7 +133,8 @@ def child_window(path: str, size: str, bare: str | None) -> dict:
         job = window.open_in_background(p)
         source = {}
         job.finished.connect(lambda: source.setdefault("s", job.index_source))
-        wait(lambda: not window.opening)
+        # the views on screen adopt a big trace one per event-loop turn: the first frame is there once all did
+        wait(lambda: not window.opening and not getattr(window.session, "settling", False))
         app.processEvents()
         window.grab()  # the first frame, painted
         t1 = time.perf_counter()

@@ -328,6 +328,8 @@ def _snapshot_into(window, trace, label, frame, selection, size, out_png, app) -
     for _ in range(3):
         app.processEvents()
     window._hide_stale_tab_bars()
+    session.settle_now()  # a big trace's views adopt it one a turn in a window on screen: all of them, now
+    app.processEvents()
     out = Path(out_png)
     out.parent.mkdir(parents=True, exist_ok=True)
     if not window.grab().save(str(out), "PNG"):

@@ -6,6 +6,7 @@ import threading
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
@@ -177,3 +178,100 @@ def test_opening_the_file_on_screen_again_reads_nothing_unless_it_changed(window
     job = window.open_in_background(path)
     qtbot.waitUntil(lambda: not window.opening, timeout=20000)
     assert job.index_source != "on screen" and window.session.trace.launch.grid == (2, 2, 1)
+
+
+# ---- a big trace: the views adopt it one per event-loop turn ------------------------------------------------
+@pytest.fixture
+def staged(monkeypatch):
+    """Every trace counts as big (its views adopt it one a turn); records each adoption and what still waited."""
+    from gpuviz.ui.views import base
+
+    monkeypatch.setattr(base.TraceView, "STAGED_EVENTS", 0)
+    adopted = []
+    real = base.TraceView._adopt_trace
+
+    def adopt(view):
+        adopted.append((view.view_id, sum(1 for k in view.session._later if isinstance(k, base.TraceView))))
+        if not view._trace_stale:  # it rebuilt already (all at once, in the turn the trace came): not staged
+            adopted.append((view.view_id, "already rebuilt"))
+        real(view)
+
+    monkeypatch.setattr(base.TraceView, "_adopt_trace", adopt)
+    return adopted
+
+
+def test_a_big_trace_is_adopted_by_one_view_a_turn_and_hidden_views_wait(window, qtbot, tmp_path, staged):
+    on_screen = sorted(vid for vid, v in window.views.items() if v.on_screen())
+    hidden = [v for v in window.views.values() if not v.on_screen()]
+    assert len(on_screen) >= 3 and hidden
+    window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+    # each view on screen adopted the trace once, in a turn of its own: when the first did, the others waited
+    assert sorted(vid for vid, _ in staged) == on_screen
+    assert [waiting for _, waiting in staged] == list(range(len(on_screen) - 1, -1, -1))
+    for vid in on_screen:
+        v = window.views[vid]
+        assert not v._trace_stale and not v._stale and v.errors == [], vid
+    assert all(v._trace_stale for v in hidden)  # behind a tab: nothing computed for this trace yet
+
+
+def test_the_window_handles_a_step_while_the_views_adopt_a_big_trace(window, qtbot, tmp_path, staged):
+    from PySide6.QtCore import Qt
+
+    job = window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    stepped = {}
+
+    def step_at_once():  # runs right after the window took the trace, before any view's turn
+        stepped["waiting"] = window.session.settling
+        window.actions.trigger("playback.step_forward")
+
+    job.finished.connect(step_at_once, Qt.ConnectionType.QueuedConnection)
+    qtbot.waitUntil(lambda: "waiting" in stepped and not window.session.settling, timeout=20000)
+    assert stepped["waiting"] and window.session.frame == 1
+    # every view on screen drew frame 1 in its turn: the same image as drawing frame 1 now
+    block = window.views["block"]
+    drawn = block.rgba.copy()
+    block.refresh()
+    assert block.shown_block is not None and np.array_equal(drawn, block.rgba)
+    grid = window.views["grid"]
+    assert grid.errors == [] and not grid._stale
+
+
+def test_views_build_their_plots_while_the_file_is_read(window, qtbot, tmp_path, monkeypatch, staged):
+    from gpuviz.ui.views import memory
+
+    monkeypatch.setattr(memory, "_STOCK_PLOTS", [])
+    built = []
+    real = memory.stock_plot
+
+    def stock():
+        real()
+        built.extend(p for p in memory._STOCK_PLOTS if p not in built)
+
+    monkeypatch.setattr(memory, "stock_plot", stock)
+    view = window.views["memory"]
+    assert view.on_screen()
+    window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+    assert built and view._panels
+    assert all(p.plot in built for p in view._panels)  # the new trace's panels took plots built ahead
+    assert view.colour_bar is not None and view._spare_bar is None and view.errors == []
+
+
+def test_session_later_runs_one_call_a_turn_in_order_and_settles_on_demand(qtbot):
+    from gpuviz.ui.session import Session
+
+    s = Session()
+    ran = []
+    s.later("a", lambda: ran.append("a"))
+    s.later("b", lambda: ran.append("b"))
+    s.later("a", lambda: ran.append("a2"))  # queued again: replaces its call, once
+    assert s.settling and s.is_later("a") and ran == []
+    s._run_one_later()
+    assert ran == ["b"] and s.is_later("a")
+    s.settle_now()
+    assert ran == ["b", "a2"] and not s.settling
+    s.later("c", lambda: ran.append("c"))
+    qtbot.waitUntil(lambda: not s.settling)
+    assert ran[-1] == "c"
+    s.shutdown()

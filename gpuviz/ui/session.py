@@ -55,6 +55,12 @@ class Session(QObject):
         self._clock = QTimer(self)
         self._clock.setInterval(self.TICK_MS)
         self._clock.timeout.connect(self._tick)
+        # calls waiting for a later event-loop turn (Session.later), one a turn, in the order queued
+        self._later: dict = {}
+        self._later_timer = QTimer(self)
+        self._later_timer.setSingleShot(True)
+        self._later_timer.setInterval(0)
+        self._later_timer.timeout.connect(self._run_one_later)
         if trace is not None:
             self.set_trace(trace)
 
@@ -110,6 +116,41 @@ class Session(QObject):
     def set_frame(self, f: int) -> None:
         self.playback.frame = f
 
+    # ---- work spread over event-loop turns ------------------------------------------------------------
+    def later(self, key, call) -> None:
+        """Run ``call()`` in a later event-loop turn, one queued call a turn: a big trace's views adopt it one
+        at a time, with input, timers and painting handled between them, so no single turn holds the GUI
+        thread for every view's rebuild. ``key`` (a view) is queued once; queuing it again replaces its call."""
+        self._later.pop(key, None)
+        self._later[key] = call
+        if not self._later_timer.isActive():
+            self._later_timer.start()
+
+    def is_later(self, key) -> bool:
+        """Is a call for ``key`` still waiting for its turn?"""
+        return key in self._later
+
+    @property
+    def settling(self) -> bool:
+        """Are calls still waiting for their turn (views still adopting the trace on screen)?"""
+        return bool(self._later)
+
+    def settle_now(self) -> None:
+        """Run every waiting call now (a snapshot or an export needs every view drawn)."""
+        while self._later:
+            self._run_one_later()
+
+    def _run_one_later(self) -> None:
+        if not self._later:
+            return
+        key = next(iter(self._later))
+        call = self._later.pop(key)
+        try:
+            call()
+        finally:
+            if self._later:
+                self._later_timer.start()
+
     # ---- theme -----------------------------------------------------------------------------------
     def set_theme(self, theme: Theme | str) -> None:
         if isinstance(theme, str):
@@ -148,6 +189,8 @@ class Session(QObject):
     def shutdown(self) -> None:
         """Stop the clock and drop observers (the window calls this when it closes)."""
         self._clock.stop()
+        self._later_timer.stop()
+        self._later.clear()
         self.playback.pause()
         for undo in self._unobserve:
             undo()

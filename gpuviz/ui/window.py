@@ -1119,6 +1119,12 @@ class MainWindow(QMainWindow):
         job.finished.connect(lambda job=job: self._open_finished(job))
         self._open_job = job
         self._open_jobs.append(job)
+        # while the file is read, the views on screen build ahead (one piece a turn) what the new trace's
+        # layout takes: the turn each view adopts the trace then has less to do
+        for view in self.views.values():
+            if view.on_screen():
+                for k, step in enumerate(view.warm_up_steps()):
+                    s.later((view, "warm up", k), step)
         self.open_label.setText(f"opening {Path(path).name}")
         self.open_bar.setValue(0)
         self.open_bar.setFormat("%p%")
@@ -1192,6 +1198,7 @@ class MainWindow(QMainWindow):
         if path:
             from ..model.safewrite import replace_atomically
 
+            self.session.settle_now()  # views still to adopt a big trace (one a turn): every one drawn first
             try:  # a regular file or a new one, complete or not at all (never a device or a FIFO)
                 with replace_atomically(path, "picture") as tmp:
                     if not self.grab().save(str(tmp), "PNG"):

@@ -160,6 +160,12 @@ class TraceView(QWidget):
         trace file (gpuviz/ui/open_job.py) for the views on screen: no Qt here. Keep what it builds with
         ``render.per_frames`` so ``on_trace_changed`` finds it."""
 
+    def warm_up_steps(self) -> list:
+        """Callables, each a short piece of the Qt work this view's next ``on_trace_changed`` will want (plots
+        built ahead): the window runs them one per event-loop turn while a trace file is read in the
+        background (the GUI thread is idle then), for the views on screen."""
+        return []
+
     def on_trace_changed(self) -> None:
         pass
 
@@ -178,6 +184,11 @@ class TraceView(QWidget):
 
     _trace_stale = False  # a new trace arrived while hidden: on_trace_changed runs when shown
 
+    #: a trace of more events than this, arriving in a window on screen, is adopted by the views on screen one
+    #: per event-loop turn (:meth:`Session.later`): each view's rebuild and first paint is a turn of its own,
+    #: with input and painting handled between, instead of one turn holding the GUI thread for all of them
+    STAGED_EVENTS = 200_000
+
     def _trace_slot(self) -> None:
         if self.session.trace is None:
             return
@@ -190,9 +201,26 @@ class TraceView(QWidget):
             self._trace_stale = True
             self._stale = True
             return
+        if self.window().isVisible() and len(self.session.trace) > self.STAGED_EVENTS:
+            self._trace_stale = True
+            self._stale = True
+            self.session.later(self, self._adopt_trace)
+            return
         self._trace_stale = False
         self._call(self.on_trace_changed)
         self._stale = True
+        self.keep_labels_whole()
+
+    def _adopt_trace(self) -> None:
+        """This view's turn to adopt the trace on screen (queued by :meth:`_trace_slot`): rebuild, then draw the
+        current frame. A view hidden meanwhile waits until it is shown."""
+        if not self._trace_stale or self.session.trace is None or not self.on_screen():
+            return
+        self._catch_up_trace()
+        if self._live():
+            self._stale = False
+            self._call(self.on_frame_changed)
+            self._call(self.on_selection_changed)
         self.keep_labels_whole()
 
     def _catch_up_trace(self) -> None:
@@ -208,6 +236,9 @@ class TraceView(QWidget):
             return
         if not self.on_screen():
             self._stale = True  # drawn when it comes to the front (catch_up), not on every frame behind a tab
+            return
+        if self._trace_stale and self.session.is_later(self):
+            self._stale = True  # its turn to adopt the new trace is still to come: it draws this frame then
             return
         self._catch_up_trace()
         self._stale = False

@@ -17,6 +17,7 @@ from PySide6.QtGui import QFont, QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel
 
 from ...model.frames import LaneState, format_block
+from .. import render
 from ..theme import hex_to_rgba
 from .base import captioned_layout, TraceView, legend_html, make_image_plot, outline_pen, register_view, style_plot, text_item
 
@@ -92,6 +93,18 @@ class BlockView(TraceView):
         self.plot.scene().sigMouseClicked.connect(self._clicked)
 
     # ---- layout: once per trace ----------------------------------------------------------------------
+    @staticmethod
+    def loop_table(trace, frames):
+        """:func:`loop_iterations_per_thread`, once per trace (a pass over every event: built by the open job's
+        thread when the view is on screen, see :meth:`prepare`)."""
+        if frames is None:
+            return loop_iterations_per_thread(trace)
+        return render.per_frames(frames, "loop iterations per thread", lambda: loop_iterations_per_thread(trace))
+
+    @classmethod
+    def prepare(cls, trace, frames) -> None:
+        cls.loop_table(trace, frames)
+
     def on_trace_changed(self) -> None:
         L = self.trace.launch
         ws = L.warp_size
@@ -146,7 +159,7 @@ class BlockView(TraceView):
                 self.plot.addItem(label)
                 self._labels.append(label)
         self.shown_block = None
-        self._loops = loop_iterations_per_thread(self.trace)
+        self._loops = self.loop_table(self.trace, self.frames)
         self._rows_per_warp = max(1, int(row[min(ws, T) - 1]) - int(row[0]) + 1) if T else 1
         self._fit_range()
         self.on_theme_changed()

@@ -141,10 +141,25 @@ def set_segments(item: pg.PlotCurveItem, segs: np.ndarray) -> None:
     item.show()
 
 
+#: plots built ahead, in idle event-loop turns while a trace file is read (:meth:`ArrayPanelsMixin.warm_up_steps`):
+#: a PlotItem builds its whole options form (10-25 ms each), and a new trace's panels, all built in the view's one
+#: turn to adopt it, held the GUI thread longest of all. Fresh, never shown: any cell takes one.
+_STOCK_PLOTS: list[pg.PlotItem] = []
+STOCK_PLOTS_MAX = 6
+
+
+def stock_plot() -> None:
+    """Build one plot ahead for :func:`cell_plot` (up to :data:`STOCK_PLOTS_MAX` wait)."""
+    if len(_STOCK_PLOTS) < STOCK_PLOTS_MAX:
+        _STOCK_PLOTS.append(pg.PlotItem(enableMenu=False))  # menus not even built
+
+
 def cell_plot(canvas: pg.GraphicsLayoutWidget, row: int, col: int, style: MemoryStyle, rowspan: int = 1,
               colspan: int = 1) -> pg.PlotItem:
     """An aspect-locked, y-down plot cell of ``canvas`` for an image of cells, themed."""
-    plot = canvas.addPlot(row=row, col=col, rowspan=rowspan, colspan=colspan, enableMenu=False)  # menus not even built
+    # canvas.addPlot() would build a new one: the same PlotItem, added to the canvas's layout
+    plot = _STOCK_PLOTS.pop() if _STOCK_PLOTS else pg.PlotItem(enableMenu=False)  # menus not even built
+    canvas.ci.addItem(plot, row=row, col=col, rowspan=rowspan, colspan=colspan)
     plot.setMenuEnabled(False)
     plot.hideButtons()
     plot.invertY(True)
@@ -314,6 +329,26 @@ class ArrayPanelsMixin:
 
     def _retitle(self) -> None:
         """Set each panel's title (short or full, as ``_short_titles`` says)."""
+
+    #: what the colour bar counts (each view says)
+    BAR_LABEL = ""
+    #: (style, colour bar) built ahead for the next trace in this view's style (:meth:`warm_up_steps`)
+    _spare_bar: tuple | None = None
+
+    def warm_up_steps(self) -> list:
+        """While a trace file is read: the plots and the colour bar the next trace's panels take, one a turn."""
+        return [stock_plot] * 3 + [self._build_spare_bar]
+
+    def _build_spare_bar(self) -> None:
+        if self._spare_bar is None or self._spare_bar[0] is not self.style:
+            self._spare_bar = (self.style, colour_bar(self.style, self.BAR_LABEL))
+
+    def _new_colour_bar(self) -> pg.ColorBarItem:
+        """The colour bar for a new trace: the one built ahead if its style is still the view's, else a new one."""
+        spare, self._spare_bar = self._spare_bar, None
+        if spare is not None and spare[0] is self.style:
+            return spare[1]
+        return colour_bar(self.style, self.BAR_LABEL)
 
     def _arrange(self) -> None:
         if not self._panels:
@@ -580,7 +615,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
             panel.palette = render.count_palette(panel.vmax, st.heat, st.untouched)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
-        self.colour_bar = colour_bar(st, self.BAR_LABEL)
+        self.colour_bar = self._new_colour_bar()
         set_colour_bar_max(self.colour_bar, vmax)
         self._ncols = 0
         self._retitle()  # before arranging: a title's width decides how many arrays stand side by side

@@ -30,7 +30,6 @@ from .memory import (
     CellImage,
     MemoryStyle,
     cell_plot,
-    colour_bar,
     colour_css,
     docked,
     fit_left_axis,
@@ -307,7 +306,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
             panel = _SharedPanel(self.canvas, k, 0, trace, a, self.style)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
-        self.colour_bar = colour_bar(self.style, self.BAR_LABEL)
+        self.colour_bar = self._new_colour_bar()
         self._ncols = 0
         self._retitle()  # before arranging: a title's width decides how many tiles stand side by side
         self._arrange()
