@@ -255,3 +255,39 @@ def test_a_few_blocks_of_a_huge_launch_are_indexed_without_per_thread_tables(tmp
     back = load_trace(path)
     assert index_mod.has_index(back) and back.saved_narration is None
     assert Frames(back).n_frames == Frames(tr).n_frames
+
+
+def test_the_barrier_facts_of_an_index_are_a_few_shared_tuples_the_collector_leaves_alone(trace, tmp_path):
+    """A big launch has a (stores, loads) row per block and phase: kept as lists and sets they were a quarter
+    of a million objects every full garbage collection walked (on the GUI thread too)."""
+    import gc
+
+    from gpuviz.model.narration import Narrator
+    from gpuviz.model.trace import EventKind
+
+    path = tmp_path / "mm.gpuviz"
+    trace.save(path)
+    back = load_trace(path)
+    rows = back.saved_narration[1]["phase_shared"]
+    assert len(rows) > 1 and all(type(r) is tuple and type(r[1]) is tuple and type(r[2]) is tuple for r in rows)
+    assert len({id(r[1]) for r in rows}) == len({r[1] for r in rows})  # equal names: one tuple
+    frames = Frames(back)
+    saved = Narrator(frames)
+    saved.caption(0)
+    pairs = list(saved._phase_shared.values())
+    assert len({id(p) for p in pairs}) == len(set(pairs)) < len(pairs)
+    gc.collect()
+    gc.collect()  # a tuple is let go once the tuples in it were (a pass each)
+    assert not any(gc.is_tracked(p) for p in pairs) and not any(gc.is_tracked(r) for r in rows)
+    # the same captions at every barrier as a narrator that computed its facts, and the same file saved again
+    fresh = Frames(trace)
+    computed = Narrator(fresh)
+    barriers = np.flatnonzero(fresh.kind == EventKind.BARRIER)
+    assert len(barriers)
+    for f in barriers[:: max(1, len(barriers) // 50)]:
+        assert saved.caption(int(f)) == computed.caption(int(f))
+    assert {k: tuple(map(tuple, v)) for k, v in computed._phase_shared.items()} == saved._phase_shared
+    again = tmp_path / "again.gpuviz"
+    back.save(again)
+    assert [list(map(list, r[1:])) for r in load_trace(again).saved_narration[1]["phase_shared"]] == \
+        [list(map(list, r[1:])) for r in rows]

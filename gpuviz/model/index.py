@@ -214,6 +214,12 @@ def _narration_state(index: TraceIndex) -> tuple[dict, dict]:
     js = index.info["narration"]
     if not isinstance(js.get("n_ph"), int) or not isinstance(js.get("phase_shared"), list):
         raise ValueError("the narration's JSON part is malformed")
+    from .narration import compact_phase_shared_rows
+
+    try:  # the index (and the trace holding it) lives as long as the trace is on screen: few objects, not 250,000
+        js["phase_shared"] = compact_phase_shared_rows(js["phase_shared"])
+    except (TypeError, ValueError):
+        pass  # a malformed row: the narrator reports it when it reads them (as before)
     return arrays, js
 
 

@@ -144,6 +144,25 @@ class _Column:
         return len(self._a)
 
 
+def compact_phase_shared(rows) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``(block * n_phases + phase) -> (shared arrays stored, shared arrays loaded)`` from rows ``(key, stores,
+    loads)``, each pair of names one shared tuple. A big launch has a row per block and phase (41,000 for
+    reduce_sum over 4,096 blocks): as lists and sets they were 250,000 objects that every full garbage
+    collection walked, on the GUI thread too (0.1 s at moments nobody chose); tuples of strings it leaves be."""
+    same: dict = {}
+    out = {}
+    for bp, stores, loads in rows:
+        pair = (tuple(sorted(stores)), tuple(sorted(loads)))
+        out[int(bp)] = same.setdefault(pair, pair)
+    return out
+
+
+def compact_phase_shared_rows(rows: list) -> list:
+    """The index's JSON rows ``[key, stores, loads]`` as tuples sharing their name tuples (the same JSON when
+    saved again), for the same reason as :func:`compact_phase_shared`."""
+    return [(bp, stores, loads) for bp, (stores, loads) in compact_phase_shared(rows).items()]
+
+
 class NarrationCancelled(Exception):
     """A narrator's build was cancelled (:meth:`Narrator.cancel`)."""
 
@@ -195,7 +214,7 @@ class Narrator:
             setattr(self, k, arrays[k])
         self._bar_threads = dict(zip(arrays["bar_keys"].tolist(), arrays["bar_threads"].tolist()))
         self._n_ph = int(js["n_ph"])
-        self._phase_shared = {int(bp): (set(st), set(ld)) for bp, st, ld in js["phase_shared"]}
+        self._phase_shared = compact_phase_shared(js["phase_shared"])
         tr = self.trace
         self.gm = analysis.global_memory(tr)
         self.sb = analysis.shared_banks(tr)
@@ -466,7 +485,7 @@ class Narrator:
         self._bar_threads = dict(zip(nz.tolist(), per[nz].tolist()))
         self._n_ph = n_ph
         shared = [i for i, a in enumerate(L.arrays) if a.space == "shared"]
-        self._phase_shared: dict[int, tuple[set, set]] = {}
+        self._phase_shared: dict = {}
         if shared:
             kind = tr.kind
             is_shared_access = (kind == K.SHARED_LOAD) | (kind == K.SHARED_STORE)
@@ -483,6 +502,7 @@ class Narrator:
                 is_store, bp = rest % 4, rest // 4
                 stores, loads = self._phase_shared.setdefault(bp, (set(), set()))
                 (stores if is_store else loads).add(L.arrays[a].name)
+            self._phase_shared = compact_phase_shared((bp, st, ld) for bp, (st, ld) in self._phase_shared.items())
 
     # ---- facts and captions --------------------------------------------------------------------------
     def facts(self, f: int) -> dict:
@@ -799,7 +819,7 @@ class Narrator:
         p = int(F.phase[f])
         if F.barrier_opens_at(f):
             n_at = int(self._bar_threads.get(b * self._n_ph + p, 0))
-            stores, loads = self._phase_shared.get(b * self._n_ph + p, (set(), set()))
+            stores, loads = self._phase_shared.get(b * self._n_ph + p, ((), ()))
             if stores:
                 names = " and ".join(sorted(stores))
                 why = (f"the shared array {names} is complete, safe for every thread to read" if len(stores) == 1
