@@ -151,8 +151,9 @@ def compact_phase_shared(rows) -> dict[int, tuple[tuple[str, ...], tuple[str, ..
     collection walked, on the GUI thread too (0.1 s at moments nobody chose); tuples of strings it leaves be."""
     same: dict = {}
     out = {}
-    for bp, stores, loads in rows:
-        pair = (tuple(sorted(stores)), tuple(sorted(loads)))
+    for bp, stores, loads in rows:  # most rows name one array or none: nothing to sort
+        pair = (tuple(stores) if len(stores) < 2 else tuple(sorted(stores)),
+                tuple(loads) if len(loads) < 2 else tuple(sorted(loads)))
         out[int(bp)] = same.setdefault(pair, pair)
     return out
 
