@@ -281,14 +281,17 @@ def lesson_panel_overflow(ctl) -> int:
     return max(0, ctl.panel.label.height() - area.viewport().height())
 
 
+@pytest.mark.parametrize("size", [SIZES[0], SIZES[2]], ids=["1280x720", "1920x1080"])
 @pytest.mark.parametrize("name", LESSONS)
-def test_every_lesson_note_fits_its_panel_at_1920x1080_presenting(person, name):
+def test_every_lesson_note_fits_its_panel_presenting(person, name, size):
     """Finding 12: custom_kernel's timing scene had a note several screens long. In presenter mode at 1920x1080
-    every step of every shipped lesson shows its whole text (title, notes, question, answer) without scrolling."""
+    and at a projector's 1280x720 every step of every shipped lesson shows its whole text (title, notes, question,
+    answer) without scrolling. At 1280x720 the notes of 17 of the 20 scenes scrolled: the panel had 23% of the
+    width (292 px) at the text size of 1920x1080, and the caption bar below took 255 px for 150 px of text."""
     from gpuviz.ui.presenter import enter_presenter
 
-    w = person(kernel_trace("vector_add"), size=SIZES[2])
-    enter_presenter(w, theme="dark", size=SIZES[2], fullscreen=False)
+    w = person(kernel_trace("vector_add"), size=size)
+    enter_presenter(w, theme="dark", size=size, fullscreen=False)
     w.actions.trigger(f"lesson.{name}")
     settle()
     ctl = w.lesson

@@ -184,7 +184,7 @@ def test_cli_prints_the_lesson(flag, capsys):
     out = capsys.readouterr().out
     if flag == "--print":
         assert "[scene 1 of 6 · step 1 of" in out and "[scene 6 of 6 · step" in out
-        assert "predict: Predict: per element, how many bytes does this add move" in out
+        assert "predict: Per element, how many bytes does this add move" in out  # once: not "predict: Predict:"
         assert "answer: 12 bytes." in out
     else:
         assert "custom_kernel: 6 scenes" in out

@@ -132,3 +132,21 @@ def test_a_frame_change_while_entering_presenter_mode_is_drawn_not_crashed_on(wi
     qapp.processEvents()
     assert errors == [] and p is not None
     presenter_module.leave_presenter(window)
+
+
+def test_the_caption_bar_is_as_tall_as_its_text_at_1280x720(window, qapp):
+    """A toolbar sizes a word-wrapped label for Qt's guess of its width (about 700 px), not the bar's: at 1280x720
+    the caption bar took 255 px for 150 px of text, height the lesson notes above it needed."""
+    p = enter_presenter(window, theme="dark", size=(1280, 720), fullscreen=False)
+    bar = p.caption_bar
+    for f in (0, 80, 200):
+        window.session.set_frame(f)
+        qapp.processEvents()
+        qapp.processEvents()
+        m = bar.layout().contentsMargins()
+        inner = bar.width() - m.left() - m.right()
+        labels = [lb for lb in (bar.caption, bar.note) if lb.isVisible()]
+        text = sum(lb.heightForWidth(inner) for lb in labels) + bar.layout().spacing() * (len(labels) - 1)
+        assert bar.width() == 1280 and text > 0
+        assert bar.height() <= text + m.top() + m.bottom() + 2, (f, bar.height(), text)
+        assert all(lb.height() >= lb.heightForWidth(inner) for lb in labels)  # nothing of the caption cut off

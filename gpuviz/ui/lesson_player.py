@@ -21,6 +21,14 @@ from ..lessons.topics import timings_subject
 from .presenter import KeyOverride, enter_presenter, presenter_of
 
 
+#: the lesson panel's share of the window's width, beside the scene's views
+PANEL_SHARE = 0.23
+#: presenter mode: the panel at least this wide (a scene's notes, question and answer unscrolled at 1280x720) ...
+PRESENTER_PANEL_PX = 420
+#: ... but never more than this share of the window
+PRESENTER_PANEL_MAX_SHARE = 0.36
+
+
 class LessonPanel(QWidget):
     """Lesson and scene titles, progress, notes, the question and (once revealed) its answer."""
 
@@ -40,33 +48,47 @@ class LessonPanel(QWidget):
         lay.addWidget(scroll)
         self.plain = ""  # what is shown, as plain text (tests)
 
-    def show_slide(self, slide, theme, with_caption: bool) -> None:
+    def show_slide(self, slide, theme, with_caption: bool, text_px: int | None = None) -> None:
+        """``with_caption`` False: presenter mode, whose caption bar shows the frame's caption and the kernel's
+        note under the views; the panel leaves both to it, and the lesson's title (the teacher chose it from the
+        Lessons menu), so that a scene's notes, question and answer fit a projector's 1280x720 unscrolled.
+        ``text_px``: the notes' size in pixels (presenter mode: its smallest text, so never below its minimum),
+        the title a fifth larger and a third of a line between paragraphs (Qt's default is 12 px above and
+        below each); None: the window's text size, the title "large"."""
         e = html.escape
+        gap = f" margin:{max(2, text_px // 3)}px 0;" if text_px else ""
+
+        def para(text: str, style: str = "") -> str:
+            return f"<p style='{style}{gap}'>{text}</p>" if style or gap else f"<p>{text}</p>"
+
+        where = f"{e(slide.lesson)} · {e(slide.progress)}" if with_caption else e(slide.progress)
+        # the scene title a step above the notes, not a heading twice their size: at 1280x720 in presenter mode
+        # an <h2> took half the panel and pushed the notes below the fold
+        title_size = f"{round(text_px * 1.2)}px" if text_px else "large"
         parts = [
-            f"<div style='color:{theme.muted}'>{e(slide.lesson)} · {e(slide.progress)}</div>",
-            # the scene title a step above the notes, not a heading twice their size: at 1280x720 in presenter mode
-            # an <h2> took half the panel and pushed the notes below the fold
-            f"<p style='font-size:large; font-weight:bold; margin:4px 0'>{e(slide.scene_title)}</p>",
+            f"<div style='color:{theme.muted}'>{where}</div>",
+            f"<p style='font-size:{title_size}; font-weight:bold; margin:4px 0'>{e(slide.scene_title)}</p>",
         ]
-        plain = [slide.lesson, slide.progress, slide.scene_title]
+        plain = ([slide.lesson] if with_caption else []) + [slide.progress, slide.scene_title]
         if slide.notes:
-            parts.append(f"<p>{e(slide.notes)}</p>")
+            parts.append(para(e(slide.notes)))
             plain.append(slide.notes)
         if slide.question:
-            parts.append(f"<p style='border:3px solid {theme.selected}; padding:6px'><b>Predict:</b> {e(slide.question)}</p>")
+            parts.append(para(f"<b>Predict:</b> {e(slide.question)}", f"border:3px solid {theme.selected}; padding:6px;"))
             plain.append("Predict: " + slide.question)
             if slide.answer:
-                parts.append(f"<p><b>Answer: {e(slide.answer)}</b></p>")
+                parts.append(para(f"<b>Answer: {e(slide.answer)}</b>"))
                 plain.append("Answer: " + slide.answer)
             else:
-                parts.append(f"<p style='color:{theme.muted}'>Think, then click for the answer.</p>")
+                parts.append(para("Think, then click for the answer.", f"color:{theme.muted};"))
         if with_caption and slide.caption:
-            parts.append(f"<p><i>{e(slide.caption)}</i></p>")
+            parts.append(para(f"<i>{e(slide.caption)}</i>"))
             plain.append(slide.caption)
-        if slide.kernel_note:
-            parts.append(f"<p>{e(slide.kernel_note)}</p>")
+        if with_caption and slide.kernel_note:
+            parts.append(para(e(slide.kernel_note)))
             plain.append(slide.kernel_note)
-        self.label.setText("".join(parts))
+        body = "".join(parts)
+        self.label.setText(f"<div style='font-size:{text_px}px'>{body}</div>" if text_px else body)
         self.plain = "\n".join(plain)
 
 
@@ -88,6 +110,8 @@ class LessonController:
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.keys: KeyOverride | None = None
         self._unobserve = self.player.observe(self._on_player)
+        # the panel's colours and (presenting) its text size follow Ctrl+T and Ctrl+= / Ctrl+- at once
+        self.session.theme_changed.connect(self._on_theme)
         self.errors: list[str] = []
         self.scene_loaded = -1
 
@@ -109,6 +133,8 @@ class LessonController:
         presenter.lesson = self
         presenter.caption_override = self._caption
         presenter.refresh_caption()
+        if self.scene_loaded >= 0:
+            self._show_panel()  # in the presenter's form: the caption bar has the caption and the kernel's note
 
     def presenter_left(self) -> None:
         """The presenter went away: the lesson keeps the keys itself."""
@@ -155,11 +181,35 @@ class LessonController:
         self.session.set_frame(slide.frame)
         self.session.set_predicting(slide.question if slide.question and not slide.answer else "")
         p = presenter_of(self.window)
-        self.panel.show_slide(slide, self.session.theme, with_caption=p is None)
+        self._show_panel(slide)
         if p is not None:
             p.refresh_caption()
         elif hasattr(self.window, "_on_frame") and self.session.frames is not None:
             self.window._on_frame(self.session.frame)  # the window's caption line follows the slide (same frame too)
+
+    def _on_theme(self) -> None:
+        if self.scene_loaded >= 0:
+            self._show_panel()
+
+    def _show_panel(self, slide=None) -> None:
+        """The slide in the lesson panel, in the theme's colours and (presenting) at the presenter's text size."""
+        p = presenter_of(self.window)
+        # presenting, the panel's first line says where the lesson stands; the dock's "Lesson" title bar above it
+        # took a line of the notes' height at 1280x720 (an empty widget in its place hides it; None restores it)
+        if (p is not None) != (self.dock.titleBarWidget() is not None):
+            self.dock.setTitleBarWidget(QWidget() if p is not None else None)
+        self.panel.show_slide(slide or self.player.slide(), self.session.theme, with_caption=p is None,
+                              text_px=p.notes_px() if p is not None else None)
+
+    @staticmethod
+    def panel_width(width: int, presenting: bool) -> int:
+        """The lesson panel's width in a window ``width`` wide: :data:`PANEL_SHARE` of it, and in presenter mode
+        at least :data:`PRESENTER_PANEL_PX` (up to :data:`PRESENTER_PANEL_MAX_SHARE`): its text is as large at
+        1280x720 as at 1920x1080, so a share of a projector's 1280 pixels held half the notes it holds at 1920."""
+        share = int(width * PANEL_SHARE)
+        if not presenting:
+            return share
+        return max(share, min(PRESENTER_PANEL_PX, int(width * PRESENTER_PANEL_MAX_SHARE)))
 
     def arrange(self, views: list[str], layout: str) -> None:
         """Show exactly ``views`` (plus the lesson panel) in ``layout``: columns, rows, grid or focus."""
@@ -212,16 +262,18 @@ class LessonController:
         if p is not None and p.size is not None:
             w.resize(*p.size)
         width = max(w.width(), 800)
+        panel = self.panel_width(width, presenting=p is not None)
+        rest = width - panel
         if layout == "focus" and len(shown) > 1:
-            w.resizeDocks([shown[0], shown[1], self.dock], [int(width * 0.5), int(width * 0.27), int(width * 0.23)], H)
+            w.resizeDocks([shown[0], shown[1], self.dock], [int(rest * 0.65), int(rest * 0.35), panel], H)
             stacked = shown[1:]
             if len(stacked) > 1:  # the stacked views share the height evenly
                 h = max(w.height(), 600)
                 w.resizeDocks(stacked, [h // len(stacked)] * len(stacked), V)
         elif layout in ("columns", "grid"):
             cols = shown if layout == "columns" else shown[0::2]
-            share = int(width * 0.77 / len(cols))
-            w.resizeDocks(cols + [self.dock], [share] * len(cols) + [int(width * 0.23)], H)
+            share = int(rest / len(cols))
+            w.resizeDocks(cols + [self.dock], [share] * len(cols) + [panel], H)
         if hasattr(w, "_hide_stale_tab_bars"):  # the tabs of the docks set aside must not float over a view
             QTimer.singleShot(0, w._hide_stale_tab_bars)
 
@@ -229,6 +281,10 @@ class LessonController:
     def stop(self) -> None:
         """Leave the lesson: the window's docks and keys as they were."""
         self._unobserve()
+        try:
+            self.session.theme_changed.disconnect(self._on_theme)
+        except (RuntimeError, TypeError):  # already gone with the window
+            pass
         self.session.set_predicting("")
         if self.keys is not None:
             self.keys.release()

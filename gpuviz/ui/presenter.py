@@ -21,6 +21,7 @@ The window's own key bindings for those keys are set aside while presenting and 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
@@ -314,6 +315,25 @@ class CaptionBar(QWidget):
         self.caption.setText(caption)
         self.note.setText(note)
         self.note.setVisible(bool(note))
+        self._fit()
+
+    def _fit(self) -> None:
+        """Each label exactly as tall as its wrapped text at the bar's width. Left to the layout, a toolbar
+        sizes a word-wrapped label for Qt's guess of its width (about 700 px), not the window's: at 1280x720
+        the bar took 255 px for four lines of text (150 px) and the lesson notes above it had to scroll."""
+        m = self.layout().contentsMargins()
+        inner = self.width() - m.left() - m.right()
+        if inner <= 0:
+            return
+        for label in (self.caption, self.note):
+            label.ensurePolished()  # the style sheet's font, before measuring
+            h = label.heightForWidth(inner) if label.text() else 0
+            if h > 0 and label.minimumHeight() != h:
+                label.setFixedHeight(h)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._fit()
 
     def restyle(self, theme: Theme) -> None:
         self.setStyleSheet(
@@ -323,6 +343,7 @@ class CaptionBar(QWidget):
             f"QLabel#presenterNoteText {{ font-size: {theme.px(20)}px; color: {theme.muted};"
             f" background: {theme.background}; }}"
         )
+        self._fit()
 
 
 class BlankScreen(QWidget):
@@ -489,6 +510,11 @@ class Presenter(QObject):
         """The smallest text size kept now: :data:`MIN_TEXT_PX` at the automatic scale and above, in
         proportion below it (Ctrl+- asked for smaller text: the views' small labels shrink with the rest)."""
         return MIN_TEXT_PX * min(1.0, self.scale / max(self._auto_scale, 1e-6))
+
+    def notes_px(self) -> int:
+        """The size of running text that gets a panel of its own (a lesson's notes): :data:`MIN_TEXT_PX` at the
+        automatic scale, the smallest the presenter allows, so the most of it fits; it follows Ctrl+= / Ctrl+-."""
+        return max(1, math.ceil(MIN_TEXT_PX * self.scale / max(self._auto_scale, 1e-6) - 1e-6))
 
     def set_scale(self, scale: float) -> None:
         self.session.set_scale(scale)
