@@ -1,4 +1,7 @@
-"""The Mandelbrot set, one thread per pixel: a loop whose length depends on the data (divergence)."""
+"""The Mandelbrot set, one thread per pixel: a loop whose length depends on the data (divergence).
+
+Each thread stores its running count every ``STORE_EVERY`` iterations, so that the loop is seen: the
+lanes of a warp leave it at different steps, and the image's heat of accesses grows with the iterations."""
 
 import numpy as np
 from numba import cuda
@@ -12,18 +15,8 @@ X_MIN, X_MAX = -2.0, 1.0
 Y_MIN, Y_MAX = -1.5, 1.5
 
 
-@cuda.jit(device=True)
-def mandel_iters(cx, cy, max_iters):
-    """How many steps of z = z*z + c it takes z to leave the circle of radius 2 (max_iters if never)."""
-    x = 0.0
-    y = 0.0
-    i = 0
-    while i < max_iters and x * x + y * y <= 4.0:
-        x_next = x * x - y * y + cx
-        y = 2.0 * x * y + cy
-        x = x_next
-        i += 1
-    return i
+#: each thread writes its running escape count to its pixel every this many iterations (see mandelbrot)
+STORE_EVERY = 4
 
 
 @cuda.jit
@@ -35,7 +28,20 @@ def mandelbrot(image, x_min, x_max, y_min, y_max, max_iters):
         return
     cx = x_min + col * (x_max - x_min) / width
     cy = y_min + row * (y_max - y_min) / height
-    image[row, col] = mandel_iters(cx, cy, max_iters)
+    # steps of z = z*z + c until z leaves the circle of radius 2 (max_iters if it never does)
+    x = 0.0
+    y = 0.0
+    i = 0
+    while i < max_iters and x * x + y * y <= 4.0:
+        x_next = x * x - y * y + cx
+        y = 2.0 * x * y + cy
+        x = x_next
+        i += 1
+        if i % STORE_EVERY == 0:
+            # the count so far: a store the animation shows, one
+            # per STORE_EVERY turns, as lanes leave the loop
+            image[row, col] = i
+    image[row, col] = i
 
 
 def make_args(size, rng):
@@ -70,10 +76,13 @@ SPEC = KernelSpec(
     description="escape-time Mandelbrot image: a 2-d grid whose while loop exits after a data-dependent count",
     note=(
         "Every pixel is independent, so one thread per pixel is natural, but each thread loops a different "
-        "number of times. The 32 threads of a warp issue together, so a warp that holds a pixel inside the "
-        "set keeps all 32 lanes busy until that pixel gives up after max_iters, while its finished lanes sit "
-        "idle: that is divergence. Compare warps on the smooth outside (all finish fast) with warps on the "
-        "edge of the set. The first launch also pays for JIT compilation, often far more than the image."
+        "number of times. So that the loop shows, each thread writes its running count to its pixel every "
+        f"{STORE_EVERY} iterations (a kernel for real use writes once, at the end): each write is a step of the "
+        "animation, and the image's heat map of accesses draws the set as the work of the loop. The 32 threads "
+        "of a warp issue together, so a warp that holds a pixel inside the set keeps issuing until that pixel "
+        "gives up after max_iters, while its finished lanes sit idle (diverged): that is divergence. Compare "
+        "warps on the smooth outside (done in a step or two) with warps on the edge of the set. The first "
+        "launch also pays for JIT compilation, often far more than the image."
     ),
     default_size=128,
     small_size=24,

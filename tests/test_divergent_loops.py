@@ -119,3 +119,62 @@ def test_lanes_of_a_kernel_without_loop_counts_keep_one_exited_colour(qapp):
     finally:
         w.close()
         w.deleteLater()
+
+
+@pytest.fixture(scope="module")
+def mandel_default():
+    return _capture("mandelbrot", get_kernel("mandelbrot").default_size)
+
+
+def test_at_its_default_size_lanes_leave_the_loop_at_different_frames(mandel_default):
+    """Finding 14 (pace): at its default size mandelbrot showed none of its point: its loop ran in registers, so a
+    warp had three frames (start, its one store, exit) and every lane left the loop in the same frame. Each thread
+    now stores its running count every STORE_EVERY iterations: a warp steps through its loop, and on the edge of
+    the set its lanes drop out of the stores one by one while the others loop on."""
+    from kernels.mandelbrot import STORE_EVERY
+
+    trace, args = mandel_default
+    F = Frames(trace)
+    warps = F.block.astype(np.int64) * 64 + F.warp
+    frames_per_warp = np.bincount(np.unique(warps, return_inverse=True)[1])
+    assert frames_per_warp.mean() > 5 and frames_per_warp.max() >= 64 // STORE_EVERY + 2
+    stores = F.kind == EventKind.GLOBAL_STORE
+    lanes_left = 0  # warps whose stores lose lanes from one frame to another: lanes leaving the loop
+    for w in np.unique(warps[stores]):
+        lanes = F.n_lanes[stores & (warps == w)]
+        lanes_left += len(np.unique(lanes)) > 1
+    assert lanes_left > len(np.unique(warps)) // 4
+    # a store frame with lanes masked off is narrated as divergence
+    f = int(np.flatnonzero(stores & (F.n_lanes < 32) & (F.n_lanes > 0))[0])
+    assert "divergence" in Narrator(F).caption(f)
+    image = args[0]
+    assert np.array_equal(image, get_kernel("mandelbrot").reference(args)[0])  # still the escape counts
+
+
+def test_the_memory_view_draws_the_image_as_a_heat_map_of_the_loop_work(qapp, mandel_default):
+    """Finding 14: the memory view of mandelbrot's image was flat (one store a pixel). Its heat now counts the
+    stores of each pixel's loop: the set stands out of the plane, brighter where the loop ran longer."""
+    from gpuviz.ui.window import MainWindow
+
+    trace, args = mandel_default
+    w = MainWindow(trace)
+    try:
+        w.resize(1600, 900)
+        w.show()
+        w.session.set_frame(w.session.frames.n_frames - 1)
+        qapp.processEvents()
+        panel = w.views["memory"].panel_of("image")
+        rgba = panel.flat.reshape(args[0].shape + (4,))[..., :3].astype(int)
+        assert len(np.unique(rgba.reshape(-1, 3), axis=0)) >= 8  # bands of the set, not one colour
+        light = rgba.sum(axis=-1)
+        iters = args[0]
+        inside, outside = light[iters == iters.max()].mean(), light[iters < 4].mean()
+        assert inside > outside + 100, (inside, outside)  # the cividis heat: more work, brighter
+        # half-way through, the blocks still to run are untouched: the image fills in as the launch runs
+        w.session.set_frame(w.session.frames.n_frames // 2)
+        qapp.processEvents()
+        half = panel.flat.reshape(args[0].shape + (4,))[..., :3].astype(int)
+        assert (half[-1] == half[-1, :1]).all() and not (half[-1] == rgba[-1]).all()
+    finally:
+        w.close()
+        w.deleteLater()
