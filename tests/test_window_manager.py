@@ -48,6 +48,13 @@ DRIVE = textwrap.dedent("""
     screen = w.screen().geometry()
     full = lambda: w.geometry() == screen
     out = {"screen": [screen.width(), screen.height()]}
+    if sys.argv[1] == "screen-sized":
+        # made as large as the screen below a title bar, as a person dragging its corner (or xdotool windowsize)
+        # does: its frame then hangs a few pixels past the screen's edges
+        settle_until(lambda: w.isVisible() and w.windowHandle().isExposed() and w.frameGeometry() != w.geometry())
+        top = w.geometry().y() - w.frameGeometry().y()
+        w.setGeometry(1, top, screen.width(), screen.height() - top)
+        settle_until(lambda: w.geometry().width() == screen.width())
     if present:
         settle_until(full)
         out["presenting"] = geo(w)
@@ -130,6 +137,18 @@ def test_present_covers_the_screen_and_leaving_puts_the_window_back(x_display):
     assert _close(g["left_present"], g["start"]), f"{wm}: the window moved: {g['start']} -> {g['left_present']}"
     assert g["f11"][2:] == [sw, sh], f"{wm}: F11 left the window at {g['f11']}"
     assert _close(g["f11_again"], g["start"]), f"{wm}: F11 twice: {g['start']} -> {g['f11_again']}"
+
+
+def test_a_screen_sized_window_comes_back_from_presenter_mode_where_it_was(x_display):
+    """Finding 13, the rest: a window as large as the screen (its frame a few pixels past the edges) came back from
+    presenter mode, and from F11, 5 px lower and 6 px shorter: Qt's restoreGeometry fits a frame inside the screen."""
+    display, wm = x_display
+    g = _drive(display, "screen-sized")
+    sw, sh = g["screen"]
+    assert g["start"][2] >= sw, f"{wm}: the window was not made screen-sized: {g['start']}"
+    assert g["presenting"][2:] == [sw, sh], f"{wm}: presenter mode is {g['presenting']} on a {sw}x{sh} screen"
+    assert _close(g["left_present"], g["start"], tol=0), f"{wm}: the window moved: {g['start']} -> {g['left_present']}"
+    assert _close(g["f11_again"], g["start"], tol=0), f"{wm}: F11 twice: {g['start']} -> {g['f11_again']}"
 
 
 def test_gpuviz_present_covers_the_screen_and_leaves_to_a_centred_window(x_display):

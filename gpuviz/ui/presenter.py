@@ -223,6 +223,7 @@ def show_full_screen(window) -> None:
 
     if not is_full_screen(window):
         window._gpuviz_geometry_before_full_screen = window.saveGeometry()
+        window._gpuviz_rect_before_full_screen = window.geometry()
     window.showFullScreen()
     window._gpuviz_full_screen = True  # Qt drops its full-screen state when the geometry is set, as below
     screen = window.screen() or QApplication.primaryScreen()
@@ -240,14 +241,26 @@ def show_normal(window) -> None:
     from PySide6.QtCore import QTimer
 
     saved = getattr(window, "_gpuviz_geometry_before_full_screen", None)
+    rect = getattr(window, "_gpuviz_rect_before_full_screen", None)
     window._gpuviz_full_screen = False
     window.showNormal()
     if saved is not None:
-        window._gpuviz_geometry_before_full_screen = None
-        window.restoreGeometry(saved)
+        window._gpuviz_geometry_before_full_screen = window._gpuviz_rect_before_full_screen = None
+        put_back_geometry(window, saved, rect)
         # and once more when Qt has handled leaving full screen: with no window manager it put back the
         # screen-sized geometry it recorded while full screen, after ours
-        QTimer.singleShot(0, lambda: is_full_screen(window) or window.restoreGeometry(saved))
+        QTimer.singleShot(0, lambda: is_full_screen(window) or put_back_geometry(window, saved, rect))
+
+
+def put_back_geometry(window, saved, rect=None) -> None:
+    """The window where it was: its saved state (maximized or not) from ``saved`` (``saveGeometry()``), then
+    exactly the rectangle ``rect`` it had (``geometry()``) unless it is maximized. ``restoreGeometry`` alone
+    fits a window whose frame hangs past the screen's edge back inside it: a window made as large as a
+    1280x720 screen (its frame then 1282x725, as bench/window_screenshots.sh and a person dragging do) came
+    back from presenter mode 5 px lower and 6 px shorter."""
+    window.restoreGeometry(saved)
+    if rect is not None and rect.isValid() and not window.isMaximized() and window.geometry() != rect:
+        window.setGeometry(rect)
 
 
 # ---- keys taken over while presenting ---------------------------------------------------------------
@@ -392,6 +405,7 @@ class Presenter(QObject):
         self._saved_theme = self.session.theme
         self._saved_state = window.saveState()
         self._saved_geometry = window.saveGeometry()
+        self._saved_rect = window.geometry()
         self._was_fullscreen = is_full_screen(window)
         # the details panel answers clicks; nobody clicks during a talk, and its room goes to the views
         # the caption bar says what the top bar's second line would (hidden: its room goes to the views); the
@@ -651,7 +665,7 @@ class Presenter(QObject):
             w._gpuviz_geometry_before_full_screen = None
             w._gpuviz_full_screen = False
             w.showNormal()
-            w.restoreGeometry(self._saved_geometry)
+            put_back_geometry(w, self._saved_geometry, self._saved_rect)
         w.restoreState(self._saved_state)
 
 
