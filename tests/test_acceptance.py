@@ -305,6 +305,30 @@ def test_every_lesson_note_fits_its_panel_presenting(person, name, size):
     assert ctl.player.finished
 
 
+def test_a_lesson_started_at_the_desk_fits_its_panel_after_f5(person):
+    """F5 while a lesson plays at 1280x720: the lesson panel kept its desk width (292 px) and custom_kernel's notes
+    scrolled by 500 px; it gets the presenter's width as presenter mode starts."""
+    from gpuviz.ui.presenter import enter_presenter
+
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    w.actions.trigger("lesson.custom_kernel")
+    settle()
+    ctl = w.lesson
+    enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    for _ in range(200):
+        settle(1)
+        over = lesson_panel_overflow(ctl)
+        assert over == 0, (f"scene {ctl.player.scene_index + 1} step {ctl.player.beat_index + 1}: "
+                           f"{over} px of the note below the panel")
+        if not ctl.next():
+            break
+    assert ctl.player.finished
+    leave_presenter(w)
+    settle()
+    assert ctl.dock.titleBarWidget() is None  # the desk's "Lesson" title bar back
+    person.check(w, "lesson, then F5")
+
+
 def test_a_lesson_outlives_leaving_presenter_mode(person):
     """A lesson started while presenting, presenter mode left (Esc / F5), then the next lesson from the menu:
     the first lesson's keys are released without touching the presenter's deleted actions (bench/drive_app.py

@@ -135,6 +135,19 @@ class LessonController:
         presenter.refresh_caption()
         if self.scene_loaded >= 0:
             self._show_panel()  # in the presenter's form: the caption bar has the caption and the kernel's note
+            # F5 while a lesson plays: the panel gets its presenter width now (and again once a window manager has
+            # made the window full screen); it kept its desk width, 292 px at 1280x720, and the notes scrolled
+            self._widen_for_presenter()
+            QTimer.singleShot(0, self._widen_for_presenter)
+
+    def _widen_for_presenter(self) -> None:
+        w = self.window
+        if presenter_of(w) is None or self.scene_loaded < 0:
+            return
+        want = self.panel_width(max(w.width(), 800), presenting=True)
+        if self.dock.width() < want:
+            scene = self.player.current.scene
+            self._size_docks([w.docks[v] for v in scene.views if v in w.docks], scene.layout)
 
     def presenter_left(self) -> None:
         """The presenter went away: the lesson keeps the keys itself."""
@@ -261,8 +274,16 @@ class LessonController:
         p = presenter_of(w)
         if p is not None and p.size is not None:
             w.resize(*p.size)
+        self._size_docks(shown, layout)
+        if hasattr(w, "_hide_stale_tab_bars"):  # the tabs of the docks set aside must not float over a view
+            QTimer.singleShot(0, w._hide_stale_tab_bars)
+
+    def _size_docks(self, shown: list[QDockWidget], layout: str) -> None:
+        """The widths (and a focus layout's heights) of the scene's views and the lesson panel."""
+        w = self.window
+        H, V = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
         width = max(w.width(), 800)
-        panel = self.panel_width(width, presenting=p is not None)
+        panel = self.panel_width(width, presenting=presenter_of(w) is not None)
         rest = width - panel
         if layout == "focus" and len(shown) > 1:
             w.resizeDocks([shown[0], shown[1], self.dock], [int(rest * 0.65), int(rest * 0.35), panel], H)
@@ -274,8 +295,6 @@ class LessonController:
             cols = shown if layout == "columns" else shown[0::2]
             share = int(rest / len(cols))
             w.resizeDocks(cols + [self.dock], [share] * len(cols) + [panel], H)
-        if hasattr(w, "_hide_stale_tab_bars"):  # the tabs of the docks set aside must not float over a view
-            QTimer.singleShot(0, w._hide_stale_tab_bars)
 
     # ---- the end -----------------------------------------------------------------------------------------
     def stop(self) -> None:

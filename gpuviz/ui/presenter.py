@@ -462,6 +462,8 @@ class Presenter(QObject):
             window.resize(*self.size)
         lesson = getattr(window, "_gpuviz_lesson", None)
         if lesson is not None:  # a lesson plays: the clicker drives it, its scene keeps its own views
+            # known as the window's presenter first: the lesson lays its panel out for presenter_of(window)
+            window._gpuviz_presenter = self
             lesson.attach(self)
         else:
             self.arrange()
