@@ -71,8 +71,13 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
 
     ``lockstep``: for the per-thread backends ("sim", "gpu"), also replay the launch on the CPU executor
     and, where the per-thread events agree, take its lockstep steps (see :mod:`gpuviz.capture.lockstep`).
-    ``watchdog``: seconds a CPU-executor launch may go without progress before it is stopped with
-    :class:`KernelStalled` (None or 0: never). ``progress``: called with a dict about once a second while
+    ``watchdog``: seconds a launch on the CPU executor or on numba's simulator may go without progress
+    before it is stopped with :class:`KernelStalled`, naming the loop's line (None or 0: never). On the
+    simulator each CUDA thread of a block is a Python thread, which cannot be killed: the watchdog releases
+    them (each is made to raise inside the kernel, and those parked at a barrier are woken by the simulator's
+    abort flag) before the call raises; one that does not end in 2 s stays parked as a daemon thread, and
+    the message says so. On a GPU the host cannot interrupt a kernel: ``gpuviz run`` (a worker process) can.
+    ``progress``: called with a dict about once a second while
     the CPU executor runs. ``estimate``: on the cpu and sim backends, first run a few blocks to estimate
     the trace and refuse one that would pass ``max_events`` (TraceTooLarge) before the real run.
     ``dynamic_shared_bytes``: the launch's dynamic shared memory per block, the fourth item of
@@ -95,7 +100,7 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
             from .perthread import capture_sim
 
             trace = capture_sim(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
-                                dynamic_shared_bytes=dynamic_shared_bytes, **options)
+                                dynamic_shared_bytes=dynamic_shared_bytes, watchdog=watchdog, **options)
         else:
             from .gpu import capture_gpu
 

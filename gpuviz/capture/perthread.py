@@ -638,8 +638,12 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
 
 
 def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_000_000, dynamic_shared_bytes=0,
-                **_ignored) -> Trace:
+                watchdog: float | None = None, **_ignored) -> Trace:
+    """The launch on numba's simulator, instrumented. ``watchdog``: seconds it may go without progress before
+    it is stopped with KernelStalled (None or 0: never; see :mod:`gpuviz.capture.sim_watch`)."""
     import time
+
+    from .sim_watch import SimWatch
 
     from . import versions
 
@@ -665,11 +669,15 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     gc.collect()
     collecting = gc.isenabled()
     gc.disable()
+    watch = SimWatch(kernel, grid, block, watchdog, name=root.name)
     try:
-        jitted[grid, block, 0, int(dynamic_shared_bytes)](*args)
+        with watch:
+            jitted[grid, block, 0, int(dynamic_shared_bytes)](*args)
+        watch.raise_if_stalled()
     except CaptureError:
         raise
     except Exception as exc:  # the simulator raises plain Python errors (IndexError, ...) from the kernel
+        watch.raise_if_stalled()  # the watchdog's release of the block's threads is why
         raise CaptureError(f"{root.file}: {root.name} failed under numba's simulator: {type(exc).__name__}: {exc}",
                            file=root.file) from exc
     finally:

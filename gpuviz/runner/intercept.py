@@ -154,7 +154,8 @@ class LaunchPolicy:
     max_events: int = 50_000_000  # for the whole recording, not per launch
     record_blocks: list | None = None
     max_loop_iterations: int = 5_000_000
-    watchdog: float | None = 10.0  # seconds a CPU-executor launch may go without progress (None/0: no limit)
+    watchdog: float | None = 10.0  # seconds a launch on the CPU executor (or in-process on the simulator) may go
+    # without progress (None/0: no limit)
     # a launch whose trace alone would pass max_events stops the program at it (the classroom hears why in
     # seconds); True runs such launches untraced instead, so that the program gets its results
     run_untraced: bool = False
@@ -252,7 +253,7 @@ class LaunchPolicy:
             trace = capture(kernel, rec.grid, rec.block, *args, backend=backend, record_blocks=self.record_blocks,
                             max_events=budget, max_loop_iterations=self.max_loop_iterations,
                             dynamic_shared_bytes=rec.dynamic_shared_bytes,
-                            **({"watchdog": self.watchdog, "progress": self._progress_for(rec)} if backend == "cpu" else {}))
+                            **_watch_options(self, backend, rec))
         except (BackendUnavailable, ModuleNotFoundError) as exc:
             if backend == "cpu":
                 raise
@@ -450,6 +451,17 @@ def _restore(args, saved) -> None:
     for a, s in zip(args, saved):
         if s is not None:
             a[...] = s
+
+
+def _watch_options(policy, backend: str, rec) -> dict:
+    """The watchdog a traced launch runs under: the CPU executor watches itself; on numba's simulator the
+    capture's own watch (in-process: ``gpuviz.recording()``) unless ``gpuviz run``'s worker watches the launch
+    (its LaunchWatch, which ends the worker's process); on a GPU only the worker's watch can act."""
+    if backend == "cpu":
+        return {"watchdog": policy.watchdog, "progress": policy._progress_for(rec)}
+    if backend == "sim":
+        return {"watchdog": None if policy.watch is not None else policy.watchdog}
+    return {}
 
 
 def _run_on_executor(kernel, rec, args, max_loop_iterations, watchdog=None, progress=None) -> bool:

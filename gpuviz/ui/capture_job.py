@@ -86,7 +86,8 @@ def run(request: dict) -> str:
     watch = {"watchdog": float(request.get("watchdog", 10.0)), "progress": progress}
     try:
         trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=backend,
-                               **(watch if backend == "cpu" else {}))
+                               **(watch if backend == "cpu" else {"watchdog": watch["watchdog"]} if backend == "sim"
+                                  else {}))
     except BackendUnavailable as e:
         if backend != "gpu" or not request.get("fallback_to_cpu", True):
             raise
