@@ -5,6 +5,7 @@ The programs are in tests/user_scripts/: ordinary scripts, never edited for gpuv
 costs a second or two (it imports numba), so each program runs once and several tests share the result.
 """
 
+import json
 import os
 import runpy
 import subprocess
@@ -456,3 +457,52 @@ def test_the_cli_takes_run_untraced_wherever_it_comes():
     ours, theirs = split_run_argv(["prog.py", "--n", "3", "--run-untraced"])
     assert ours == ["prog.py", "--run-untraced"] and theirs == ["--n", "3"]
     assert split_run_argv(["prog.py", "--", "--run-untraced"])[1] == ["--run-untraced"]
+
+
+def test_the_window_launch_list_runs_too_large_launches_untraced_when_its_checkbox_is_ticked(qtbot, monkeypatch):
+    # the launch list's "run too-large launches untraced" is `gpuviz run --run-untraced`: the request the worker
+    # gets carries it, and the program goes on past the launch too large to trace instead of being stopped there
+    from PySide6.QtCore import Qt
+
+    from gpuviz.ui.views.launches import run_program
+    from gpuviz.ui.window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 720)
+    w.show()
+    requests = []
+    import gpuviz.runner.script as script_module
+
+    prepare = script_module.prepare_run
+
+    def spy(*args, **kw):  # the real request, read back from the file the worker reads
+        folder, command, env = prepare(*args, **kw)
+        requests.append(json.loads(Path(folder, "request.json").read_text()))
+        return folder, command, env
+
+    monkeypatch.setattr(script_module, "prepare_run", spy)
+    try:
+        dock = run_program(w, TOO_LARGE, max_events=200_000, timeout=QUICK)
+        ll = dock.launch_list
+        box = ll.untraced_box
+        qtbot.waitUntil(box.isVisible, timeout=5000)  # the dock, raised, is laid out on the next events
+        assert not box.isChecked()
+        assert "goes on and gets its results" in box.toolTip() and "untraced" in box.toolTip()
+        qtbot.waitUntil(lambda: ll.last_result is not None, timeout=int(QUICK * 1000))
+        assert requests[-1]["run_untraced"] is False
+        assert ll.last_result.error["kind"] == "TraceTooLarge" and "--run-untraced" in ll.last_result.message
+
+        ll.last_result = None
+        qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=box.rect().center())
+        assert box.isChecked()
+        qtbot.mouseClick(ll.run_button, Qt.MouseButton.LeftButton)  # "Run again"
+        qtbot.waitUntil(lambda: ll.last_result is not None, timeout=int(QUICK * 1000))
+        assert requests[-1]["run_untraced"] is True and requests[-1]["max_events"] == 200_000
+        result = ll.last_result
+        assert result.ok, result.message
+        assert "second launch done:" in result.stdout
+        assert [r.status for r in result.launches] == ["traced", "untraced"]
+        assert ll.tree.topLevelItemCount() == 2 and "not traced" in ll.tree.topLevelItem(1).text(5)
+    finally:
+        w.close()

@@ -256,6 +256,12 @@ class LaunchList(QWidget):
         self.cancel_button.setEnabled(False)
         self.watch_box = QCheckBox("re-run on save", self)
         self.watch_box.setChecked(True)
+        # `gpuviz run --run-untraced`: the program's results matter more than a trace of every launch
+        self.untraced_box = QCheckBox("run too-large launches untraced", self)
+        self.untraced_box.setToolTip(
+            "A launch too large to trace (its trace would pass the event limit) runs untraced, so the program "
+            "goes on and gets its results; the launch list shows it as not traced. Unchecked, the program is "
+            "stopped at that launch with the estimate, the limit and how to trace it (gpuviz run --run-untraced).")
         self.run_button.clicked.connect(self.rerun)
         self.cancel_button.clicked.connect(self.job.cancel)
         buttons = QHBoxLayout()
@@ -263,6 +269,9 @@ class LaunchList(QWidget):
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.watch_box)
         buttons.addStretch(1)
+        options = QHBoxLayout()
+        options.addWidget(self.untraced_box)
+        options.addStretch(1)
         self.error = QLabel("", self)
         self.error.setObjectName("errorText")
         self.error.setWordWrap(True)
@@ -276,6 +285,7 @@ class LaunchList(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addLayout(buttons)
+        layout.addLayout(options)
         layout.addWidget(self.tree, 3)
         layout.addWidget(self.error)
         layout.addWidget(self.output, 1)
@@ -348,7 +358,12 @@ class LaunchList(QWidget):
 
     # ---- a program --------------------------------------------------------------------------------------
     def run_program(self, script, argv=(), **options) -> None:
-        """Run ``script`` in a worker and list its launches as they finish (replaces a running one)."""
+        """Run ``script`` in a worker and list its launches as they finish (replaces a running one).
+
+        ``run_untraced`` (as ``gpuviz run --run-untraced``), when given, sets the panel's checkbox; the run
+        (and every re-run) takes the checkbox's state."""
+        if "run_untraced" in options:
+            self.untraced_box.setChecked(bool(options.pop("run_untraced")))
         path = str(Path(script).resolve())
         if self.script != path:
             if self.watcher.files():
@@ -364,7 +379,7 @@ class LaunchList(QWidget):
         self.output.clear()
         self.error.setVisible(False)
         self.title.setText(f"running {Path(path).name} {' '.join(self.argv)}".strip())
-        self.job.start(path, self.argv, **options)
+        self.job.start(path, self.argv, run_untraced=self.untraced_box.isChecked(), **options)
 
     def rerun(self) -> None:
         if self.script:
@@ -377,7 +392,7 @@ class LaunchList(QWidget):
             self._rerun_timer.start()
 
     def _show_program_controls(self, on: bool) -> None:
-        for w in (self.run_button, self.cancel_button, self.watch_box, self.output):
+        for w in (self.run_button, self.cancel_button, self.watch_box, self.untraced_box, self.output):
             w.setVisible(on)
 
     def _busy(self, busy: bool) -> None:
