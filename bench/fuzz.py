@@ -1,7 +1,7 @@
 """Fuzz bench: tens of thousands of mutated trace files and lessons, each in a worker under memory and time limits.
 
     nice -n 10 .venv/bin/python bench/fuzz.py --traces 25000 --lessons 1000 [--seed 1] [--snapshot-every 1]
-        [--start 0] [--out bench/results/fuzz_DATE.json]
+        [--start 0] [--numbers 6100-6199,7042] [--out bench/results/fuzz_DATE.json]
 
 Inputs are made from (seed, number) by ``tests/fuzzing.py`` (flipped bits, truncations, zip members removed,
 renamed, duplicated or added under path-traversal names, other compression methods, wrong JSON types, huge
@@ -9,8 +9,10 @@ declared shapes and event counts, object and structured dtypes, zip bombs, misma
 arrays and reports that lie, newer schemas, huge sources; lessons: flipped bits, truncations, wrong types,
 format specs in placeholders, huge sizes and lists, traces that are devices). Prints the counts: tracebacks,
 hangs, memory blow-ups, crashes; refused / loaded unchanged / loaded with different content, and for the
-latter what ``gpuviz info`` and ``gpuviz snapshot`` did. Every failing input is re-run alone and listed with
-its number (``--start N --traces 1`` makes it again). Results go to ``--out`` (JSON) and next to it as .md.
+latter what ``gpuviz info`` and ``gpuviz snapshot`` did. Every failing input, and every damaged file that
+loaded and then made ``gpuviz info`` or ``gpuviz snapshot`` end in a one-line error, is re-run alone and listed
+with its number, what was done to it and the message, in the JSON's ``failures`` and in the .md
+(``--numbers N`` or ``--start N --traces 1`` makes it again). Results go to ``--out`` (JSON) and next to it as .md.
 """
 
 from __future__ import annotations
@@ -49,7 +51,43 @@ def run(kind: str, n: int, args, folder: Path) -> fuzzing.Report:
 
     return fuzzing.fuzz(kind, args.seed, n, folder, start=args.start, batch=args.batch, mem=args.mem_gb << 30,
                         snapshot=args.snapshot_every if kind == "trace" else 0, per_input_s=args.per_input_s,
-                        progress=progress, jobs=args.jobs, deadline=args.deadline)
+                        progress=progress, jobs=args.jobs, deadline=args.deadline,
+                        numbers=args.numbers if kind == "trace" else None)
+
+
+def input_numbers(text: str) -> list[int]:
+    """``"6100-6199,7042"`` -> [6100, ..., 6199, 7042] (ranges include both ends)."""
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        a, b = int(lo), int(hi) if hi else int(lo)
+        if b < a:
+            raise argparse.ArgumentTypeError(f"--numbers: {part!r} ends before it starts")
+        out.extend(range(a, b + 1))
+    if not out:
+        raise argparse.ArgumentTypeError("--numbers: no input numbers")
+    return out
+
+
+def problem_entries(report: fuzzing.Report) -> list[dict]:
+    """Every input that went wrong, named so that it can be made again: the confirmed failures and the
+    damaged files whose info or snapshot ended in a one-line error ("alone": the record of its re-run alone)."""
+    out = [dict(f, problems=fuzzing.problems(f) or [f.get("first_run", "?")]) for f in report.failures]
+    out += [dict(m, problems=fuzzing.problems(m)) for m in report.messages]
+    return sorted(out, key=lambda e: e["n"])
+
+
+def problem_line(kind: str, e: dict) -> str:
+    alone = e.get("alone")
+    what = {k: e[k] for k in ("info", "snapshot", "info_error", "snapshot_error", "error") if k in e and e[k] != "ok"}
+    line = f"- {kind} input {e['n']} ({', '.join(e['problems'])}): {e.get('what', '')}: {json.dumps(what)[:500]}"
+    if alone is not None:
+        again = {k: alone[k] for k in ("outcome", "info", "snapshot") if k in alone}
+        line += f"; run again alone: {json.dumps(again)[:300]}"
+    return line
 
 
 def table(report: fuzzing.Report) -> list[str]:
@@ -69,6 +107,8 @@ def main() -> int:
     p.add_argument("--lessons", type=int, default=1_000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--start", type=int, default=0, help="number of the first input")
+    p.add_argument("--numbers", type=input_numbers, default=None,
+                   help="run these trace inputs only (e.g. 6100-6199,7042; --traces and --start are then not used)")
     p.add_argument("--batch", type=int, default=500, help="inputs per worker process")
     p.add_argument("--snapshot-every", type=int, default=1,
                    help="run gpuviz snapshot on the loaded-different inputs whose number is a multiple of this")
@@ -91,6 +131,8 @@ def main() -> int:
     folder = Path(args.work or tempfile.mkdtemp(prefix="gpuviz-fuzz-"))
     command = "nice -n 10 .venv/bin/python bench/fuzz.py " + " ".join(sys.argv[1:])
     reports = []
+    if args.numbers is not None:
+        args.traces = len(args.numbers)
     for kind, n in (("lesson", args.lessons), ("trace", args.traces)):  # lessons first: seconds, then the long part
         if n > 0:
             print(f"{kind}: {n:,} inputs (seed {args.seed}) ...", flush=True)
@@ -103,17 +145,19 @@ def main() -> int:
     failed = 0
     for r in reports:
         out_lines += table(r) + [""]
-        failed += r.failed()
-        for f in r.failures:
-            out_lines.append(f"- FAILED input {f['n']}: {json.dumps(f)[:600]}")
+        failed += r.failed() + len(r.messages)
+        entries = problem_entries(r)
+        if entries:
+            out_lines += [f"{r.kind} inputs that went wrong ({len(entries):,}; `--numbers N` makes one again):", ""]
+            out_lines += [problem_line(r.kind, e) for e in entries] + [""]
     print("\n".join(out_lines))
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"fuzz_{dt.date.today().isoformat()}.json"
     commit = os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip()
     out_lines.insert(2, f"Code: commit {commit}")
     data = {"command": command, "commit": commit,
             "reports": [{"kind": r.kind, "seed": r.seed, "n": r.n, "ran": len(r.records), "start": args.start,
-                                              "counts": dict(r.counts), "seconds": round(r.seconds, 1),
-                                              "failures": r.failures} for r in reports]}
+                         "counts": dict(r.counts), "seconds": round(r.seconds, 1),
+                         "failures": problem_entries(r)} for r in reports]}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1))
     out.with_suffix(".md").write_text("\n".join(out_lines) + "\n")

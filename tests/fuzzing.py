@@ -783,6 +783,9 @@ class Report:
     failures: list = field(default_factory=list)  # records, confirmed alone
     records: list = field(default_factory=list)
     seconds: float = 0.0
+    # the damaged files that loaded and then made `gpuviz info` or `gpuviz snapshot` end in a one-line error:
+    # their records (input number, what was done, the message), each run again alone ("alone": that run's record)
+    messages: list = field(default_factory=list)
 
     def failed(self) -> int:
         return sum(self.counts[k] for k in FAILURES) + sum(1 for r in self.records if _post_failure(r))
@@ -790,6 +793,20 @@ class Report:
 
 def _post_failure(rec) -> bool:
     return any(rec.get(s) in FAILURES for s in ("info", "snapshot"))
+
+
+def _post_message(rec) -> bool:
+    """A file that loaded, then ``gpuviz info`` or ``gpuviz snapshot`` ended in a one-line error (not ok)."""
+    return any(s in rec and rec[s] != "ok" and rec[s] not in FAILURES for s in ("info", "snapshot"))
+
+
+def problems(rec) -> list[str]:
+    """What went wrong with one input, as the counts name it ('traceback', 'snapshot:message', ...)."""
+    out = [rec["outcome"]] if rec.get("outcome") in FAILURES else []
+    for s in ("info", "snapshot"):
+        if s in rec and rec[s] != "ok":
+            out.append(f"{s}:{rec[s] if rec[s] in FAILURES else 'message'}")
+    return out
 
 
 def _run_worker(kind, seed, numbers, folder, mem, snapshot, per_input_s, env) -> list[dict]:
@@ -853,8 +870,10 @@ def _run_worker(kind, seed, numbers, folder, mem, snapshot, per_input_s, env) ->
 
 def fuzz(kind: str, seed: int, n: int, folder: Path, start: int = 0, batch: int = 200, mem: int = 3 << 30,
          snapshot: int = 1, per_input_s: float = 30.0, confirm: bool = True, progress=None, jobs: int = 1,
-         deadline: float | None = None) -> Report:
-    """Run inputs ``start .. start + n - 1`` of ``kind`` ("trace" or "lesson"); failures re-run alone.
+         deadline: float | None = None, numbers: list[int] | None = None) -> Report:
+    """Run inputs ``start .. start + n - 1`` of ``kind`` ("trace" or "lesson"), or the inputs ``numbers``
+    (then ``start`` and ``n`` are not used); failures, and files whose info or snapshot ended in a one-line
+    error (:attr:`Report.messages`), re-run alone.
 
     ``snapshot``: run ``gpuviz snapshot`` on the loaded-with-different-content inputs whose number is a
     multiple of it (1: all of them; 0: none; ``gpuviz info`` runs on all of them). ``mem``: the worker's
@@ -864,12 +883,16 @@ def fuzz(kind: str, seed: int, n: int, folder: Path, start: int = 0, batch: int 
                QT_QPA_PLATFORM="offscreen", NUMBA_ENABLE_CUDASIM="1", PYTHONWARNINGS="ignore")
     env.pop("GPUVIZ_MAX_TRACE_BYTES", None)
     folder.mkdir(parents=True, exist_ok=True)
+    if numbers is not None:
+        numbers = list(numbers)
+        n = len(numbers)
+    else:
+        numbers = list(range(start, start + n))
     report = Report(kind, seed, n)
     t0 = time.monotonic()
     if kind == "trace":  # made here, once: deflating 4 GB of zeros is not an input's time
         for size in BOMB_SIZES:
             bomb(size, folder / "bombs")
-    numbers = list(range(start, start + n))
     batches = [numbers[i:i + batch] for i in range(0, n, batch)]
     done = 0
 
@@ -896,6 +919,11 @@ def fuzz(kind: str, seed: int, n: int, folder: Path, start: int = 0, batch: int 
         again = _run_worker(kind, seed, [rec["n"]], folder, mem, snapshot, per_input_s, env)[0] if confirm else rec
         again["first_run"] = rec.get("outcome")
         report.failures.append(again)
+    for rec in report.records:
+        if _post_message(rec):
+            # alone, in a fresh worker (a fresh window): is the message the file's, or what the files before it left?
+            alone = _run_worker(kind, seed, [rec["n"]], folder, mem, snapshot, per_input_s, env)[0] if confirm else None
+            report.messages.append(dict(rec, alone=alone))
     report.seconds = time.monotonic() - t0
     return report
 

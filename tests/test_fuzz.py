@@ -210,3 +210,45 @@ def test_an_index_that_lacks_one_of_the_saved_frame_arrays_is_a_damaged_file(tmp
     with pytest.raises(TraceFileError, match="lacks frames"):
         load_traces(path)
     assert len(load_traces(seeds[which])) >= 1
+
+
+def test_the_fuzzer_runs_the_inputs_it_is_given_by_number(tmp_path):
+    # bench/fuzz.py --numbers: the inputs a reader names, alone, without the whole range before them
+    report = fuzzing.fuzz("trace", 1, 0, tmp_path, numbers=[147, 13], batch=10, snapshot=1, per_input_s=60)
+    assert [r["n"] for r in report.records] == [147, 13]
+    assert report.records[0]["outcome"] == "refused" and "lacks frames" in report.records[0]["message"]
+    assert report.records[1]["outcome"] == "different" and report.records[1]["snapshot"] == "ok"
+    assert report.n == 2 and not report.messages and not report.failures
+
+
+def _bench_fuzz():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "fuzz.py"
+    spec = importlib.util.spec_from_file_location("bench_fuzz", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_names_every_input_whose_snapshot_ended_in_a_message():
+    # a one-line error of `gpuviz snapshot` is listed with its input number, what was done and the message, in the
+    # JSON's failures and in the .md, as the failures are: a reader can make the input again (--numbers N)
+    bench = _bench_fuzz()
+    report = fuzzing.Report("trace", 1, 3)
+    message = {"n": 7042, "outcome": "different", "what": "json ('traces', 0) = 'x'", "info": "ok",
+               "snapshot": "exit 1: saved frames lack array 'order'"}
+    report.records = [{"n": 7041, "outcome": "refused", "message": "m"}, message,
+                      {"n": 7043, "outcome": "different", "info": "ok", "snapshot": "ok"}]
+    report.messages = [dict(message, alone=dict(message))]
+    report.failures = [{"n": 7040, "outcome": "traceback", "error": "KeyError: 'x'", "first_run": "traceback"}]
+    entries = bench.problem_entries(report)
+    assert [e["n"] for e in entries] == [7040, 7042]
+    assert entries[1]["problems"] == ["snapshot:message"] and entries[0]["problems"] == ["traceback"]
+    line = bench.problem_line("trace", entries[1])
+    assert "trace input 7042 (snapshot:message)" in line and "saved frames lack array 'order'" in line
+    assert "json ('traces', 0)" in line and "run again alone" in line
+    assert json.loads(json.dumps(entries))[1]["snapshot"] == message["snapshot"]  # what the JSON's failures hold
+    assert bench.input_numbers("6100-6102,7042") == [6100, 6101, 6102, 7042]
+    assert fuzzing.problems({"outcome": "different", "info": "ok", "snapshot": "ok"}) == []
