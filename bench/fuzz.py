@@ -56,7 +56,10 @@ def run(kind: str, n: int, args, folder: Path) -> fuzzing.Report:
 
 
 def input_numbers(text: str) -> list[int]:
-    """``"6100-6199,7042"`` -> [6100, ..., 6199, 7042] (ranges include both ends)."""
+    """``"6100-6199,7042"`` -> [6100, ..., 6199, 7042] (ranges include both ends); ``"@FILE"``: the same
+    written in FILE (commas or newlines between)."""
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8").replace("\n", ",")
     out: list[int] = []
     for part in text.split(","):
         part = part.strip()
@@ -108,7 +111,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--start", type=int, default=0, help="number of the first input")
     p.add_argument("--numbers", type=input_numbers, default=None,
-                   help="run these trace inputs only (e.g. 6100-6199,7042; --traces and --start are then not used)")
+                   help="run these trace inputs only (e.g. 6100-6199,7042, or @FILE of them; --traces and --start "
+                        "are then not used)")
     p.add_argument("--batch", type=int, default=500, help="inputs per worker process")
     p.add_argument("--snapshot-every", type=int, default=1,
                    help="run gpuviz snapshot on the loaded-different inputs whose number is a multiple of this")
