@@ -268,3 +268,17 @@ def test_an_index_lacking_a_frame_array_is_refused_in_any_trace_of_a_recording(t
     path.write_bytes(data)
     with pytest.raises(TraceFileError, match=rf"trace {trace} .*index: lacks frames\."):
         load_traces(path)
+
+
+@pytest.mark.parametrize("number", [14151, 17734, 18177])
+def test_a_file_whose_only_trace_was_cut_from_its_list_is_refused_at_load(tmp_path, number):
+    # fuzz inputs of seed 1 that deleted the one entry of meta.json's traces: the file loaded as no trace at
+    # all and then `gpuviz snapshot` (and File > Open) had nothing to show ("holds no traces", exit 1). gpuviz
+    # never writes such a file, so the loader refuses it and says why
+    seeds = fuzzing.make_seeds(tmp_path / "seeds")
+    data, _which, desc = fuzzing.make_trace_input(1, number, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    assert "json delete ('traces', 0)" in desc
+    path = tmp_path / "in.gpuviz"
+    path.write_bytes(data)
+    with pytest.raises(TraceFileError, match="lists no trace"):
+        load_traces(path)

@@ -123,10 +123,9 @@ def test_empty_trace_and_empty_file_list(tmp_path):
     save_traces(path, [empty])
     assert len(load_trace(path)) == 0
     none = tmp_path / "none.gpuviz"
-    save_traces(none, [])
-    assert load_traces(none) == []
-    with pytest.raises(TraceFileError, match="holds no traces"):
-        load_trace(none)
+    with pytest.raises(ValueError, match="no trace to save"):
+        save_traces(none, [])
+    assert not none.exists()
 
 
 def test_meta_is_readable_json_with_magic_and_schema(tmp_path):

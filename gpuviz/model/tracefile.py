@@ -90,6 +90,8 @@ def save_traces(path, traces, index: bool = True) -> None:
     """
     path = Path(path)
     traces = list(traces)
+    if not traces:  # the loader refuses a file of no trace (what a cut list looks like): never write one
+        raise ValueError(f"save_traces({str(path)!r}): no trace to save")
     for i, tr in enumerate(traces):
         if not isinstance(tr, Trace):
             raise TypeError(f"save_traces({str(path)!r}): item {i} is a {type(tr).__name__}, not a Trace")
@@ -169,10 +171,7 @@ def _write_npy(zf: zipfile.ZipFile, member: str, arr: np.ndarray) -> None:
 # ---- reading ---------------------------------------------------------------------------------------
 def load_trace(path, with_index: bool = True) -> Trace:
     """The first trace stored in ``path``."""
-    traces = load_traces(path, with_index=with_index)
-    if not traces:
-        raise TraceFileError(f"{path}: the file is a valid gpuviz trace file but holds no traces")
-    return traces[0]
+    return load_traces(path, with_index=with_index)[0]  # a file of no trace is refused as damaged
 
 
 def load_traces(path, with_index: bool = True, max_bytes: int | None = None) -> list[Trace]:

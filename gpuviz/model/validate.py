@@ -205,6 +205,8 @@ def check_manifest(meta, where: str, lim: Limits = DEFAULT_LIMITS) -> None:
     _need(isinstance(traces, list) and all(isinstance(t, dict) for t in traces), where,
           "meta.json must list the traces as JSON objects under 'traces'")
     _need(len(traces) <= lim.max_traces, where, f"meta.json lists {len(traces):,} traces, over {lim.max_traces:,}")
+    # gpuviz never writes a file of no trace (a recording with none is not saved): its list was cut
+    _need(len(traces) > 0, where, "meta.json lists no trace: a gpuviz file holds at least one")
     if "gpuviz_version" in meta:
         _text(meta["gpuviz_version"], where, "gpuviz_version", lim)
 
