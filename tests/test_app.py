@@ -251,7 +251,8 @@ def test_the_window_narrates_each_frame_with_the_kernels_own_notes(make_window):
     assert w.caption_text.text() and "padded version" not in w.caption_text.text()
 
 
-@pytest.mark.parametrize("size, compact", [((1280, 720), True), ((1920, 1080), False)])
+# 1178 x 690: a 1280x720 screen less the frame and placement openbox gives the window (seen under Xvfb)
+@pytest.mark.parametrize("size, compact", [((1280, 720), True), ((1178, 690), True), ((1920, 1080), False)])
 def test_the_transport_bar_fits_the_window(make_window, qtbot, size, compact):
     w = make_window()
     w.resize(*size)
@@ -263,7 +264,8 @@ def test_the_transport_bar_fits_the_window(make_window, qtbot, size, compact):
     for a in bar.actions():
         widget = bar.widgetForAction(a)
         assert widget.isVisible() and widget.geometry().right() < bar.width(), (a.iconText(), widget.geometry())
-    assert w.speed_label.isVisible() and w.slider.width() >= w.SLIDER_MIN_WIDTH
+    assert w.speed_label.isVisible()
+    assert w.slider.width() >= (w.SLIDER_MIN_WIDTH if size[0] >= 1280 else w.SLIDER_LEAST_WIDTH)
     play = w.actions.qaction("playback.play")
     assert play.iconText() == ("▶" if compact else "▶ Play")
     rate = f"{pbm.demo_fps(w.session.frames.n_frames):g}"  # a demo's pace: the launch in about a minute

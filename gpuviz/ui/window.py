@@ -848,6 +848,9 @@ class MainWindow(QMainWindow):
     }
     #: the slider keeps at least this much room; the labels get shorter before it gets narrower
     SLIDER_MIN_WIDTH = 200
+    # a window narrower than a 1280-wide screen (a window manager's frame, half a screen): the slider gives up
+    # room, down to this, before the speed control is pushed into the bar's overflow menu
+    SLIDER_LEAST_WIDTH = 80
 
     def _build_transport(self) -> None:
         bar = QToolBar("Playback", self)
@@ -928,9 +931,12 @@ class MainWindow(QMainWindow):
             self._label_transport()
             return
         self._transport_fit_key = key
+        self.slider.setMinimumWidth(self.SLIDER_MIN_WIDTH)
         compact = self._transport_width(False) > self.width()
         if compact:
-            self._transport_width(True)
+            over = self._transport_width(True) - self.width()
+            if over > 0:
+                self.slider.setMinimumWidth(max(self.SLIDER_LEAST_WIDTH, self.SLIDER_MIN_WIDTH - over))
 
     def _scrub(self, value: int) -> None:
         s = self.session
