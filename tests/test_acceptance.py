@@ -281,6 +281,18 @@ def lesson_panel_overflow(ctl) -> int:
     return max(0, ctl.panel.label.height() - area.viewport().height())
 
 
+def step_through_fitting(ctl, label: str = "") -> None:
+    """Step the lesson to its end, asserting at every step that its whole text shows without scrolling."""
+    for _ in range(200):
+        settle(1)
+        over = lesson_panel_overflow(ctl)
+        assert over == 0, (f"{label}scene {ctl.player.scene_index + 1} step {ctl.player.beat_index + 1}: "
+                           f"{over} px of the note below the panel")
+        if not ctl.next():
+            break
+    assert ctl.player.finished
+
+
 @pytest.mark.parametrize("size", [SIZES[0], SIZES[2]], ids=["1280x720", "1920x1080"])
 @pytest.mark.parametrize("name", LESSONS)
 def test_every_lesson_note_fits_its_panel_presenting(person, name, size):
@@ -295,14 +307,7 @@ def test_every_lesson_note_fits_its_panel_presenting(person, name, size):
     w.actions.trigger(f"lesson.{name}")
     settle()
     ctl = w.lesson
-    for _ in range(200):
-        settle(1)
-        over = lesson_panel_overflow(ctl)
-        assert over == 0, (f"{name} scene {ctl.player.scene_index + 1} step {ctl.player.beat_index + 1}: "
-                           f"{over} px of the note below the panel")
-        if not ctl.next():
-            break
-    assert ctl.player.finished
+    step_through_fitting(ctl, f"{name} ")
 
 
 def test_a_lesson_started_at_the_desk_fits_its_panel_after_f5(person):
@@ -315,14 +320,7 @@ def test_a_lesson_started_at_the_desk_fits_its_panel_after_f5(person):
     settle()
     ctl = w.lesson
     enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
-    for _ in range(200):
-        settle(1)
-        over = lesson_panel_overflow(ctl)
-        assert over == 0, (f"scene {ctl.player.scene_index + 1} step {ctl.player.beat_index + 1}: "
-                           f"{over} px of the note below the panel")
-        if not ctl.next():
-            break
-    assert ctl.player.finished
+    step_through_fitting(ctl)
     leave_presenter(w)
     settle()
     assert ctl.dock.titleBarWidget() is None  # the desk's "Lesson" title bar back

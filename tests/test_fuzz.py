@@ -173,11 +173,8 @@ def test_an_index_with_no_frame_offsets_is_a_damaged_file(tmp_path):
 ])
 def test_damaged_files_that_load_also_render(tmp_path, number, what):
     # fuzz inputs of seed 1 (bench/fuzz.py) that loaded and then broke `gpuviz snapshot`
-    seeds = fuzzing.make_seeds(tmp_path / "seeds")
-    data, which, desc = fuzzing.make_trace_input(1, number, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    seeds, which, desc, path = _fuzz_input(tmp_path, number)
     assert what in desc
-    path = tmp_path / "in.gpuviz"
-    path.write_bytes(data)
     originals = load_traces(seeds[which])
     try:
         rec = fuzzing._check_trace(path, originals, True, tmp_path)
@@ -186,14 +183,21 @@ def test_damaged_files_that_load_also_render(tmp_path, number, what):
     assert rec["outcome"] == "different" and rec["info"] == "ok" and rec["snapshot"] == "ok", rec
 
 
+def _fuzz_input(tmp_path, number):
+    """Trace input ``number`` of seed 1 as bench/fuzz.py makes it, written to a file: (seeds, which seed,
+    what was done to it, the file)."""
+    seeds = fuzzing.make_seeds(tmp_path / "seeds")
+    data, which, desc = fuzzing.make_trace_input(1, number, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    path = tmp_path / "in.gpuviz"
+    path.write_bytes(data)
+    return seeds, which, desc, path
+
+
 def test_a_line_count_table_that_is_not_the_events_is_a_damaged_file(tmp_path):
     # fuzz input 2461 of seed 1 (bench/fuzz.py): a damaged frames.line_count_table loaded, the source view
     # failed on it and the window then crashed (SIGSEGV) in gpuviz snapshot
-    seeds = fuzzing.make_seeds(tmp_path / "seeds")
-    data, _which, desc = fuzzing.make_trace_input(1, 2461, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    seeds, _which, desc, path = _fuzz_input(tmp_path, 2461)
     assert "line_count_table" in desc
-    path = tmp_path / "in.gpuviz"
-    path.write_bytes(data)
     with pytest.raises(TraceFileError, match="line_count_table"):
         load_traces(path)
     assert len(load_traces(seeds[_which])) >= 1  # the seed itself, with its true table, loads
@@ -202,11 +206,8 @@ def test_a_line_count_table_that_is_not_the_events_is_a_damaged_file(tmp_path):
 def test_an_index_that_lacks_one_of_the_saved_frame_arrays_is_a_damaged_file(tmp_path):
     # fuzz input 147 of seed 1 (bench/fuzz.py): the manifest's list of index arrays lost one entry; the file
     # loaded, then every view failed with "saved frames lack ..." (gpuviz snapshot: exit 1)
-    seeds = fuzzing.make_seeds(tmp_path / "seeds")
-    data, which, desc = fuzzing.make_trace_input(1, 147, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    seeds, which, desc, path = _fuzz_input(tmp_path, 147)
     assert "'index', 'arrays'" in desc
-    path = tmp_path / "in.gpuviz"
-    path.write_bytes(data)
     with pytest.raises(TraceFileError, match="lacks frames"):
         load_traces(path)
     assert len(load_traces(seeds[which])) >= 1
@@ -261,11 +262,8 @@ def test_an_index_lacking_a_frame_array_is_refused_in_any_trace_of_a_recording(t
     # fuzz inputs of seed 1 among the 18 whose `gpuviz snapshot` ended in "saved frames lack ..." on e96b948
     # (bench/results/fuzz_2026-12-01_final_c.md): 7530 lost frames.phase from trace 0's index; 7798 lost one
     # from trace 2 of a recording, which the snapshot (trace 0) never showed but the launch list opens
-    seeds = fuzzing.make_seeds(tmp_path / "seeds")
-    data, _which, desc = fuzzing.make_trace_input(1, number, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    seeds, _which, desc, path = _fuzz_input(tmp_path, number)
     assert f"json delete ('traces', {trace}, 'index', 'arrays'" in desc
-    path = tmp_path / "in.gpuviz"
-    path.write_bytes(data)
     with pytest.raises(TraceFileError, match=rf"trace {trace} .*index: lacks frames\."):
         load_traces(path)
 
@@ -275,10 +273,7 @@ def test_a_file_whose_only_trace_was_cut_from_its_list_is_refused_at_load(tmp_pa
     # fuzz inputs of seed 1 that deleted the one entry of meta.json's traces: the file loaded as no trace at
     # all and then `gpuviz snapshot` (and File > Open) had nothing to show ("holds no traces", exit 1). gpuviz
     # never writes such a file, so the loader refuses it and says why
-    seeds = fuzzing.make_seeds(tmp_path / "seeds")
-    data, _which, desc = fuzzing.make_trace_input(1, number, seeds, {"sizes": [1 << 23], "folder": tmp_path})
+    seeds, _which, desc, path = _fuzz_input(tmp_path, number)
     assert "json delete ('traces', 0)" in desc
-    path = tmp_path / "in.gpuviz"
-    path.write_bytes(data)
     with pytest.raises(TraceFileError, match="lists no trace"):
         load_traces(path)
