@@ -580,6 +580,19 @@ class SimRecorder:
         }
 
 
+def as_sim_records(arg):
+    """A structured host array as a ``np.recarray`` view of the same memory (what the kernel writes lands in the
+    caller's array); anything else as it is.
+
+    numba's simulator copies a record only out of a recarray: on a plain structured array ``ary[i] = ary[j]``
+    (numba-cuda's test_record_dtype.set_record) and ``res[0] = ary[0]`` raise inside the simulator (the element
+    it hands back is its own wrapper, which numpy cannot store), while a GPU and gpuviz's CPU executor copy the
+    record. numba-cuda's own tests pass recarrays for that reason."""
+    if type(arg) is np.ndarray and arg.dtype.names is not None and arg.ndim:
+        return arg.view(np.recarray)
+    return arg
+
+
 def simulator_cuda():
     """numba.cuda in simulator mode, importing it so if numba.cuda is not imported yet."""
     mod = sys.modules.get("numba.cuda")
@@ -660,6 +673,7 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     recorder.tuple_params = [p for p, a in zip(root.params, args) if isinstance(a, tuple)]
     plan, jitted = build_sim_kernel(kernel, recorder)
     root = plan.root
+    args = [as_sim_records(a) for a in args]
     t0 = time.perf_counter()
     # numba's simulator runs every CUDA thread of a block as a Python thread, parked at barriers: a garbage
     # collection that starts in one of them runs the finalizers of whatever was garbage then (the Qt objects of
