@@ -266,11 +266,47 @@ class _Source:
     def __init__(self, zf: zipfile.ZipFile, raw, where: str, size: int):
         self.zf, self.raw, self.where, self.size = zf, raw, where, size
         self._map = None
+        self._map_at = 0  # the address the map starts at
+        self._buf = None  # the buffer CRCs are computed through
 
     def map(self):
         if self._map is None:
             self._map = mmap.mmap(self.raw.fileno(), 0, access=mmap.ACCESS_READ)
+            self._map_at = np.frombuffer(self._map, dtype=np.uint8).__array_interface__["data"][0]
         return self._map
+
+    def crc32(self, start: int, stop: int, crc: int = 0) -> int:
+        """The CRC-32 of bytes ``start:stop`` of the file, read a chunk at a time into one buffer (never
+        through the map: the pages stay the kernel's page cache, not this process's resident memory)."""
+        if self._buf is None:
+            self._buf = bytearray(_READ_CHUNK)
+        view = memoryview(self._buf)
+        fd = self.raw.fileno()
+        pos = start
+        while pos < stop:
+            got = os.preadv(fd, [view[: min(len(view), stop - pos)]], pos)
+            if got <= 0:
+                raise TraceFileError(f"{self.where}: the file ends at {pos:,} bytes, inside a member (truncated)")
+            crc = zlib.crc32(view[:got], crc)
+            pos += got
+        return crc
+
+    def release(self, arr: np.ndarray, start: int, stop: int) -> None:
+        """Let go of the map's pages under items ``start:stop`` of ``arr`` (validated: nothing reads them
+        until a view draws them, which reads them again from the page cache). A no-op for arrays not mapped
+        from this file."""
+        if self._map is None or stop <= start or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        at = arr.__array_interface__["data"][0] - self._map_at
+        begin, end = at + start * arr.itemsize, at + stop * arr.itemsize
+        if at < 0 or begin < 0 or end > self.size or arr.ndim != 1:
+            return
+        page = mmap.PAGESIZE
+        begin = begin // page * page
+        try:
+            self._map.madvise(mmap.MADV_DONTNEED, begin, end - begin)
+        except (OSError, ValueError):
+            pass  # it only keeps the memory longer
 
 
 def _describe_foreign(head: bytes) -> str:
@@ -351,7 +387,7 @@ def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool, lim: vali
     validate.check_entry(entry, where, label, lim)
     fields, n_events = entry["fields"], entry["n_events"]
     columns = {name: _read_field(src, label, _member(i, name), name, n_events) for name in fields}
-    validate.check_events(where, label, launch, columns)
+    validate.check_events(where, label, launch, columns, release=src.release)
     trace = Trace(launch, columns)
     trace.file_crcs = {name: zf.getinfo(_member(i, name)).CRC for name in fields}
     if with_index and isinstance(entry.get("index"), dict):
@@ -379,7 +415,7 @@ def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace) ->
         raise TraceFileError(f"{src.where}: {label}: its index is damaged ({type(exc).__name__}: {exc})") from exc
     if stale is None:  # it claims to be these events' index: then it must fit them
         cols = {k: trace.field(k) for k in ("block", "line", "array") if trace.has(k)}
-        validate.check_index_arrays(src.where, label, arrays, len(trace), trace.launch, cols)
+        validate.check_index_arrays(src.where, label, arrays, len(trace), trace.launch, cols, release=src.release)
         validate.check_index_reports(src.where, label, arrays, spec.get("reports"), trace.launch)
         index_mod.apply_index(trace, idx)
 
@@ -416,18 +452,9 @@ def _mapped(src: "_Source", info: zipfile.ZipInfo, dtype: np.dtype, n: int, what
     nbytes = n * dtype.itemsize
     if data % max(dtype.alignment, 1) or (data - start) + nbytes != info.file_size or data + nbytes > src.size:
         return None  # unaligned, or sizes the streaming read reports precisely
-    buf = src.map()
-    crc = zlib.crc32(buf[start:data])
-    view = memoryview(buf)[data : data + nbytes]
-    try:
-        for pos in range(0, nbytes, _READ_CHUNK):
-            crc = zlib.crc32(view[pos : pos + _READ_CHUNK], crc)
-    finally:
-        view.release()
-    if crc != info.CRC:
+    if src.crc32(start, data + nbytes) != info.CRC:
         raise TraceFileError(f"{where}: {what} is damaged (its CRC-32 does not match: the bytes were changed)")
-    arr = np.frombuffer(buf, dtype=dtype, count=n, offset=data)
-    return arr
+    return np.frombuffer(src.map(), dtype=dtype, count=n, offset=data)
 
 
 def _read_npy(src: "_Source", what: str, member: str) -> np.ndarray:

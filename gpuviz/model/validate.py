@@ -405,69 +405,119 @@ def check_field_header(where: str, label: str, name: str, dtype: np.dtype, shape
           "(fields of one trace must have equal lengths)")
 
 
-def _first_bad(where: str, label: str, bad: np.ndarray, what: str, values: np.ndarray) -> None:
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise TraceFileError(
-            f"{where}: {label}: {int(bad.sum()):,} event(s) have {what}; the first is event {pos} "
-            f"(value {values[pos].item()!r})"
-        )
+#: events checked at a time: every pass over a trace's fields goes a span of this many events at a time, so no
+#: numpy call runs over a whole 16M-event field (some hold the GIL for all of theirs, against the GUI thread) and
+#: no temporary is bigger than a span's
+CHUNK = 1 << 20
 
 
-def check_events(where: str, label: str, launch: Launch, cols: dict[str, np.ndarray]) -> None:
-    """The stored event fields against each other and against the launch."""
+def spans(n: int, size: int | None = None):
+    """``(start, stop)`` of consecutive spans of at most ``size`` (default :data:`CHUNK`) of ``range(n)``."""
+    size = max(int(size or CHUNK), 1)
+    for i in range(0, n, size):
+        yield i, min(i + size, n)
+
+
+def _no_release(_arr: np.ndarray, _start: int, _stop: int) -> None:
+    pass
+
+
+def min_max(a: np.ndarray, release=None) -> tuple[int, int]:
+    """The least and greatest value of a non-empty 1-d integer array, a span at a time."""
+    release = release or _no_release
+    lo, hi = None, None
+    for i, j in spans(len(a)):
+        part = a[i:j]
+        x, y = int(part.min()), int(part.max())
+        lo, hi = (x, y) if lo is None else (min(lo, x), max(hi, y))
+        release(a, i, j)
+    return lo, hi
+
+
+class _Tally:
+    """How many events a check found bad and the first of them, gathered span by span."""
+
+    __slots__ = ("count", "first")
+
+    def __init__(self):
+        self.count, self.first = 0, -1
+
+    def add(self, start: int, bad: np.ndarray) -> None:
+        c = int(np.count_nonzero(bad))
+        if c:
+            if self.first < 0:
+                self.first = start + int(np.argmax(bad))
+            self.count += c
+
+
+def check_events(where: str, label: str, launch: Launch, cols: dict[str, np.ndarray], release=None) -> None:
+    """The stored event fields against each other and against the launch, a span of :data:`CHUNK` events at a
+    time (every field's span checked, then the next span). ``release(array, start, stop)``: told when a span of
+    a field has been checked for good (the reader lets go of the file pages it read)."""
+    at = f"{where}: {label}"
     n = None
     for name, col in cols.items():
-        _need(col.ndim == 1, f"{where}: {label}", f"field {name!r} is not 1-d")
+        _need(col.ndim == 1, at, f"field {name!r} is not 1-d")
         if n is None:
             n = len(col)
-        _need(len(col) == n, f"{where}: {label}", f"field {name!r} has {len(col):,} events, others {n:,}")
+        _need(len(col) == n, at, f"field {name!r} has {len(col):,} events, others {n:,}")
+    n = n or 0
+    release = release or _no_release
+    n_sites, n_arrays, tpb = len(launch.sites), len(launch.arrays), launch.threads_per_block
+    # (field, what its bad values are, the test of a span): in the order the messages take precedence
+    checks = [("kind", f"a kind outside EventKind (0..{len(EventKind) - 1})", lambda v: v >= len(EventKind)),
+              ("block", f"a block outside 0..{launch.n_blocks - 1}", lambda v: (v < 0) | (v >= launch.n_blocks)),
+              ("thread", f"a thread outside 0..{tpb - 1}", lambda v: (v < 0) | (v >= tpb)),
+              ("seq", "a negative seq", lambda v: v < 0),
+              ("step", "a step below -1", lambda v: v < -1),
+              ("line", "a source line below -1", lambda v: v < -1),
+              ("sm", "an SM below -1", lambda v: v < -1),
+              ("site", f"a site outside -1..{n_sites - 1} (the launch lists {n_sites} recorded site(s))",
+               lambda v: (v < -1) | (v >= n_sites))]
+    checks = [c for c in checks if c[0] in cols]
+    memory = "array" in cols and "index" in cols
+    if memory:
+        checks += [("array", f"an array id outside -1..{n_arrays - 1}", lambda v: (v < -1) | (v >= n_arrays)),
+                   ("index", "a flat index below -1", lambda v: v < -1)]
+        sizes = np.array([a.size for a in launch.arrays] + [0], dtype=np.int64)  # id -1 -> the trailing 0
+    tallies = [_Tally() for _ in checks]
+    no_array, outside = _Tally(), _Tally()
     kind = cols["kind"]
-    _first_bad(where, label, kind >= len(EventKind), f"a kind outside EventKind (0..{len(EventKind) - 1})", kind)
-    block = cols["block"]
-    _first_bad(where, label, (block < 0) | (block >= launch.n_blocks), f"a block outside 0..{launch.n_blocks - 1}", block)
-    thread = cols["thread"]
-    tpb = launch.threads_per_block
-    _first_bad(where, label, (thread < 0) | (thread >= tpb), f"a thread outside 0..{tpb - 1}", thread)
-    seq = cols["seq"]
-    _first_bad(where, label, seq < 0, "a negative seq", seq)
-    if "step" in cols:
-        step = cols["step"]
-        _first_bad(where, label, step < -1, "a step below -1", step)
-    if "line" in cols:
-        line = cols["line"]
-        _first_bad(where, label, line < -1, "a source line below -1", line)
-    if "sm" in cols:
-        sm = cols["sm"]
-        _first_bad(where, label, sm < -1, "an SM below -1", sm)
-    if "site" in cols:
-        site = cols["site"]
-        n_sites = len(launch.sites)
-        _first_bad(where, label, (site < -1) | (site >= n_sites), f"a site outside -1..{n_sites - 1} (the launch "
-                   f"lists {n_sites} recorded site(s))", site)
-    _need(("array" in cols) == ("index" in cols), f"{where}: {label}",
+    for i, j in spans(n):
+        for (name, _what, test), tally in zip(checks, tallies):
+            tally.add(i, test(cols[name][i:j]))
+        if memory:
+            array, index = cols["array"][i:j], cols["index"][i:j]
+            is_memory = np.isin(kind[i:j], _MEMORY_KIND_CODES)
+            no_array.add(i, is_memory & (array < 0))
+            if n_arrays:
+                # ids outside the launch are reported above; clipped here only so that indexing cannot fail
+                size_of = sizes[np.clip(array, -1, n_arrays - 1)]
+                outside.add(i, is_memory & (array >= 0) & ((index < 0) | (index >= size_of)))
+        for col in cols.values():
+            release(col, i, j)
+
+    def refuse(tally: _Tally, what: str, values: np.ndarray) -> None:
+        if tally.count:
+            pos = tally.first
+            raise TraceFileError(f"{at}: {tally.count:,} event(s) have {what}; the first is event {pos} "
+                                 f"(value {values[pos].item()!r})")
+
+    for (name, what, _test), tally in zip(checks[:len(checks) - 2 * memory], tallies):
+        refuse(tally, what, cols[name])
+    _need(("array" in cols) == ("index" in cols), at,
           "fields 'array' and 'index' are stored together or not at all; one of them is missing")
-    if "array" not in cols:
+    if not memory:
         return
-    array = cols["array"]
-    n_arrays = len(launch.arrays)
-    _first_bad(where, label, (array < -1) | (array >= n_arrays), f"an array id outside -1..{n_arrays - 1}", array)
-    index = cols["index"]
-    _first_bad(where, label, index < -1, "a flat index below -1", index)
-    is_memory = np.isin(kind, _MEMORY_KIND_CODES)
-    _first_bad(where, label, is_memory & (array < 0), "a memory access (load, store, atomic) on no array", array)
-    if n_arrays == 0:
-        return
-    sizes = np.array([a.size for a in launch.arrays] + [0], dtype=np.int64)  # id -1 -> the trailing 0
-    on_array = is_memory & (array >= 0)
-    size_of = sizes[array]  # array == -1 indexes the trailing 0, masked out by on_array anyway
-    bad = on_array & ((index < 0) | (index >= size_of))
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        a = launch.arrays[int(array[pos])]
+    for (name, what, _test), tally in zip(checks[len(checks) - 2:], tallies[len(checks) - 2:]):
+        refuse(tally, what, cols[name])
+    refuse(no_array, "a memory access (load, store, atomic) on no array", cols["array"])
+    if outside.count:
+        pos = outside.first
+        a = launch.arrays[int(cols["array"][pos])]
         raise TraceFileError(
-            f"{where}: {label}: {int(bad.sum()):,} memory event(s) index outside their array; the first is "
-            f"event {pos}: index {int(index[pos])} into {a.name!r} of shape {a.shape} ({a.size} elements)"
+            f"{at}: {outside.count:,} memory event(s) index outside their array; the first is "
+            f"event {pos}: index {int(cols['index'][pos])} into {a.name!r} of shape {a.shape} ({a.size} elements)"
         )
 
 
@@ -522,11 +572,13 @@ def check_index_header(where: str, what: str, dtype: np.dtype, shape, fortran: b
 
 
 def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_events: int, launch: Launch,
-                       cols: dict[str, np.ndarray]) -> None:
+                       cols: dict[str, np.ndarray], release=None) -> None:
     """The frame arrays of an index that claims to be for these events (its CRCs match them): the event
     permutation and frame offsets, the frame of every event, per-frame summaries equal to the events they
-    summarise, per-block ranges and frame lists within the frames. O(events), no sort."""
+    summarise, per-block ranges and frame lists within the frames. O(events), no sort; per-event arrays are
+    checked a span of :data:`CHUNK` at a time (``release`` as :func:`check_events` has it)."""
     at = f"{where}: {label}: index"
+    release = release or _no_release
     fr = {k[len("frames."):]: v for k, v in arrays.items() if k.startswith("frames.")}
     if not fr:
         return
@@ -546,34 +598,36 @@ def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_
     _need(int(offs[0]) == 0 and int(offs[-1]) == n and bool(np.all(np.diff(offs) > 0)), at,
           "its frame offsets do not rise from 0 to the number of events, one or more events per frame")
     if n:
-        p = perm.astype(np.int64)
-        _need(int(p.min()) >= 0 and int(p.max()) < n, at, "its event permutation points outside the trace")
+        lo, hi = min_max(perm)
+        _need(lo >= 0 and hi < n, at, "its event permutation points outside the trace")
         seen = np.zeros(n, dtype=bool)
-        seen[p] = True
+        for i, j in spans(n):
+            seen[perm[i:j].astype(np.intp)] = True
         _need(bool(seen.all()), at, "its event permutation repeats events")
         del seen
-        want = np.repeat(np.arange(n_frames, dtype=np.int64), np.diff(offs))
-        _need(bool(np.array_equal(foe.astype(np.int64)[p], want)), at, "the frame of an event disagrees with its offsets")
-        del want
-        first = p[offs[:-1]]
+        # position k of the frame order lies in frame f where offs[f] <= k < offs[f + 1]: the frames a span of
+        # positions covers, each repeated for as many of its positions as the span holds
+        for i, j in spans(n):
+            f0 = int(np.searchsorted(offs, i, side="right")) - 1
+            f1 = int(np.searchsorted(offs, j, side="left"))
+            want = np.repeat(np.arange(f0, f1, dtype=np.int64), np.diff(np.clip(offs[f0 : f1 + 1], i, j)))
+            got = foe[perm[i:j].astype(np.intp)].astype(np.int64)
+            _need(bool(np.array_equal(got, want)), at, "the frame of an event disagrees with its offsets")
+            release(perm, i, j)
+        release(foe, 0, n)
+        first = perm[offs[:-1]].astype(np.intp)
         for k in ("block", "line", "array"):
             if k in fr and k in cols:
                 _need(len(fr[k]) == n_frames and bool(np.array_equal(fr[k].astype(np.int64), cols[k][first])), at,
                       f"frames.{k} disagrees with the events")
+                release(cols[k], 0, n)
+        del first
     if "line_count_table" in fr:  # the source view reads it as [lines, counts]: equal to the events' own
         table = fr["line_count_table"]
         _need(table.ndim == 2 and table.shape[0] == 2 and table.dtype.kind in "iu", at,
               "frames.line_count_table is not a 2 x n table of integers")
         if "line" in cols:
-            lines = cols["line"].astype(np.int64)
-            if len(lines) and 0 < int(lines.max()) < (1 << 24):
-                c = np.bincount(np.maximum(lines, 0), minlength=1)
-                c[0] = 0
-                u = np.flatnonzero(c)
-                want = np.stack([u, c[u]])
-            else:
-                u, c = np.unique(lines[lines > 0], return_counts=True)
-                want = np.stack([u, c]).reshape(2, -1)
+            want = _line_counts(cols["line"], release)
             _need(bool(np.array_equal(table.astype(np.int64), want)), at,
                   "frames.line_count_table disagrees with the events")
     for k in _PER_FRAME:
@@ -612,7 +666,39 @@ def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_
     if ph is not None:
         _need(ph.ndim == 1 and ph.dtype.kind in "iu" and len(ph) == n, at, "trace.phase is not one phase per event")
         if n:
-            _need(int(ph.min()) >= 0 and int(ph.max()) <= n, at, "trace.phase out of range")
+            lo, hi = min_max(ph, release)
+            _need(lo >= 0 and hi <= n, at, "trace.phase out of range")
+
+
+def _line_counts(line: np.ndarray, release=None) -> np.ndarray:
+    """``[lines, counts]``: each source line (> 0) the events name and how many events name it, a span at a time."""
+    release = release or _no_release
+    n = len(line)
+    hi = min_max(line)[1] if n else 0
+    if 0 < hi < (1 << 24):
+        counts = np.zeros(hi + 1, dtype=np.int64)
+        for i, j in spans(n):
+            part = np.maximum(line[i:j], 0).astype(np.intp)
+            if hi < (1 << 20):
+                c = np.bincount(part)
+                counts[: len(c)] += c
+            else:  # a bincount per span would make (and add up) a table of every line up to the largest
+                np.add.at(counts, part, 1)
+            release(line, i, j)
+        counts[0] = 0
+        u = np.flatnonzero(counts)
+        return np.stack([u, counts[u]])
+    us, cs = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for i, j in spans(n):
+        part = line[i:j].astype(np.int64)
+        u, c = np.unique(part[part > 0], return_counts=True)
+        us.append(u)
+        cs.append(c)
+        release(line, i, j)
+    u, inverse = np.unique(np.concatenate(us), return_inverse=True)
+    counts = np.zeros(len(u), dtype=np.int64)
+    np.add.at(counts, inverse, np.concatenate(cs))
+    return np.stack([u, counts]).reshape(2, -1)
 
 
 _REFERENCE_REPORTS: dict | None = None

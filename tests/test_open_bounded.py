@@ -1,0 +1,154 @@
+"""Opening a big trace in bounded pieces: validation goes a span of events at a time (no numpy call over a whole
+field, which would hold the GIL against the GUI thread, and no whole-field temporaries), CRCs are read through a
+buffer instead of the memory map, and the file's pages validation read are let go of, so opening a file does not
+keep it resident; every damage is still found, wherever in the file it lies."""
+
+from __future__ import annotations
+
+import shutil
+import tracemalloc
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuviz.model import tracefile, validate
+from gpuviz.model.trace import EventKind
+from gpuviz.model.tracefile import TraceFileError, load_trace
+from tests.ui_traces import matmul_tiled_trace
+
+SPAN = 4096
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A trace of 80,896 events with its index, saved: (path, trace)."""
+    trace = matmul_tiled_trace(32, 16)
+    path = tmp_path_factory.mktemp("bounded") / "mm.gpuviz"
+    trace.save(path)
+    return path, trace
+
+
+@pytest.fixture
+def small_spans(monkeypatch):
+    monkeypatch.setattr(validate, "CHUNK", SPAN, raising=False)
+    monkeypatch.setattr(tracefile, "_READ_CHUNK", SPAN)
+
+
+def peak_bytes(fn) -> int:
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_event_checks_use_memory_of_a_span_not_of_the_trace(saved, small_spans):
+    path, _ = saved
+    back = load_trace(path)
+    n = len(back)
+    cols = {k: np.asarray(back.field(k)) for k in back.recorded_fields}
+    peak = peak_bytes(lambda: validate.check_events("f", "t", back.launch, cols))
+    # the whole-field way made masks of a byte per event and the sizes of the events' arrays (8 bytes each)
+    assert peak < 2 * n, f"check_events held {peak:,} bytes at once for {n:,} events"
+
+
+def test_index_checks_use_memory_of_a_span_not_of_the_trace(saved, small_spans):
+    path, _ = saved
+    back = load_trace(path)
+    n = len(back)
+    arrays = back.trace_index.arrays
+    cols = {k: back.field(k) for k in ("block", "line", "array")}
+    peak = peak_bytes(lambda: validate.check_index_arrays("f", "t", arrays, n, back.launch, cols))
+    # a bool per event marks the events the permutation names; the rest is per span (the whole-array way made
+    # int64 copies of the permutation, the frames of the events and their expected frames: 24+ bytes per event)
+    assert peak < 3 * n, f"check_index_arrays held {peak:,} bytes at once for {n:,} events"
+
+
+def test_the_spans_find_damage_anywhere_with_its_count_and_first_event(saved, small_spans):
+    path, trace = saved
+    n = len(trace)
+    cols = {k: np.array(trace.field(k)) for k in trace.recorded_fields}
+    cols["kind"][[SPAN - 1, SPAN, n - 1]] = 200  # both sides of a span's edge, and the very last event
+    with pytest.raises(TraceFileError, match=rf"3 event\(s\) have a kind outside EventKind .* the first is event "
+                                             rf"{SPAN - 1} \(value 200\)"):
+        validate.check_events("f", "t", trace.launch, cols)
+    cols = {k: np.array(trace.field(k)) for k in trace.recorded_fields}
+    memory = np.flatnonzero(np.isin(cols["kind"], [int(k) for k in EventKind if k.is_memory]) & (cols["array"] >= 0))
+    last = int(memory[-1])
+    cols["index"][last] = 10**9
+    with pytest.raises(TraceFileError, match=rf"1 memory event\(s\) index outside their array; the first is event "
+                                             rf"{last}: index 1000000000"):
+        validate.check_events("f", "t", trace.launch, cols)
+
+
+def test_an_index_wrong_in_its_last_span_is_refused(saved, small_spans):
+    path, trace = saved
+    back = load_trace(path)
+    n = len(back)
+    arrays = dict(back.trace_index.arrays)
+    cols = {k: back.field(k) for k in ("block", "line", "array")}
+    validate.check_index_arrays("f", "t", arrays, n, back.launch, cols)  # as saved: fine
+    perm = np.array(arrays["frames.perm"])
+    k = int(arrays["frames.offsets"][-2]) - 1  # the last event of the frame before the last
+    perm[[k, n - 1]] = perm[[n - 1, k]]  # two events of the last span trade frames
+    with pytest.raises(TraceFileError, match="the frame of an event disagrees with its offsets"):
+        validate.check_index_arrays("f", "t", {**arrays, "frames.perm": perm}, n, back.launch, cols)
+    perm[n - 1] = perm[0]
+    with pytest.raises(TraceFileError, match="its event permutation repeats events"):
+        validate.check_index_arrays("f", "t", {**arrays, "frames.perm": perm}, n, back.launch, cols)
+    lines = np.array(back.field("line"))
+    lines[-1] = 5000  # a line the table does not count
+    with pytest.raises(TraceFileError, match="line_count_table disagrees"):
+        validate.check_index_arrays("f", "t", arrays, n, back.launch, {**cols, "line": lines})
+
+
+def test_a_changed_byte_deep_in_a_field_fails_its_crc_read_in_chunks(saved, small_spans, tmp_path):
+    path, trace = saved
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("trace0/index.npy")
+    assert info.file_size > 40 * SPAN
+    bad = tmp_path / "bad.gpuviz"
+    shutil.copy(path, bad)
+    data = bytearray(bad.read_bytes())
+    # the member's last bytes: its local header, then the .npy, the last few bytes of which are the last events'
+    end = info.header_offset + 30 + len(info.filename) + len(info.extra) + info.file_size
+    data[end - 3] ^= 0x10
+    bad.write_bytes(bytes(data))
+    with pytest.raises(TraceFileError, match=r"field 'index' .* CRC-32 does not match"):
+        load_trace(bad)
+
+
+def mapped_rss(path: Path) -> dict[str, int] | None:
+    """``{address range: resident bytes}`` of ``path``'s memory maps in this process (/proc/self/smaps), None
+    off Linux."""
+    try:
+        text = Path("/proc/self/smaps").read_text()
+    except OSError:
+        return None
+    out, ours = {}, None
+    for line in text.splitlines():
+        head = line.split(" ", 1)[0]
+        if "-" in head and ":" not in head:
+            ours = head if line.rstrip().endswith(str(path)) else None
+        elif ours and line.startswith("Rss:"):
+            out[ours] = int(line.split()[1]) * 1024
+    return out
+
+
+def test_opening_keeps_few_of_the_files_pages_resident(saved):
+    path, trace = saved
+    before = mapped_rss(path)
+    if before is None:
+        pytest.skip("no /proc/self/smaps")
+    size = path.stat().st_size
+    back = load_trace(path)
+    assert len(back) == len(trace)
+    rss = sum(v for k, v in mapped_rss(path).items() if k not in before)  # this open's map
+    # validation read every event and the index's per-event arrays through the map; the CRCs read the whole file
+    assert rss < size // 4, f"{rss:,} of the file's {size:,} bytes stay resident after opening it"
+    np.testing.assert_array_equal(back.field("index"), trace.field("index"))  # and it still reads back right
