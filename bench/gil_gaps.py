@@ -14,6 +14,7 @@ near (a long call's line, or the next one's). Prints the gaps, longest first, an
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import tempfile
@@ -61,9 +62,23 @@ def main() -> int:
                     calls.append((t0, t1, f"{name} at {Path(frame.f_code.co_filename).name}:{frame.f_lineno}"))
         return prof
 
+    collections: list[tuple[float, float, str]] = []  # garbage collections over 2 ms: they hold the GIL too
+    gc_started: dict = {}
+
+    def on_gc(phase, info):
+        now = time.perf_counter()
+        if phase == "start":
+            gc_started["t"] = now
+        elif "t" in gc_started and now - gc_started["t"] > 0.002:
+            who = "worker" if threading.get_ident() == worker.get("ident") else threading.current_thread().name
+            collections.append((gc_started.pop("t"), now, f"garbage collection of generation {info['generation']} "
+                                f"on the {who} thread"))
+
+    gc.callbacks.append(on_gc)
+
     def culprit(g0: float, g1: float) -> str:
         best, what = 0.0, "no C call of the worker's"
-        for c0, c1, name in calls:
+        for c0, c1, name in calls + collections:
             ov = min(g1, c1) - max(g0, c0)
             if ov > best:
                 best, what = ov, f"{name} ({1e3 * (c1 - c0):.0f} ms call)"
@@ -152,6 +167,8 @@ def main() -> int:
     print(f"open: {wall:.2f} s wall, worker cpu {cpu:.2f} s; load {os.getloadavg()[0]:.2f}; VmHWM {st.get('VmHWM')}, "
           f"RssAnon {st.get('RssAnon')}, RssFile {st.get('RssFile')}")
     total = sum(g1 - g0 for g0, g1, _ in gaps)
+    print(f"{len(collections)} garbage collections over 2 ms, {1e3 * sum(c1 - c0 for c0, c1, _ in collections):.0f} ms "
+          f"together, longest {1e3 * max([c1 - c0 for c0, c1, _ in collections] or [0]):.0f} ms")
     print(f"{len(gaps)} gaps over {a.gap_ms:g} ms, total {1e3 * total:.0f} ms; longest first:")
     for g0, g1, w in sorted(gaps, key=lambda g: g[0] - g[1])[: a.top]:
         print(f"{1e3 * (g1 - g0):7.1f} ms  {culprit(g0, g1)}\n           stack at its end: {w}")

@@ -231,6 +231,9 @@ def main() -> int:
     say(f"# python {platform.python_version()} numpy {np.__version__} PySide6 {PySide6.__version__}")
     say(f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     say("$ " + " ".join(["python", "bench/open_trace.py"] + sys.argv[1:]))
+    say("# peak RSS: the window process's VmHWM, its high-water resident set: anonymous memory plus the pages of the "
+        "memory-mapped trace file it had mapped in at that moment (pages it let go of, madvise DONTNEED, no longer "
+        "count; the kernel's page cache never does); peak anonymous: RssAnon sampled on the heartbeat")
     if a.file:
         full = Path(a.file)
         from gpuviz.model.tracefile import load_trace, save_traces

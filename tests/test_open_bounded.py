@@ -152,3 +152,62 @@ def test_opening_keeps_few_of_the_files_pages_resident(saved):
     # validation read every event and the index's per-event arrays through the map; the CRCs read the whole file
     assert rss < size // 4, f"{rss:,} of the file's {size:,} bytes stay resident after opening it"
     np.testing.assert_array_equal(back.field("index"), trace.field("index"))  # and it still reads back right
+
+
+def test_no_garbage_collection_walks_a_file_being_read(saved):
+    import gc
+    import sys
+
+    path, trace = saved
+    seen = []
+
+    def note(phase, info):
+        if phase == "start":  # what was being read when it came
+            f, names = sys._getframe(1), set()
+            while f is not None:
+                names.add(f.f_code.co_name)
+                f = f.f_back
+            seen.append(names & {"_read_meta", "_read_trace", "_read_index", "check_events", "check_index"})
+
+    old = gc.get_threshold()
+    gc.set_threshold(50, 1, 1)  # a collection every 50 allocations: hundreds while a manifest is parsed
+    gc.callbacks.append(note)
+    try:
+        back = load_trace(path)
+        during = [s for s in seen if s]
+        enabled = gc.isenabled()
+    finally:
+        gc.callbacks.remove(note)
+        gc.set_threshold(*old)
+    assert during == [], f"{len(during)} collections ran while the file was read"
+    assert enabled  # and collection is back on once it is read
+    assert len(back) == len(trace)
+
+
+@pytest.mark.parametrize("span", [1, 7, 1000])
+def test_phases_and_frames_built_a_span_at_a_time_are_the_whole_ones(monkeypatch, span):
+    from gpuviz.model import frames as frames_mod
+    from gpuviz.model import trace as trace_mod
+    from gpuviz.model.frames import Frames
+    from tests.ui_traces import reduction_trace
+
+    whole_trace = reduction_trace(3, 64)
+    whole = Frames(whole_trace)
+    phase = np.array(whole_trace.phase)
+    assert phase.max() > 0  # it has barriers: phases to count
+    monkeypatch.setattr(trace_mod, "_SPAN", span)
+    monkeypatch.setattr(frames_mod, "SPAN", span)
+    spanned_trace = reduction_trace(3, 64)
+    np.testing.assert_array_equal(spanned_trace.phase, phase)
+    spanned = Frames(spanned_trace)
+    for name in Frames.STORED:
+        np.testing.assert_array_equal(getattr(spanned, name), getattr(whole, name), err_msg=name)
+    from gpuviz.model.narration import Narrator
+
+    monkeypatch.setattr(frames_mod, "SPAN", 1 << 20)
+    arrays, js = Narrator(whole).state()
+    monkeypatch.setattr(frames_mod, "SPAN", span)
+    spanned_arrays, spanned_js = Narrator(spanned).state()
+    assert spanned_js == js
+    for name in arrays:
+        np.testing.assert_array_equal(spanned_arrays[name], arrays[name], err_msg=name)

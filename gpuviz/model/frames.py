@@ -163,6 +163,27 @@ def _index_range(u: np.ndarray) -> str:
     return f"{len(u)} of {lo}..{hi}"
 
 
+#: events handled at a time by the passes over every event that numpy would otherwise do in one call holding the
+#: GIL (np.repeat, np.cumsum): the GUI thread shares it with the thread that builds frames
+SPAN = 1 << 20
+
+
+def _spans(n: int, size: int | None = None):
+    size = max(int(size or SPAN), 1)
+    for i in range(0, n, size):
+        yield i, min(i + size, n)
+
+
+def frames_at(offsets: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The frame of each position ``start..stop-1`` of the frame order (int64), given the frames' ``offsets``
+    (rising from 0, one or more positions per frame): the frames the span covers, each repeated for as many of its
+    positions as the span holds."""
+    offs = np.asarray(offsets)
+    f0 = int(np.searchsorted(offs, start, side="right")) - 1
+    f1 = int(np.searchsorted(offs, stop, side="left"))
+    return np.repeat(np.arange(f0, f1, dtype=np.int64), np.diff(np.clip(offs[f0 : f1 + 1], start, stop)))
+
+
 class Frames:
     """The frames of one trace, with O(1) frame -> events and per-frame summaries."""
 
@@ -270,9 +291,9 @@ class Frames:
             new_lane[starts] = 1
         self.n_lanes = (np.add.reduceat(new_lane, starts) if n else np.zeros(0, dtype=np.int64)).astype(np.int32)
         checkpoint(0.85)
-        counts = np.diff(self.offsets)
         self.frame_of_event = np.empty(n, dtype=np.int32)
-        self.frame_of_event[self.perm] = np.repeat(np.arange(self.n_frames, dtype=np.int32), counts)
+        for i, j in _spans(n):  # a span at a time: np.repeat over every event held the GIL for 0.3 s
+            self.frame_of_event[self.perm[i:j]] = frames_at(self.offsets, i, j)
 
         # blocks: first and last frame each block appears in (-1 when it has no events)
         nb = L.n_blocks

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import analysis
-from .frames import Frames, format_block, format_indices
+from .frames import Frames, _spans, format_block, format_indices, frames_at
 from .trace import EventKind as K
 
 __all__ = ["Narrator", "StopError", "STOP_HELP", "human_bytes"]
@@ -238,8 +238,9 @@ class Narrator:
         n_frames = F.n_frames
         ws = L.warp_size
         perm = F.perm
-        counts = np.diff(F.offsets)
-        ev_frame = np.repeat(np.arange(n_frames, dtype=np.int64), counts)
+        ev_frame = np.empty(len(perm), dtype=np.int64)  # the frame of each position of the frame order
+        for i, j in _spans(len(perm)):  # a span at a time: one np.repeat over every event held the GIL for 0.6 s
+            ev_frame[i:j] = frames_at(F.offsets, i, j)
         kind_s = tr.kind[perm]
         array_s = tr.array[perm]
         # the frame's own events: those of its kind (a barrier frame: its barrier events) and array
@@ -284,12 +285,14 @@ class Narrator:
             n_pairs = np.bincount(pair_frame, minlength=n_frames)
             dmin = np.full(n_frames, big, dtype=np.int64)
             dmax = np.full(n_frames, -big, dtype=np.int64)
-            np.minimum.at(dmin, pair_frame, d_idx[same])
-            np.maximum.at(dmax, pair_frame, d_idx[same])
             lmin = np.full(n_frames, big, dtype=np.int64)
             lmax = np.full(n_frames, -big, dtype=np.int64)
-            np.minimum.at(lmin, pair_frame, d_lane[same])
-            np.maximum.at(lmax, pair_frame, d_lane[same])
+            d_idx, d_lane = d_idx[same], d_lane[same]
+            for i, j in _spans(len(pair_frame)):  # ufunc.at holds the GIL for its whole call: a span per call
+                np.minimum.at(dmin, pair_frame[i:j], d_idx[i:j])
+                np.maximum.at(dmax, pair_frame[i:j], d_idx[i:j])
+                np.minimum.at(lmin, pair_frame[i:j], d_lane[i:j])
+                np.maximum.at(lmax, pair_frame[i:j], d_lane[i:j])
         else:
             n_pairs = np.zeros(n_frames, dtype=np.int64)
             dmin = dmax = lmin = lmax = np.zeros(n_frames, dtype=np.int64)
@@ -453,9 +456,9 @@ class Narrator:
         fo = F.frame_of_event.astype(np.int64)
         self.t_first = np.full(n_threads, np.iinfo(np.int64).max, dtype=np.int64)
         self.t_last = np.full(n_threads, -1, dtype=np.int64)
-        if len(fo):
-            np.minimum.at(self.t_first, gt, fo)
-            np.maximum.at(self.t_last, gt, fo)
+        for i, j in _spans(len(fo)):  # ufunc.at holds the GIL for its whole call: a span per call
+            np.minimum.at(self.t_first, gt[i:j], fo[i:j])
+            np.maximum.at(self.t_last, gt[i:j], fo[i:j])
 
     def waiting_lanes(self, f: int) -> np.ndarray:
         """Lanes of frame ``f``'s warp that are alive (started, not exited) but not executing at ``f``:

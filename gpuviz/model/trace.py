@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+_SPAN = 1 << 20  # events a pass over every event handles at a time (see Trace.phase)
+
 #: 1: deflated .npy members. 2: stored (uncompressed) .npy members at 64-byte aligned offsets, which are
 #: memory-mapped on load, and an optional precomputed index (frames, phases, analysis reports).
 #: 3: the launch's table of recorded sites (``launch.sites``) and each event's ``site``.
@@ -347,13 +349,24 @@ class Trace:
         out = np.empty(n, dtype=np.int32)
         if n == 0:
             return out
-        is_bar = self.field("kind")[order] == EventKind.BARRIER
-        before = np.cumsum(is_bar, dtype=np.int64) - is_bar  # barriers strictly before, over the whole order
-        gt = self.global_thread[order]
-        starts = np.flatnonzero(np.r_[True, gt[1:] != gt[:-1]])
-        # restart the count at each thread's first event
-        base = np.repeat(before[starts], np.diff(np.r_[starts, n]))
-        out[order] = before - base
+        kind, gt_all = self.field("kind"), self.global_thread
+        # a span of the order at a time (np.cumsum and np.repeat over every event held the GIL for 50-80 ms each,
+        # against the GUI thread): what carries over is the barriers counted so far, the thread the last span
+        # ended in and the count at that thread's first event
+        carry, base_carry, last_gt = 0, 0, None
+        for i in range(0, n, _SPAN):
+            o = order[i : i + _SPAN]
+            is_bar = kind[o] == EventKind.BARRIER
+            before = np.cumsum(is_bar, dtype=np.int64) + (carry - is_bar)  # barriers strictly before, in the order
+            carry = int(before[-1]) + int(is_bar[-1])
+            gt = gt_all[o]
+            new = np.empty(len(gt), dtype=bool)  # a thread's first event: the count restarts there
+            new[0] = last_gt is None or gt[0] != last_gt
+            np.not_equal(gt[1:], gt[:-1], out=new[1:])
+            run = np.maximum.accumulate(np.where(new, np.arange(len(gt)), -1))  # where each event's thread began
+            base = np.where(run >= 0, before[np.maximum(run, 0)], base_carry)
+            out[o] = before - base
+            base_carry, last_gt = int(base[-1]), gt[-1]
         return out
 
     @cached_property

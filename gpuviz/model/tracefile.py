@@ -30,6 +30,8 @@ their launch, becomes a :class:`TraceFileError` that names the file and says wha
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import io
 import json
 import mmap
@@ -184,10 +186,26 @@ def load_traces(path, with_index: bool = True, max_bytes: int | None = None) -> 
     anything is read; everything else :mod:`gpuviz.model.validate` checks before the traces are handed on."""
     lim = validate.limits(max_bytes)
     where = str(path)
-    with _open_archive(path, lim) as (zf, raw, size):
+    with _collection_paused(), _open_archive(path, lim) as (zf, raw, size):
         meta = _read_meta(zf, where, lim)
         src = _Source(zf, raw, where, size)
         return [_read_trace(src, i, entry, with_index, lim) for i, entry in enumerate(meta["traces"])]
+
+
+@contextlib.contextmanager
+def _collection_paused():
+    """Automatic garbage collection paused while a file is read: a manifest's JSON is many small lists (one per
+    block and phase of the narration's facts: 120,000 for reduce_sum over 4,096 blocks) that the index compacts
+    and reference counting frees; collections triggered meanwhile walked them half-built, 30-120 ms each with the
+    GIL held, on the open job's thread (the GUI thread stood still for as long)."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def read_manifest(path) -> dict:

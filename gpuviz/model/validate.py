@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .frames import Frames
+from .frames import Frames, frames_at
 from .trace import EVENT_FIELDS, REQUIRED_FIELDS, SITE_KINDS, EventKind, Launch
 
 
@@ -605,14 +605,10 @@ def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_
             seen[perm[i:j].astype(np.intp)] = True
         _need(bool(seen.all()), at, "its event permutation repeats events")
         del seen
-        # position k of the frame order lies in frame f where offs[f] <= k < offs[f + 1]: the frames a span of
-        # positions covers, each repeated for as many of its positions as the span holds
+        # position k of the frame order lies in frame f where offs[f] <= k < offs[f + 1]
         for i, j in spans(n):
-            f0 = int(np.searchsorted(offs, i, side="right")) - 1
-            f1 = int(np.searchsorted(offs, j, side="left"))
-            want = np.repeat(np.arange(f0, f1, dtype=np.int64), np.diff(np.clip(offs[f0 : f1 + 1], i, j)))
             got = foe[perm[i:j].astype(np.intp)].astype(np.int64)
-            _need(bool(np.array_equal(got, want)), at, "the frame of an event disagrees with its offsets")
+            _need(bool(np.array_equal(got, frames_at(offs, i, j))), at, "the frame of an event disagrees with its offsets")
             release(perm, i, j)
         release(foe, 0, n)
         first = perm[offs[:-1]].astype(np.intp)
