@@ -36,3 +36,15 @@ def two_refusals(a):
         a[0] -= 1.0
     else:
         a[0] = 2.0
+
+
+from math import sqrt as sqrt_of  # noqa: E402 - here, not at the top: the kernels above are asserted by line
+
+SHIFT = 1.5 - 2j  # a module-level complex number: a constant, as numba freezes it
+
+
+@cuda.jit
+def complex_constant(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = SHIFT * i + sqrt_of(4.0)

@@ -229,3 +229,37 @@ def test_the_executor_reads_the_plans_frozen_host_array():
     assert ck.plan is plan
     frozen = plan.kernel.host_arrays["WEIGHTS"]
     assert any(ns.get("WEIGHTS") is frozen for ns in plan.cpu_code[2].values() if isinstance(ns, dict))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "sim"])
+def test_a_module_level_complex_number_is_the_constant_the_plan_says(backend):
+    """The plan resolved ``SHIFT = 1.5 - 2j`` to a constant while the executor's generator, looking the name up
+    itself, refused it ("'SHIFT' (complex) cannot be used as a value"): one resolver now, read by both."""
+    out = np.zeros(5, np.complex128)
+    gpuviz.capture(K.complex_constant, 1, 8, out, backend=backend)
+    np.testing.assert_allclose(out, (1.5 - 2j) * np.arange(5) + 2.0)
+    kernel = plan_for(K.complex_constant).kernel
+    refs = {r.text: r for r in kernel.refs.values()}
+    assert (refs["SHIFT"].kind, kernel.constants["SHIFT"]) == ("constant", 1.5 - 2j)
+    # an imported function resolves to what it is, whatever it is called here
+    assert refs["sqrt_of"].kind == "math" and refs["sqrt_of"].target == ("math", "sqrt")
+
+
+def test_the_back_ends_read_the_plans_refs_not_the_namespace():
+    """A name the plan resolves is read off its Ref by the executor's generator and the simulator's rewrite:
+    changing the Ref changes what they do (neither looks the name up again)."""
+    from gpuviz.capture.perthread import PerThreadRewriter
+    from gpuviz.capture.plan import Ref, build_plan
+    from gpuviz.capture.simt_compile import SimtCompiler
+
+    plan = plan_for(K.mixed)
+    fplan = plan.kernel
+    pos = next(p for p, r in fplan.refs.items() if r.text == "TILE")
+    node = ast.Name("TILE", ast.Load(), lineno=pos[0], col_offset=pos[1])
+    comp = SimtCompiler(fplan.fs, is_kernel=True, device_names={}, plan=plan)
+    assert comp.name(node) == "4"
+    fresh = build_plan(plan.root)
+    fresh.kernel.refs[pos] = Ref("local", "TILE")
+    assert SimtCompiler(fresh.kernel.fs, is_kernel=True, device_names={}, plan=fresh).name(node) == "V['TILE']"
+    assert PerThreadRewriter(fresh.kernel.fs, is_kernel=True, plan=fresh).is_local(node)
+    assert not PerThreadRewriter(fplan.fs, is_kernel=True, plan=plan).is_local(node)

@@ -33,7 +33,7 @@ from ..model.trace import ArrayInfo, EventKind, Launch, Trace
 from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
 from .limits import check_launch
 from .simt_compile import _WARP
-from .source import FunctionSource, assigned_names, source_span
+from .source import FunctionSource, source_span
 
 PREFIX = "__gv_"
 
@@ -57,9 +57,7 @@ class PerThreadRewriter(ast.NodeTransformer):
 
             plan = build_plan(fs)
         self.plan = plan
-        self.fplan = plan.function(fs)
-        self.ns = fs.names()
-        self.locals = assigned_names(fs.tree) | set(fs.params)
+        self.fplan = plan.function(fs)  # what every name refers to: the rewrite looks no name up itself
         self.tmp = 0
 
     def fresh(self) -> str:
@@ -73,6 +71,11 @@ class PerThreadRewriter(ast.NodeTransformer):
     def dotted(self, node) -> list[str] | None:
         """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x``: read off the plan's resolution of the names."""
         return self.fplan.dotted(node)
+
+    def is_local(self, node: ast.Name) -> bool:
+        """Whether the plan resolved ``node`` to a parameter or a local of the function."""
+        ref = self.fplan.ref(node)
+        return ref is not None and ref.is_local
 
     @staticmethod
     def call(name, *args, line=None, site=None):
@@ -333,7 +336,7 @@ class PerThreadRewriter(ast.NodeTransformer):
             call = ast.Call(func=ast.Name(PREFIX + recorder, ast.Load()), args=[node.func.value, *node.args],
                             keywords=[])
             return ast.copy_location(call, node)
-        if isinstance(node.func, ast.Name) and node.func.id in self.locals and self.runtime_rewrites:
+        if isinstance(node.func, ast.Name) and self.is_local(node.func) and self.runtime_rewrites:
             # a function passed as a parameter (cuda.atomic.add, a cast): recorded as what it turns out to be
             if not node.keywords:
                 call = ast.Call(func=ast.Name(PREFIX + "callv", ast.Load()),
@@ -620,11 +623,11 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
     cuda = simulator_cuda()
     plan = plan_for(kernel)
     plan.raise_if_unsupported()
-    root = plan.root
     recorder_fns = recorder.functions()
     built: dict[int, object] = {}
 
-    def build(fs: FunctionSource, is_kernel: bool):
+    def build(fp):
+        fs, is_kernel = fp.fs, fp.is_kernel
         key = id(fs.fn)
         if key in built:
             return built[key]
@@ -643,11 +646,11 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         built[key] = jitted
         # the device functions it calls, after it is known: a recursive one (fib calling fib) finds itself
         # (the names are looked up in ns when the function runs, not when it is defined)
-        for call_name, sub in fs.all_device_functions().items():
-            ns[call_name] = build(sub, False)
+        for call_name, index in fp.device_functions.items():  # the plan's table of the device functions it calls
+            ns[call_name] = build(plan.functions[index])
         return jitted
 
-    return plan, build(root, True)
+    return plan, build(plan.kernel)
 
 
 def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_000_000, dynamic_shared_bytes=0,

@@ -41,17 +41,29 @@ from .source import FunctionSource, assigned_names, collect_device_functions, is
 #: what a name can refer to in a kernel
 REF_KINDS = (
     "parameter", "local", "shared", "local_array", "const_array", "host_array", "device_array", "device_function",
-    "constant", "cuda", "math", "numpy", "numba", "operator", "enum", "scalar_type", "builtin", "unsupported",
+    "constant", "cuda", "math", "numpy", "numba", "operator", "enum", "scalar_type", "builtin", "undefined",
+    "unsupported",
 )
+#: the kinds of a name bound inside the function (its parameters and locals, array declarations among them)
+LOCAL_KINDS = frozenset({"parameter", "local", "shared", "local_array", "const_array"})
 
 
 @dataclass(frozen=True)
 class Ref:
     """What one name of the source refers to. ``text``: the name, or the dotted chain it starts
-    (``cuda.threadIdx.x``, ``math.sqrt``)."""
+    (``cuda.threadIdx.x``, ``math.sqrt``). ``target``: what the name itself stands for, as a dotted chain a back
+    end reads without looking at the object: a module (``('cuda',)``, ``('math',)``), a function imported from
+    one (``from math import sqrt as root``: ``('math', 'sqrt')``; ``from numba.cuda import syncthreads``:
+    ``('cuda', 'syncthreads')``; ``operator.add``: ``('operator', 'add')``), a scalar type (``from numba import
+    uint32``: ``('numba', 'uint32')``; ``np.float32`` imported: ``('numpy', 'float32')``); empty otherwise."""
 
     kind: str
     text: str
+    target: tuple[str, ...] = ()
+
+    @property
+    def is_local(self) -> bool:
+        return self.kind in LOCAL_KINDS
 
 
 @dataclass(frozen=True)
@@ -109,37 +121,47 @@ class FunctionPlan:
     index: int
     is_kernel: bool
     refs: dict[tuple[int, int], Ref] = field(default_factory=dict)  # (line, col) of a Name -> what it is
-    #: (line, col) of a Name that is one of the modules a kernel may use -> its role ('cuda', 'math', 'cmath',
-    #: 'numpy', 'numba', 'operator'): where ``cuda.threadIdx.x``-style chains start
-    module_roles: dict[tuple[int, int], str] = field(default_factory=dict)
     shared: list[ArrayDecl] = field(default_factory=list)
     local_arrays: list[ArrayDecl] = field(default_factory=list)
     host_arrays: dict[str, np.ndarray] = field(default_factory=dict)  # module-level numpy arrays it reads
     device_arrays: dict[str, object] = field(default_factory=dict)  # module-level device arrays it reads
     device_functions: dict[str, int] = field(default_factory=dict)  # name used -> function index
     constants: dict[str, object] = field(default_factory=dict)  # module-level numbers it reads
+    enums: dict[str, type] = field(default_factory=dict)  # module-level enum classes it reads (their members)
+    locals: frozenset = frozenset()  # the names bound in the function: its parameters and what it assigns
     site_ids: dict[tuple[str, int, int], int] = field(default_factory=dict)  # (kind, line, col) -> site id
 
     def ref(self, node: ast.Name) -> Ref | None:
-        return self.refs.get((node.lineno, node.col_offset))
+        return self.refs.get((getattr(node, "lineno", None), getattr(node, "col_offset", None)))
 
-    def dotted(self, node) -> list[str] | None:
-        """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x`` (a chain rooted at a module the plan resolved;
-        ``numba.cuda.*`` reads as ``cuda.*``), None for anything else, as the plan read the names."""
+    def chain(self, node) -> list[str] | None:
+        """What ``node`` (a Name, or an attribute chain rooted at one) stands for as a dotted chain: the
+        :meth:`dotted` chain of a module attribute, and also a name imported from a module (``sqrt`` read as
+        ``['math', 'sqrt']``, ``syncthreads`` as ``['cuda', 'syncthreads']``; see :attr:`Ref.target`)."""
         parts = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
-        if not isinstance(node, ast.Name) or getattr(node, "lineno", None) is None:
+        if not isinstance(node, ast.Name):
             return None
-        role = self.module_roles.get((node.lineno, node.col_offset))
-        if role is None:
+        ref = self.ref(node)
+        if ref is None or not ref.target:
             return None
-        parts.append(role)
-        parts.reverse()
-        if parts[0] == "numba" and len(parts) > 1 and parts[1] == "cuda":
-            parts = parts[1:]
-        return parts
+        out = [*ref.target, *reversed(parts)]
+        if out[0] == "numba" and len(out) > 1 and out[1] == "cuda":
+            out = out[1:]
+        return out
+
+    def dotted(self, node) -> list[str] | None:
+        """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x`` (a chain rooted at a module the plan resolved;
+        ``numba.cuda.*`` reads as ``cuda.*``), None for anything else, as the plan read the names."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        ref = self.ref(root) if isinstance(root, ast.Name) else None
+        if ref is None or len(ref.target) != 1:  # a module's chain, not a name imported from one
+            return None
+        return self.chain(node)
 
     def site(self, kind: str, node) -> int | None:
         """The site id of ``kind`` at ``node`` (a Subscript, a Call, a Return; None: the kernel's def line or
@@ -220,44 +242,51 @@ class KernelPlan:
 
 
 # ---- reading ------------------------------------------------------------------------------------------
-def _dotted_parts(node, ns: dict, local: set) -> list[str] | None:
-    """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x`` rooted at a module global (as the executor reads it)."""
-    from .simt_compile import module_role
-
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id in local:
+def module_role(obj) -> str | None:
+    """'cuda', 'math', 'cmath', 'operator', 'numpy' or 'numba' for the modules a kernel may use, else None."""
+    if not isinstance(obj, types.ModuleType):
         return None
-    role = module_role(ns.get(node.id))
-    if role is None:
-        return None
-    parts.append(role)
-    parts.reverse()
-    if parts[0] == "numba" and len(parts) > 1 and parts[1] == "cuda":
-        parts = parts[1:]
-    return parts
-
-
-def _imported_cuda_name(obj) -> str | None:
-    """``syncthreads`` for ``from numba.cuda import syncthreads`` (a function of numba's cuda module), else None."""
-    mod = getattr(obj, "__module__", "") or ""
-    if "cuda" in mod and mod.startswith(("numba", "numba_cuda")) and not isinstance(obj, types.ModuleType):
-        return getattr(obj, "__name__", None)
+    name = obj.__name__
+    if name in ("math", "cmath", "operator"):
+        return name
+    if name == "numpy":
+        return "numpy"
+    if "cuda" in name.split(".")[-1] and name.startswith(("numba", "numba_cuda")):
+        return "cuda"
+    if name in ("numba", "numba.types", "numba.core.types"):
+        return "numba"
     return None
 
 
-def _call_site_kind(node: ast.Call, ns: dict, local: set) -> str | None:
-    """The site kind of a call that records (atomic, barrier, warp), else None."""
+def is_dtype_name(name: str) -> bool:
+    try:
+        np.dtype(name)
+        return name not in ("object",)
+    except TypeError:
+        return False
+
+
+def scalar_type_name(obj) -> str | None:
+    """numpy's name for a scalar type object: numba's ``uint32``/``float64`` (``from numba import uint32``) or
+    numpy's ``np.float32`` class; None for anything else."""
+    if isinstance(obj, type) and issubclass(obj, np.generic):
+        return np.dtype(obj).name
+    if type(obj).__module__.startswith(("numba.core.types", "numba.cuda.types")):
+        name = str(obj)
+        if name in ("boolean", "bool_"):
+            return "bool"
+        if is_dtype_name(name) and np.dtype(name).kind in "biufc":
+            return np.dtype(name).name
+    return None
+
+
+def _call_site_kind(fp: FunctionPlan, node: ast.Call) -> str | None:
+    """The site kind of a call that records (atomic, barrier, warp), else None: read off the names' Refs."""
     from .simt_compile import _ATOMICS, _WARP
 
-    if isinstance(node.func, ast.Name) and node.func.id in local:
+    if isinstance(node.func, ast.Name) and (fp.ref(node.func) or Ref("", "")).is_local:
         return "atomic"  # a function a device function was given: recorded as the atomic it may be
-    parts = _dotted_parts(node.func, ns, local)
-    if parts is None and isinstance(node.func, ast.Name):
-        name = _imported_cuda_name(ns.get(node.func.id))
-        parts = ["cuda", name] if name else None
+    parts = fp.chain(node.func)
     if not parts or parts[0] != "cuda":
         return None
     rest = parts[1:]
@@ -289,7 +318,7 @@ def _text(node) -> str:
         return "?"
 
 
-def _function_sites(fp: FunctionPlan, ns: dict, local: set) -> list[tuple]:
+def _function_sites(fp: FunctionPlan) -> list[tuple]:
     """(kind, line, col, array text, index texts) of every recorded site of one function, in source order."""
     tree = fp.fs.tree
     aug_targets = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.AugAssign)}
@@ -331,7 +360,7 @@ def _function_sites(fp: FunctionPlan, ns: dict, local: set) -> list[tuple]:
             for kind in kinds:
                 found.append((kind, n.lineno, n.col_offset, _text(n.value), _index_texts(n.slice)))
         elif isinstance(n, ast.Call):
-            kind = _call_site_kind(n, ns, local)
+            kind = _call_site_kind(fp, n)
             if kind == "atomic" and len(n.args) >= 2:
                 found.append((kind, n.lineno, n.col_offset, _text(n.args[0]), _index_texts(n.args[1])))
             elif kind is not None:
@@ -345,21 +374,11 @@ def _function_sites(fp: FunctionPlan, ns: dict, local: set) -> list[tuple]:
     return found
 
 
-def _resolve_names(fp: FunctionPlan, ns: dict, local: set, device_names: set) -> None:
-    """A Ref for every Name the function reads, and its tables of module-level values."""
+def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
+    """A Ref for every Name the function reads, and its tables of module-level values: the one place a name
+    of a kernel is looked up (the back ends read the Refs and the tables)."""
     import builtins
 
-    from .simt_compile import _BUILTINS, _scalar_type_name, module_role
-
-    decl_kinds: dict[str, str] = {}  # local names bound to an array declaration
-    for n in ast.walk(fp.fs.tree):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Call):
-            parts = _dotted_parts(n.value.func, ns, local)
-            if parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"],
-                                                               ["const", "array_like"]):
-                decl_kinds[n.targets[0].id] = {"shared": "shared", "local": "local_array",
-                                               "const": "const_array"}[parts[1]]
     attr_chain: dict[int, str] = {}  # id of the root Name of a dotted chain -> the chain's text
     for n in ast.walk(fp.fs.tree):
         if isinstance(n, ast.Attribute):
@@ -371,24 +390,28 @@ def _resolve_names(fp: FunctionPlan, ns: dict, local: set, device_names: set) ->
                 text = ".".join([root.id, *reversed(chain)])
                 if len(text) > len(attr_chain.get(id(root), "")):
                     attr_chain[id(root)] = text
+    local = fp.locals
     for n in ast.walk(fp.fs.tree):
         if not isinstance(n, ast.Name):
             continue
         name, text = n.id, attr_chain.get(id(n), n.id)
+        target: tuple[str, ...] = ()
         if name in fp.fs.params:
             kind = "parameter"
         elif name in local:
-            kind = decl_kinds.get(name, "local")
+            kind = "local"
         elif name in ("True", "False", "None"):
             kind = "constant"
         elif name not in ns:
-            kind = "builtin" if (name in _BUILTINS or name == "print" or hasattr(builtins, name)) else "unsupported"
+            kind = "builtin" if hasattr(builtins, name) else "undefined"
         else:
             obj = ns[name]
             role = module_role(obj)
+            mod = getattr(obj, "__module__", None) or ""
+            qual = getattr(obj, "__name__", None)
             if role is not None:
-                fp.module_roles[(n.lineno, n.col_offset)] = role
                 kind = role if role in ("cuda", "math", "numpy", "numba", "operator") else "math"  # cmath too
+                target = (role,)
             elif name in device_names or is_device_function(obj):
                 kind = "device_function"
             elif isinstance(obj, (bool, int, float, complex, np.integer, np.floating, np.bool_)):
@@ -406,24 +429,41 @@ def _resolve_names(fp: FunctionPlan, ns: dict, local: set, device_names: set) ->
                 fp.device_arrays[name] = obj
             elif isinstance(obj, enum.EnumMeta):
                 kind = "enum"
-            elif _scalar_type_name(obj) is not None:
+                fp.enums[name] = obj
+            elif scalar_type_name(obj) is not None:
                 kind = "scalar_type"
-            elif getattr(obj, "__module__", None) in ("_operator", "operator"):
-                kind = "operator"
-            elif getattr(obj, "__module__", None) in ("math", "cmath"):
-                kind = "math"
-            elif _imported_cuda_name(obj):
-                kind = "cuda"
+                numpy_class = isinstance(obj, type) and issubclass(obj, np.generic)
+                target = ("numpy" if numpy_class else "numba", scalar_type_name(obj))
+            elif mod in ("_operator", "operator") and isinstance(qual, str):
+                kind, target = "operator", ("operator", qual)
+            elif mod in ("math", "cmath") and isinstance(qual, str):
+                kind, target = "math", (mod, qual)
+            elif "cuda" in mod and mod.startswith(("numba", "numba_cuda")) and isinstance(qual, str):
+                kind, target = "cuda", ("cuda", qual)  # from numba.cuda import syncthreads
             else:
                 kind = "unsupported"
-        fp.refs[(n.lineno, n.col_offset)] = Ref(kind, text)
+        fp.refs[(n.lineno, n.col_offset)] = Ref(kind, text, target)
+    # a local bound to an array declaration is that array: x = cuda.shared.array(...)
+    spaces = {"shared": "shared", "local": "local_array", "const": "const_array"}
+    decl_kinds: dict[str, str] = {}
+    for n in ast.walk(fp.fs.tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Call):
+            parts = fp.dotted(n.value.func)
+            if parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"],
+                                                               ["const", "array_like"]):
+                decl_kinds[n.targets[0].id] = spaces[parts[1]]
+    if decl_kinds:
+        for key, ref in fp.refs.items():
+            if ref.kind == "local" and ref.text.split(".")[0] in decl_kinds:
+                fp.refs[key] = Ref(decl_kinds[ref.text.split(".")[0]], ref.text)
 
 
-def _array_decls(fp: FunctionPlan, ns: dict, local: set, diagnostics: list[Diagnostic]) -> None:
+def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnostic]) -> None:
     """The function's shared and local array declarations, sized from their constant shapes."""
     from .simt_compile import SimtCompiler
 
-    comp = SimtCompiler(fp.fs, is_kernel=False, device_names={})
+    comp = SimtCompiler(fp.fs, is_kernel=False, device_names={}, plan=plan)
     targets = {}
     for n in ast.walk(fp.fs.tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
@@ -431,7 +471,7 @@ def _array_decls(fp: FunctionPlan, ns: dict, local: set, diagnostics: list[Diagn
     for node in ast.walk(fp.fs.tree):
         if not isinstance(node, ast.Call):
             continue
-        parts = _dotted_parts(node.func, ns, local)
+        parts = fp.dotted(node.func)
         if not (parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"])):
             continue
         space = parts[1]
@@ -485,32 +525,24 @@ def build_plan(root: FunctionSource, *, debug: bool = False) -> KernelPlan:
     diagnostics: list[Diagnostic] = []
     for fp in plans:
         fs = fp.fs
-        ns = fs.names()
         try:
-            local = assigned_names(fs.tree) | set(fs.params)
+            fp.locals = frozenset(assigned_names(fs.tree) | set(fs.params))
         except UnsupportedConstruct as exc:
             diagnostics.append(Diagnostic("Global", fs.file, exc.line or fs.first_line, str(exc)))
-            local = set(fs.params)
+            fp.locals = frozenset(fs.params)
         fp.device_functions = {name: index_of[id(sub.fn)] for name, sub in fs.all_device_functions().items()}
-        _resolve_names(fp, ns, local, set(fp.device_functions))
-        for kind, line, col, array, index in _function_sites(fp, ns, local):
+        _resolve_names(fp, fs.names(), set(fp.device_functions))
+        for kind, line, col, array, index in _function_sites(fp):
             fp.site_ids[(kind, line, col)] = len(sites)
             sites.append(Site(kind, line, fs.name, array, index, col))
     plan = KernelPlan(root, plans, sites, diagnostics, debug)
     # the executor's code generator is the one reading of what gpuviz supports: every refusal is kept
-    code, compile_diagnostics = compile_kernel(root, debug=debug, plan=plan)
+    code, compile_diagnostics = compile_kernel(plan, debug=debug)
     diagnostics.extend(compile_diagnostics)
     for fp in plans:
-        _array_decls(fp, fp.fs.names(), assigned_names_or_params(fp.fs), diagnostics)
+        _array_decls(plan, fp, diagnostics)
     plan.cpu_code = None if diagnostics else code
     return plan
-
-
-def assigned_names_or_params(fs: FunctionSource) -> set:
-    try:
-        return assigned_names(fs.tree) | set(fs.params)
-    except UnsupportedConstruct:
-        return set(fs.params)
 
 
 def kernel_debug(kernel) -> bool:

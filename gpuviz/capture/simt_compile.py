@@ -23,7 +23,8 @@ import types
 import numpy as np
 
 from .errors import UnsupportedConstruct
-from .source import FunctionSource, assigned_names, is_device_function
+from .plan import Ref, is_dtype_name as _is_dtype_name, scalar_type_name as _scalar_type_name  # noqa: F401 (gpu_rewrite)
+from .source import FunctionSource
 
 # cuda.<attr>.<component> -> runtime expression
 _CUDA_DIMS = {"threadIdx": "rt.tid", "blockIdx": "rt.bid", "blockDim": "rt.bdim", "gridDim": "rt.gdim"}
@@ -75,22 +76,6 @@ _WARP = {"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot
          "any_sync", "eq_sync", "match_any_sync"}
 
 
-def module_role(obj) -> str | None:
-    """'cuda', 'math', 'numpy' or 'numba' for the modules a kernel may use, else None."""
-    if not isinstance(obj, types.ModuleType):
-        return None
-    name = obj.__name__
-    if name in ("math", "cmath", "operator"):
-        return name
-    if name == "numpy":
-        return "numpy"
-    if "cuda" in name.split(".")[-1] and name.startswith(("numba", "numba_cuda")):
-        return "cuda"
-    if name in ("numba", "numba.types", "numba.core.types"):
-        return "numba"
-    return None
-
-
 class _Ctx:
     """Where a block of statements sits: its mask variable and the enclosing loop."""
 
@@ -102,12 +87,13 @@ class _Ctx:
 class SimtCompiler:
     """Turns one kernel (or device function) AST into the source of a lockstep numpy function."""
 
-    def __init__(self, fs: FunctionSource, *, is_kernel: bool, device_names: dict[str, str], globals_var: str = "G",
-                 debug: bool = False, plan=None):
+    def __init__(self, fs: FunctionSource, *, is_kernel: bool, device_names: dict[str, str], plan, globals_var: str = "G",
+                 debug: bool = False):
         self.fs = fs
-        # the capture plan (gpuviz.capture.plan): its site ids go with every recording call
+        # the capture plan (gpuviz.capture.plan): what every name refers to (its Refs and tables), and the site
+        # ids that go with every recording call. The generator looks no name up itself.
         self.plan = plan
-        self.fplan = plan.function(fs) if plan is not None else None
+        self.fplan = plan.function(fs)
         self.sites: dict[str, object] = {}  # generated name -> SiteLine, for the generated code's namespace
         self.diagnostics: list = []  # one per statement gpuviz cannot run (plan.Diagnostic)
         self.debug = debug  # numba-cuda's debug=True: Python's error model (division by zero raises)
@@ -117,8 +103,7 @@ class SimtCompiler:
         self.globals_var = globals_var  # name under which the generated code finds this function's globals
         self.is_kernel = is_kernel
         self.device_names = device_names  # name used in source -> generated function name
-        self.ns = fs.names()
-        self.locals = assigned_names(fs.tree) | set(fs.params)
+        self.ns = fs.names()  # only to evaluate compile-time constants (shapes, dtypes, exceptions)
         self.counter = 0
         self.lines: list[str] = []
         self.shared_decls: dict[str, int] = {}
@@ -137,10 +122,7 @@ class SimtCompiler:
 
     def site(self, kind: str, node) -> str:
         """Source of the value a recording call takes for its site: a name bound to the plan's
-        :class:`~gpuviz.capture.plan.SiteLine` (its line, and its id), or the line itself without a plan.
-        ``node`` None: the kernel's implicit end."""
-        if self.plan is None:
-            return str(getattr(node, "lineno", self.fs.last_line))
+        :class:`~gpuviz.capture.plan.SiteLine` (its line, and its id). ``node`` None: the kernel's implicit end."""
         value = self.plan.site_line(kind, self.fplan, node)
         site = getattr(value, "site", None)
         if site is None:
@@ -162,26 +144,16 @@ class SimtCompiler:
 
     def is_constant(self, node) -> bool:
         """Whether ``node`` reads only module-level names (and literals): then it is known at compile time."""
-        return not any(isinstance(x, ast.Name) and x.id in self.locals for x in ast.walk(node))
+        return not any(isinstance(x, ast.Name) and self.ref(x).is_local for x in ast.walk(node))
+
+    def ref(self, n: ast.Name) -> Ref:
+        """What the plan resolved the name ``n`` to."""
+        ref = self.fplan.ref(n)
+        return ref if ref is not None else Ref("undefined", n.id)
 
     def dotted(self, node) -> list[str] | None:
-        """['cuda', 'threadIdx', 'x'] for cuda.threadIdx.x when the root is a module global."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name) or node.id in self.locals:
-            return None
-        obj = self.ns.get(node.id)
-        role = module_role(obj)
-        if role is None:
-            return None
-        parts.append(role)
-        parts.reverse()
-        # `from numba import cuda` and `import numba; numba.cuda....` both land on 'cuda'
-        if parts[0] == "numba" and len(parts) > 1 and parts[1] == "cuda":
-            parts = parts[1:]
-        return parts
+        """['cuda', 'threadIdx', 'x'] for cuda.threadIdx.x, as the plan resolved its root (a module)."""
+        return self.fplan.dotted(node)
 
     # ---- function ------------------------------------------------------------------------------
     def compile(self, gen_name: str) -> str:
@@ -205,8 +177,6 @@ class SimtCompiler:
             try:
                 self.stmt(stmt, ind, ctx)
             except UnsupportedConstruct as exc:
-                if self.plan is None:
-                    raise
                 # keep reading: every construct gpuviz cannot run gets its own message
                 from .plan import Diagnostic
 
@@ -379,8 +349,8 @@ class SimtCompiler:
     def iterable(self, node, m: str) -> str:
         """Source of a Python list of the items a ``for`` walks: a tuple, an array's elements, enumerate(),
         zip(), range() inside them (lengths known when the loop starts, the same for every thread)."""
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in self.locals \
-                and node.func.id not in self.ns and not node.keywords:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and self.ref(node.func).kind == "builtin" \
+                and not node.keywords:
             f = node.func.id
             if f == "enumerate" and len(node.args) in (1, 2):
                 start = self.expr(node.args[1], m) if len(node.args) == 2 else "0"
@@ -416,7 +386,7 @@ class SimtCompiler:
         if s.orelse:
             raise self.error(s, "'for ... else' is not supported in kernels: set a flag before 'break' instead")
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-                and it.func.id not in self.locals and not it.keywords and 1 <= len(it.args) <= 3):
+                and not self.ref(it.func).is_local and not it.keywords and 1 <= len(it.args) <= 3):
             return self.loop_items(s, ind, ctx)
         if not isinstance(s.target, ast.Name):
             raise self.error(s, "the loop variable must be a plain name")
@@ -534,13 +504,9 @@ class SimtCompiler:
 
     def enum_member(self, n: ast.Subscript) -> str | None:
         """``Color["red"]``: an enum member looked up by name on its class, as a number (None: not that)."""
-        import enum
-
-        if not (isinstance(n.value, ast.Name) and n.value.id not in self.locals):
+        if not (isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum"):
             return None
-        cls = self.ns.get(n.value.id)
-        if not isinstance(cls, enum.EnumMeta):
-            return None
+        cls = self.fplan.enums[n.value.id]
         if not (isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)):
             raise self.error(n, f"{n.value.id}[...]: kernels look an enum member up by a constant name, "
                                 f"{n.value.id}['NAME'], or as {n.value.id}.NAME")
@@ -572,37 +538,35 @@ class SimtCompiler:
         return f"({left} {op} {right})"
 
     def name(self, n: ast.Name) -> str:
-        if n.id in self.locals:
+        ref = self.ref(n)
+        kind = ref.kind
+        if ref.is_local:
             return f"V[{n.id!r}]"
         if n.id in ("True", "False", "None"):
             return n.id
-        if n.id not in self.ns:
-            import builtins
-
-            if hasattr(builtins, n.id):
-                raise self.error(n, f"the builtin {n.id!r} cannot be used as a value in a kernel")
+        if kind == "builtin":
+            raise self.error(n, f"the builtin {n.id!r} cannot be used as a value in a kernel")
+        if kind == "undefined":
             raise self.error(n, f"name {n.id!r} is not defined (not a parameter, local, or module-level constant)")
-        obj = self.ns[n.id]
-        if isinstance(obj, (bool, int, float, np.integer, np.floating, np.bool_)):
-            return _literal(obj.item() if isinstance(obj, np.generic) else obj)
-        if n.id in self.device_names:  # a device function passed as a value (called through a parameter)
-            return f"rt.fnref_device({self.device_names[n.id]})"
-        np_name = _scalar_type_name(obj)
-        if np_name is not None:  # numba's uint32, numpy's np.float32, ... as a value (a cast to apply later)
-            return f"rt.dtype_of({np_name!r})"
-        if isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj):
-            return "(" + "".join(_literal(x) + ", " for x in obj) + ")"
-        if isinstance(obj, np.ndarray):
-            # a module-level host array is a constant array on a GPU, its values frozen at compile time
-            if n.id not in self.frozen:
-                planned = self.fplan.host_arrays.get(n.id) if self.fplan is not None else None
-                # the plan's table holds the copy it froze when it read the kernel: one copy, shared by the backends
-                self.frozen[n.id] = planned if planned is not None else np.array(obj, copy=True)
+        if kind == "constant":  # a module-level number, or a tuple of numbers
+            value = self.fplan.constants[n.id]
+            if isinstance(value, tuple):
+                return "(" + "".join(_literal(x) + ", " for x in value) + ")"
+            return _literal(value.item() if isinstance(value, np.generic) else value)
+        if kind == "device_function" and n.id in self.device_names:
+            return f"rt.fnref_device({self.device_names[n.id]})"  # passed as a value, called through a parameter
+        if kind == "scalar_type":  # numba's uint32, numpy's np.float32, ... as a value (a cast to apply later)
+            return f"rt.dtype_of({ref.target[-1]!r})"
+        if kind == "host_array":
+            # a module-level host array is a constant array on a GPU, its values frozen at compile time: the
+            # plan's table holds the copy it froze when it read the kernel, one copy shared by the backends
+            self.frozen[n.id] = self.fplan.host_arrays[n.id]
             return f"rt.const_array({n.id!r}, {self.globals_var}[{n.id!r}], {n.lineno})"
-        if hasattr(obj, "copy_to_host") and hasattr(obj, "shape") and hasattr(obj, "dtype"):
+        if kind == "device_array":
             # a module-level device array is captured by pointer: each launch sees its current contents
+            self.frozen[n.id] = self.fplan.device_arrays[n.id]
             return f"rt.device_global({n.id!r}, {self.globals_var}[{n.id!r}], {n.lineno})"
-        raise self.error(n, f"{n.id!r} ({type(obj).__name__}) cannot be used as a value in a kernel")
+        raise self.error(n, f"{n.id!r} ({type(self.ns.get(n.id)).__name__}) cannot be used as a value in a kernel")
 
     def attribute(self, n: ast.Attribute, m: str) -> str:
         parts = self.dotted(n)
@@ -623,15 +587,11 @@ class SimtCompiler:
             if parts[0] in ("numba", "numpy") and len(parts) >= 2:
                 return f"rt.dtype_of({parts[-1]!r})"
             raise self.error(n, f"'{'.'.join(parts)}' is not supported in kernels")
-        if isinstance(n.value, ast.Name) and n.value.id not in self.locals:
-            import enum
-
-            cls = self.ns.get(n.value.id)
-            if isinstance(cls, enum.EnumMeta):
-                member = getattr(cls, n.attr, None)
-                if member is None or not isinstance(member.value, (int, float, bool)):
-                    raise self.error(n, f"{n.value.id}.{n.attr}: kernels use enum members whose values are numbers")
-                return _literal(member.value)
+        if isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum":
+            member = getattr(self.fplan.enums[n.value.id], n.attr, None)
+            if member is None or not isinstance(member.value, (int, float, bool)):
+                raise self.error(n, f"{n.value.id}.{n.attr}: kernels use enum members whose values are numbers")
+            return _literal(member.value)
         base = self.expr(n.value, m)
         if n.attr in ("shape", "size", "ndim", "dtype"):
             return f"rt.array_attr({base}, {n.attr!r}, {n.lineno})"
@@ -641,54 +601,8 @@ class SimtCompiler:
 
     def call(self, n: ast.Call, m: str) -> str:
         line = n.lineno
-        if isinstance(n.func, ast.Name) and n.func.id in self.locals:
-            # a function a device function was given (a cast, an atomic, another device function)
-            if n.keywords:
-                raise self.error(n, "keyword arguments to a function passed as a parameter are not supported")
-            args = "".join(", " + self.expr(a, m) for a in n.args)
-            return f"rt.call_value(V[{n.func.id!r}], {m}, {self.site('atomic', n)}{args})"
-        if isinstance(n.func, ast.Name) and n.func.id not in self.locals:
-            fname = n.func.id
-            obj = self.ns.get(fname)
-            if fname in self.device_names:
-                if n.keywords:
-                    raise self.error(n, "keyword arguments to device functions are not supported")
-                args = "".join(", " + self.expr(a, m) for a in n.args)
-                return f"rt.call_device({self.device_names[fname]}, {m}{args})"
-            if obj is None and fname in _BUILTINS:
-                if fname == "print":
-                    pass
-                args = ", ".join(self.expr(a, m) for a in n.args)
-                return f"{_BUILTINS[fname]}({args})"
-            if obj is None and fname == "print":
-                args = ", ".join(self.expr(a, m) for a in n.args)
-                return f"rt.kernel_print({m}, {line}, {args})"
-            if obj is not None and getattr(obj, "__module__", None) in ("_operator", "operator") \
-                    and getattr(obj, "__name__", "") in _OPERATOR and len(n.args) == 2 and not n.keywords:
-                op = _OPERATOR[obj.__name__]
-                return self.binop(op, self.expr(n.args[0], m), self.expr(n.args[1], m), m, line)
-            if obj is not None and getattr(obj, "__module__", None) in ("_operator", "operator") \
-                    and getattr(obj, "__name__", "") in ("neg", "pos", "invert", "not_", "truth") and len(n.args) == 1:
-                v = self.expr(n.args[0], m)
-                return {"neg": f"(-{v})", "pos": f"(+{v})", "invert": f"(~{v})", "not_": f"rt.lnot({v})",
-                        "truth": f"rt.truth({v})"}[obj.__name__]
-            if obj is not None and module_role(obj) is None and hasattr(obj, "__module__"):
-                # names imported from modules: `from math import sqrt`, `from numba.cuda import syncthreads`
-                mod = getattr(obj, "__module__", "") or ""
-                qual = getattr(obj, "__name__", fname)
-                if mod == "math" and qual in _MATH:
-                    return self.call_dotted(["math", qual], n, m)
-                if mod == "cmath" and qual in _CMATH:
-                    return self.call_dotted(["cmath", qual], n, m)
-                if "cuda" in mod and mod.startswith(("numba", "numba_cuda")):
-                    return self.call_dotted(["cuda", qual], n, m)
-                if isinstance(obj, type) and issubclass(obj, np.generic):
-                    return self.call_dotted(["numpy", qual], n, m)
-                if _scalar_type_name(obj) is not None:
-                    return self.call_dotted(["numba", _scalar_type_name(obj)], n, m)
-            if obj is not None and is_device_function(obj):
-                raise self.error(n, f"device function {fname!r} was not found when the kernel was parsed")
-            raise self.error(n, f"calling {fname!r} is not supported inside a kernel")
+        if isinstance(n.func, ast.Name):
+            return self.call_name(n, m)
         parts = self.dotted(n.func)
         if parts is None:
             if isinstance(n.func, ast.Attribute) and n.func.attr not in _METHODS:
@@ -700,6 +614,46 @@ class SimtCompiler:
             raise self.error(n, "only cuda.*, math.*, numpy/numba casts and device functions can be called in a "
                                 "kernel: call a @cuda.jit(device=True) function for anything else")
         return self.call_dotted(parts, n, m)
+
+    def call_name(self, n: ast.Call, m: str) -> str:
+        """A call of a plain name, by what the plan resolved it to."""
+        line = n.lineno
+        fname = n.func.id
+        ref = self.ref(n.func)
+        if ref.is_local:
+            # a function a device function was given (a cast, an atomic, another device function)
+            if n.keywords:
+                raise self.error(n, "keyword arguments to a function passed as a parameter are not supported")
+            args = "".join(", " + self.expr(a, m) for a in n.args)
+            return f"rt.call_value(V[{fname!r}], {m}, {self.site('atomic', n)}{args})"
+        if fname in self.device_names:
+            if n.keywords:
+                raise self.error(n, "keyword arguments to device functions are not supported")
+            args = "".join(", " + self.expr(a, m) for a in n.args)
+            return f"rt.call_device({self.device_names[fname]}, {m}{args})"
+        if ref.kind == "builtin" and fname in _BUILTINS:
+            args = ", ".join(self.expr(a, m) for a in n.args)
+            return f"{_BUILTINS[fname]}({args})"
+        if ref.kind == "builtin" and fname == "print":
+            args = ", ".join(self.expr(a, m) for a in n.args)
+            return f"rt.kernel_print({m}, {line}, {args})"
+        parts = self.fplan.chain(n.func)  # a function imported from a module: `from math import sqrt`
+        if ref.kind == "operator" and parts and len(parts) == 2:
+            op = parts[1]
+            if op in _OPERATOR and len(n.args) == 2 and not n.keywords:
+                return self.binop(_OPERATOR[op], self.expr(n.args[0], m), self.expr(n.args[1], m), m, line)
+            if op in ("neg", "pos", "invert", "not_", "truth") and len(n.args) == 1:
+                v = self.expr(n.args[0], m)
+                return {"neg": f"(-{v})", "pos": f"(+{v})", "invert": f"(~{v})", "not_": f"rt.lnot({v})",
+                        "truth": f"rt.truth({v})"}[op]
+        elif parts and len(parts) == 2:
+            root, qual = parts
+            if (root == "math" and qual in _MATH) or (root == "cmath" and qual in _CMATH) \
+                    or root in ("cuda", "numpy", "numba"):
+                return self.call_dotted(parts, n, m)
+        if ref.kind == "device_function":
+            raise self.error(n, f"device function {fname!r} was not found when the kernel was parsed")
+        raise self.error(n, f"calling {fname!r} is not supported inside a kernel")
 
     def call_dotted(self, parts: list[str], n: ast.Call, m: str) -> str:  # noqa: C901
         line = n.lineno
@@ -825,61 +779,26 @@ def _literal(v) -> str:
     """Source text for a constant; inf and nan have no literal of their own."""
     if isinstance(v, float) and not math.isfinite(v):
         return f"float({str(v)!r})"
+    if isinstance(v, complex):
+        return f"complex({_literal(v.real)}, {_literal(v.imag)})"
     return repr(v)
 
 
-def _scalar_type_name(obj) -> str | None:
-    """numpy's name for a scalar type object: numba's ``uint32``/``float64`` (``from numba import uint32``) or
-    numpy's ``np.float32`` class; None for anything else."""
-    if isinstance(obj, type) and issubclass(obj, np.generic):
-        return np.dtype(obj).name
-    if type(obj).__module__.startswith(("numba.core.types", "numba.cuda.types")):
-        name = str(obj)
-        if name in ("boolean", "bool_"):
-            return "bool"
-        if _is_dtype_name(name) and np.dtype(name).kind in "biufc":
-            return np.dtype(name).name
-    return None
-
-
-def _is_dtype_name(name: str) -> bool:
-    try:
-        np.dtype(name)
-        return name not in ("object",)
-    except TypeError:
-        return False
-
-
-def compile_kernel(root: FunctionSource, *, debug: bool = False, plan=None):
-    """The CPU executor's code for ``root`` and its device functions.
-
-    Without a plan: (source of the generated functions, the kernel's generated name, namespaces they need);
-    the first unsupported construct raises. With a plan (:mod:`gpuviz.capture.plan`): ((source, name,
-    namespaces), diagnostics): the recording calls carry the plan's site ids, and every statement gpuviz
-    cannot run is a diagnostic rather than the end of the reading."""
-    gen_names: dict[int, str] = {}
-    all_funcs = [root] if plan is None else [fp.fs for fp in plan.functions]
-    if plan is None:
-        seen = {id(root.fn)}
-        stack = [root]
-        while stack:
-            fs = stack.pop()
-            for sub in fs.all_device_functions().values():
-                if id(sub.fn) not in seen:
-                    seen.add(id(sub.fn))
-                    all_funcs.append(sub)
-                    stack.append(sub)
-    for i, fs in enumerate(all_funcs):
-        gen_names[id(fs.fn)] = f"__simt_{fs.name}_{i}"
+def compile_kernel(plan, *, debug: bool = False):
+    """The CPU executor's code for the kernel of ``plan`` (:mod:`gpuviz.capture.plan`) and its device functions:
+    ((source of the generated functions, the kernel's generated name, namespaces they need), diagnostics). The
+    recording calls carry the plan's site ids; every statement gpuviz cannot run is a diagnostic rather than the
+    end of the reading."""
+    gen_names = [f"__simt_{fp.fs.name}_{fp.index}" for fp in plan.functions]
     chunks = []
     namespaces = {}
     diagnostics = []
-    for i, fs in enumerate(all_funcs):
-        names = {call_name: gen_names[id(sub.fn)] for call_name, sub in fs.all_device_functions().items()}
-        comp = SimtCompiler(fs, is_kernel=fs is root, device_names=names, globals_var=f"G{i}", debug=debug, plan=plan)
-        chunks.append(comp.compile(gen_names[id(fs.fn)]))
-        namespaces[f"G{i}"] = {**fs.names(), **comp.frozen}
+    for fp in plan.functions:
+        names = {call_name: gen_names[index] for call_name, index in fp.device_functions.items()}
+        comp = SimtCompiler(fp.fs, is_kernel=fp.is_kernel, device_names=names, globals_var=f"G{fp.index}",
+                            debug=debug, plan=plan)
+        chunks.append(comp.compile(gen_names[fp.index]))
+        namespaces[f"G{fp.index}"] = {**fp.fs.names(), **comp.frozen}
         namespaces.update(comp.sites)
         diagnostics.extend(comp.diagnostics)
-    code = ("\n".join(chunks), gen_names[id(root.fn)], namespaces)
-    return code if plan is None else (code, diagnostics)
+    return ("\n".join(chunks), gen_names[0], namespaces), diagnostics
