@@ -19,6 +19,11 @@ it once over every statement and keeps each refusal (a statement gpuviz cannot r
 of the next), and keeps the generated code, which the executor then runs. The simulator's instrumentation
 (:mod:`.perthread`) and the GPU recorder (:mod:`.gpu_rewrite`) take the plan's site ids, shared declarations
 and host arrays instead of working them out again, and refuse what the plan refuses.
+
+This module is the one place a kernel's names are looked up (:func:`_resolve_names`): the generator and the
+simulator's rewrite read the Refs (:meth:`FunctionPlan.ref`, :meth:`~FunctionPlan.dotted`,
+:meth:`~FunctionPlan.chain`) and the tables, never the kernel's module, so a name cannot mean one thing to
+one back end and another to the next.
 """
 
 from __future__ import annotations
@@ -414,11 +419,9 @@ def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
                 target = (role,)
             elif name in device_names or is_device_function(obj):
                 kind = "device_function"
-            elif isinstance(obj, (bool, int, float, complex, np.integer, np.floating, np.bool_)):
-                kind = "constant"
-                fp.constants[name] = obj
-            elif isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj):
-                kind = "constant"
+            elif isinstance(obj, (bool, int, float, complex, np.integer, np.floating, np.bool_)) or (
+                    isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj)):
+                kind = "constant"  # a number, or a tuple of numbers: numba freezes it into the kernel
                 fp.constants[name] = obj
             elif isinstance(obj, np.ndarray):
                 kind = "host_array"
