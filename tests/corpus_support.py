@@ -25,8 +25,10 @@ import importlib
 import json
 import linecache
 import signal
+import sys
 import textwrap
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -190,7 +192,15 @@ class Rebuilder:
             raise Unstorable("function not stored")
         from numba import cuda
 
-        ns = {"__name__": "corpus", "__builtins__": __builtins__}
+        # each function in a module of its own, as in its test file: numba-cuda mangles a device function by its
+        # module, and lowers a function's call of itself as a call of itself only when that module is imported
+        # (a bare namespace made test_recursion's kernels fail to compile on the GPU: "no attribute
+        # 'insert_unresolved_ref'")
+        module_name = f"gpuviz_corpus_{len(self.built)}_{f['name']}"
+        home = types.ModuleType(module_name)
+        sys.modules[module_name] = home
+        ns = home.__dict__
+        ns["__builtins__"] = __builtins__
         src = textwrap.dedent(f["source"])
         module = ast.parse(src)
         ast.increment_lineno(module, f["first_line"] - 1)
