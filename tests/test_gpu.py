@@ -647,3 +647,20 @@ def test_front_end_record_field_stores_and_reshapes_trace_as_on_the_cpu():
     cpu, _c, gpu, gpu_args = _cpu_and_gpu(array_reshape2d, 1, 1, [np.arange(6), (2, 3), np.zeros((2, 3), np.int64)])
     np.testing.assert_array_equal(gpu_args[2], np.arange(6).reshape(2, 3))
     assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+
+
+@pytest.mark.parametrize("case", ["shared slices, reversed and strided", "rows passed to a device function",
+                                  "compare_and_swap on res[gid:]", "a byte slice viewed as int32", "a view of a view",
+                                  "a parameter reshaped in a loop"])
+def test_front_end_views_trace_as_on_the_cpu(case):
+    # numba-cuda's test_sm (slices of shared memory), test_slicing (rows passed to a device function),
+    # test_atomics (compare_and_swap on res[gid:]), test_array_methods (.view(np.int32) of a byte slice) and
+    # test_ssa (a parameter reshaped in a loop): the same kernels tests/test_gpu_views.py checks without a GPU
+    from tests.view_kernels import CASES
+
+    kernel, grid, block, make = CASES[case]
+    cpu, cpu_args, gpu, gpu_args = _cpu_and_gpu(kernel, grid, block, list(make()))
+    for c, g in zip(cpu_args, gpu_args):
+        if isinstance(c, np.ndarray):
+            np.testing.assert_array_equal(g, c)
+    assert gpu.per_thread_sequences() == cpu.per_thread_sequences()

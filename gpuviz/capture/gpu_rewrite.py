@@ -145,6 +145,9 @@ class BuildInfo:
     #: (id of a device function, parameter) that some call passes a value that is no array to index (a number,
     #: a tuple, one record): the callee does not record through it (a recorder call would not compile there)
     not_arrays: set = field(default_factory=set)
+    #: {id of a device function: its parameters some call passes a view (``f(a[i, :])``)}: each also gets the
+    #: view's byte offset and its array's item size (:func:`view_parameters`)
+    view_params: dict = field(default_factory=dict)
 
     def site(self, kind: int, site: int) -> int:
         """The plan's site id ``site``, checked to be a site of ``kind`` that a code can hold."""
@@ -330,7 +333,7 @@ class GpuRewriter(PerThreadRewriter):
                 continue  # every call passes it a constant that is no array (a shape, a dtype, a flag)
             if not self.is_kernel and (id(self.fs.fn), p) in self.info.not_arrays:
                 continue  # a call passes it a number, a tuple or one record (BuildInfo.not_arrays)
-            if p in self.rebound:
+            if p in self.rebound and not self.only_reshaped(p):
                 if p in subscripted:
                     raise self.error(self.fs.tree, f"parameter {p!r} is indexed and also assigned to inside {self.fs.name}; "
                                                    "gpuviz records an array by its name, so give the new value another name")
@@ -359,6 +362,20 @@ class GpuRewriter(PerThreadRewriter):
                     and not n.value.keywords and self.dotted(n.value.func) == ["cuda", "const", "array_like"]
                     and isinstance(n.value.args[0], ast.Name) and isinstance(self.arrays.get(n.value.args[0].id), int)):
                 self.arrays[n.targets[0].id] = self.arrays[n.value.args[0].id]
+
+    def only_reshaped(self, p: str) -> bool:
+        """Whether every assignment to kernel parameter ``p`` is ``p = p.reshape(...)`` of the C-contiguous array the
+        launch passes (numba-cuda's test_ssa): each element keeps its C-order flat index, which the recorder
+        computes from the shape ``p`` has where it is indexed."""
+        if not (self.is_kernel and p in self.c_contiguous):
+            return False
+        stores = [n for n in ast.walk(self.fs.tree) if isinstance(n, ast.Name) and n.id == p and isinstance(n.ctx, ast.Store)]
+        reshapes = [n for n in ast.walk(self.fs.tree)
+                    if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                    and n.targets[0].id == p and isinstance(n.value, ast.Call) and not n.value.keywords
+                    and isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "reshape"
+                    and isinstance(n.value.func.value, ast.Name) and n.value.func.value.id == p]
+        return bool(stores) and len(stores) == len(reshapes)
 
     def aid_of(self, node) -> ast.expr | None:
         """The array id expression of a subscripted base, None when it is not a recorded array.
@@ -396,6 +413,10 @@ class GpuRewriter(PerThreadRewriter):
 
     def mem(self, kind: int, base, idx, site: int, line: int) -> ast.expr | None:
         """A recorder call for an access of ``base[idx]``; None when base is not a recorded array."""
+        if not (isinstance(base, ast.Name) and base.id in self.arrays):
+            view = self.view_of(base)
+            if view is not None:
+                return self.view_mem(kind, base, idx, site, line, view)
         aid = self.aid_of(base)
         if aid is None:
             return None
@@ -413,6 +434,131 @@ class GpuRewriter(PerThreadRewriter):
                 and isinstance(aid, ast.Constant) and len(self.info.arrays[aid.value].shape) == 1):
             fn = "r_mem1_lane_linear"  # a[i] with i the global thread index: lane l's index is lane 0's + l
         return _call(fn, [_name(STATE), *_bufs(), self.code(kind, site, aid), copy.deepcopy(base), *elts])
+
+    # ---- views: a[i:j], a[i, :], their .view(dtype) and .reshape(...) ------------------------------------
+    # numba makes the view; gpuviz records each element read or written through it as the element of the
+    # array it views, as the other backends do. The element's byte offset from that array's first element is
+    # the view's own offset (worked out where the view is made, from the slice bounds and the strides of what
+    # it slices) plus the index times the view's strides; over the array's item size that is its flat index,
+    # the index the recorder stores (the array is C-contiguous: a parameter the launch passes so, a shared or
+    # a module-level array).
+    def _init_views(self) -> None:
+        #: name -> (array id expression, item size expression, byte offset expression) of a view
+        self.views: dict[str, tuple] = {}
+        for p in self.view_param_names():
+            self.arrays.pop(p, None)
+            self.views[p] = (_name(PREFIX + "a_" + p), _name(PREFIX + "z_" + p), _name(PREFIX + "o_" + p))
+
+    def view_param_names(self) -> list[str]:
+        if self.is_kernel:
+            return []
+        viewed = self.info.view_params.get(id(self.fs.fn), set())
+        return [p for p in self.fs.params if p in viewed]
+
+    def is_view_expr(self, node) -> bool:
+        return _is_view_expr(node, set(self.views))
+
+    def view_of(self, node):
+        """(array id or None when not recorded, item size, byte offset) of the array or view ``node`` is, as
+        expressions; None when ``node`` is neither (a local array, a number)."""
+        if isinstance(node, ast.Name):
+            if node.id in self.views:
+                return self.views[node.id]
+            if node.id not in self.arrays:
+                return None
+            return self.aid_of(node), ast.Attribute(_name(node.id), "itemsize", ast.Load()), ast.Constant(0)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and self.index_expr(node.slice) is None:
+            inner = self.view_of(node.value)
+            if inner is None:
+                return None
+            self.check_viewable(node.value)
+            aid, isz, off = inner
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            for e in elts:
+                self.check_view_bound(e)
+            offset = off
+            for d, e in enumerate(elts):
+                shape_d = ast.Subscript(ast.Attribute(copy.deepcopy(node.value), "shape", ast.Load()), ast.Constant(d),
+                                        ast.Load())
+                stride_d = ast.Subscript(ast.Attribute(copy.deepcopy(node.value), "strides", ast.Load()),
+                                         ast.Constant(d), ast.Load())
+                if isinstance(e, ast.Slice):
+                    if e.lower is None and (e.step is None or (isinstance(e.step, ast.Constant) and e.step.value > 0)):
+                        continue  # starts at 0
+                    first = _call("r_slice_start", [copy.deepcopy(e.lower) if e.lower is not None else ast.Constant(0),
+                                                    ast.Constant(e.lower is not None),
+                                                    copy.deepcopy(e.step) if e.step is not None else ast.Constant(1),
+                                                    shape_d])
+                else:
+                    first = _call("r_wrap", [copy.deepcopy(e), shape_d])
+                term = ast.BinOp(first, ast.Mult(), stride_d)
+                offset = term if isinstance(offset, ast.Constant) and offset.value == 0 else \
+                    ast.BinOp(offset, ast.Add(), term)
+            return aid, isz, offset
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "reshape")
+                and not node.keywords):
+            inner = self.view_of(node.func.value)
+            if inner is not None:
+                self.check_viewable(node.func.value)
+            return inner  # the same first element: the offset stays, the strides change
+        return None
+
+    def check_viewable(self, node) -> None:
+        """Refuse a view of a kernel parameter the launch passes as an array that is not C-contiguous: a view's
+        byte offsets give the flat (C-order) index only in a C-contiguous array."""
+        if (isinstance(node, ast.Name) and self.is_kernel and node.id in self.fs.params and node.id in self.arrays
+                and node.id not in self.c_contiguous):
+            raise self.error(node, f"a view of {node.id!r}, which this launch passes as an array that is not "
+                                   "C-contiguous: the GPU backend follows views of C-contiguous arrays only (pass "
+                                   "np.ascontiguousarray(...), or capture with --backend cpu or sim)")
+
+    def check_view_bound(self, node) -> None:
+        """The bounds of a view are evaluated twice (by the view and by its offset): refuse any that reads memory."""
+        parts = [node.lower, node.upper, node.step] if isinstance(node, ast.Slice) else [node]
+        for part in parts:
+            for n in ast.walk(part) if part is not None else ():
+                if isinstance(n, (ast.Subscript, ast.Call, ast.NamedExpr)):
+                    raise self.error(n, "a view whose bounds read memory or call a function: the GPU backend "
+                                        "evaluates them twice; bind the bound to a name first")
+
+    def view_mem(self, kind: int, base, idx, site: int, line: int, view) -> ast.expr | None:
+        aid, isz, off = view
+        if aid is None:
+            return None
+        if isinstance(aid, ast.Constant) and self.skip_shared and self.info.arrays[aid.value].space == "shared":
+            return None
+        elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if isinstance(idx, ast.Name) and idx.id in self.index_tuples:
+            elts = [ast.Subscript(_name(idx.id), ast.Constant(k), ast.Load()) for k in range(self.index_tuples[idx.id])]
+        if len(elts) > MAX_INDEX_DIMS:
+            raise self.error(SimpleNamespace(lineno=line), f"gpuviz records arrays of up to {MAX_INDEX_DIMS} dimensions")
+        return _call(f"r_view{len(elts)}", [_name(STATE), *_bufs(), self.code(kind, site, aid), copy.deepcopy(base),
+                                             copy.deepcopy(off), copy.deepcopy(isz), *elts])
+
+    def visit_Subscript(self, node):
+        if isinstance(node.ctx, ast.Load) and self.index_expr(node.slice) is None and self.view_of(node.value) is not None:
+            # a view, made as numba makes it (its bounds read nothing: check_view_bound); its elements are
+            # recorded where they are read or written
+            node.value = self.visit(node.value)
+            return node
+        return super().visit_Subscript(node)
+
+    def stmt(self, s) -> list:
+        if (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and s.targets[0].id not in self.arrays and self.is_view_expr(s.value)):
+            view = self.view_of(s.value)
+            if view is not None:
+                name = s.targets[0].id
+                if name in self.rebound_more_than_once():
+                    raise self.error(s, f"view {name!r} is assigned more than once: the GPU backend follows a view "
+                                        "bound once; give each view its own name")
+                aid, isz, off = view
+                offset = PREFIX + "vo_" + name
+                value = self.visit(s.value)
+                self.views[name] = (aid, isz, _name(offset))
+                out = [ast.Assign([_name(offset, ast.Store())], off), ast.Assign([_name(name, ast.Store())], value)]
+                return [ast.copy_location(n, s) for n in out]
+        return super().stmt(s)
 
     # ---- the per-thread rewrite's recordings, as GPU recorder calls -------------------------------------
     def rec(self, name, *args, line=None, site=None):
@@ -463,6 +609,16 @@ class GpuRewriter(PerThreadRewriter):
     def bind_temp(self, name: str, value) -> ast.Assign:
         if isinstance(value, ast.Name) and value.id in self.arrays:
             self.arrays[name] = self.arrays[value.id]  # a temporary bound to an array (``a[i] += v``, atomics)
+        elif isinstance(value, ast.Name) and value.id in self.views:
+            self.views[name] = self.views[value.id]
+        elif self.is_view_expr(value) and self.view_of(value) is not None:
+            # an atomic on a view (``cuda.atomic.compare_and_swap(res[gid:], ...)``): the temporary and its offset
+            # are bound together, ``t, t_offset = res[gid:], <offset>``
+            aid, isz, off = self.view_of(value)
+            offset = PREFIX + "vo_" + name
+            self.views[name] = (aid, isz, _name(offset))
+            return ast.Assign([ast.Tuple([_name(name, ast.Store()), _name(offset, ast.Store())], ast.Store())],
+                              ast.Tuple([value, off], ast.Load()))
         if isinstance(value, ast.Tuple):
             self.index_tuples[name] = len(value.elts)  # the index tuple of ``a[i, j] op= v`` (test_idiv)
         elif isinstance(value, ast.Name) and value.id in self.index_tuples:
@@ -472,12 +628,26 @@ class GpuRewriter(PerThreadRewriter):
     def device_call(self, node: ast.Call) -> ast.Call:
         if isinstance(node.func, ast.Name) and node.func.id in self.fs.device_functions:
             # the callee records into this thread's state and buffers, told which arrays it is handed
-            aids = [self.aid_of(a) or ast.Constant(-1) for a in node.args]
             callee = self.fs.device_functions[node.func.id]
+            viewed = self.info.view_params.get(id(callee.fn), set())
+            aids, views = [], []
             for p, a in zip(callee.params, node.args):
                 if self.is_no_array(a):
                     self.info.not_arrays.add((id(callee.fn), p))
-            node.args = node.args + [_name(STATE), *_bufs(), *aids]
+                view = self.view_of(a)
+                if p in viewed:
+                    if view is not None:
+                        self.check_viewable(a)  # the callee reads it through its strides
+                    aid, isz, off = view if view is not None else (None, ast.Constant(1), ast.Constant(0))
+                    aids.append(aid or ast.Constant(-1))
+                    views += [off, isz]
+                elif view is not None and not (isinstance(a, ast.Name) and a.id in self.arrays):
+                    raise self.error(node, f"a view is passed to {callee.name}'s parameter {p!r} in a way the GPU "
+                                           "backend does not follow: pass the slice itself, or bind it to a name first "
+                                           "in the function that calls")
+                else:
+                    aids.append(self.aid_of(a) or ast.Constant(-1))
+            node.args = node.args + [_name(STATE), *_bufs(), *aids, *views]
         return node
 
     def is_no_array(self, node) -> bool:
@@ -496,16 +666,33 @@ class GpuRewriter(PerThreadRewriter):
 
     def rewrite(self) -> ast.FunctionDef:
         self._init_arrays()
+        self._init_views()
         tree = super().rewrite()
         extra = list(BUF_NAMES) + list(PARAM_NAMES)
         if not self.is_kernel:
             extra = [STATE, *BUF_NAMES] + [PREFIX + "a_" + p for p in self.fs.params]
+            for p in self.view_param_names():
+                extra += [PREFIX + "o_" + p, PREFIX + "z_" + p]
         tree.args.args = tree.args.args + [ast.arg(a) for a in extra]
         ast.fix_missing_locations(tree)
         return tree
 
 
 # ---- the recorder device functions ---------------------------------------------------------------------
+def slice_first(lo, given, step, n):
+    """The first index of ``a[lo::step]`` along a dimension of ``n`` elements (``given``: lo was written), as
+    Python's ``slice.indices`` gives it; the recorders jit it as a device function."""
+    if not given:
+        return 0 if step > 0 else n - 1
+    if lo < 0:
+        lo += n
+        if lo < 0:
+            lo = 0 if step > 0 else -1
+    elif lo >= n:
+        lo = n if step > 0 else n - 1
+    return lo
+
+
 def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool = False, blocks: str = "table",
                    index32: bool = False, grid: tuple | None = None, block: tuple | None = None) -> dict:
     """The ``__gv_r_*`` device functions for one variant. ``count``, ``warp``, ``time_all``, ``uniform`` (the
@@ -903,7 +1090,45 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
         return (i0, i1, i2, i3)
 
-    fns = {"r_block_ordinal": block_ordinal, "r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,
+    slice_start = jit(slice_first)
+
+    @jit
+    def r_view1(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, V, off,
+                isz, i0):
+        """``V[i0]`` of a view ``V`` whose first element lies ``off`` bytes into its array (items of ``isz`` bytes)."""
+        if code & 255:
+            flat = (off + wrap(i0, V.shape[0]) * V.strides[0]) // isz
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
+        return i0
+
+    @jit
+    def r_view2(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, V, off,
+                isz, i0, i1):
+        if code & 255:
+            flat = (off + wrap(i0, V.shape[0]) * V.strides[0] + wrap(i1, V.shape[1]) * V.strides[1]) // isz
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
+        return (i0, i1)
+
+    @jit
+    def r_view3(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, V, off,
+                isz, i0, i1, i2):
+        if code & 255:
+            flat = (off + wrap(i0, V.shape[0]) * V.strides[0] + wrap(i1, V.shape[1]) * V.strides[1]
+                    + wrap(i2, V.shape[2]) * V.strides[2]) // isz
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
+        return (i0, i1, i2)
+
+    @jit
+    def r_view4(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, V, off,
+                isz, i0, i1, i2, i3):
+        if code & 255:
+            flat = (off + wrap(i0, V.shape[0]) * V.strides[0] + wrap(i1, V.shape[1]) * V.strides[1]
+                    + wrap(i2, V.shape[2]) * V.strides[2] + wrap(i3, V.shape[3]) * V.strides[3]) // isz
+            put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
+        return (i0, i1, i2, i3)
+
+    fns = {"r_block_ordinal": block_ordinal, "r_wrap": wrap, "r_slice_start": slice_start, "r_view1": r_view1,
+           "r_view2": r_view2, "r_view3": r_view3, "r_view4": r_view4, "r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,
            "r_mem1": r_mem1, "r_mem1_lane_linear": r_mem1_lane_linear, "r_mem2": r_mem2, "r_mem3": r_mem3, "r_mem4": r_mem4}
     return {PREFIX + k: v for k, v in fns.items()}
 
@@ -1043,6 +1268,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
             ns[call_name] = build(sub, False)
         return jitted
 
+    info.view_params = view_parameters(root)
     # the kernel's array parameters come first, in parameter order, as in the other backends
     for p in root.params:
         if p in array_args:
@@ -1160,6 +1386,52 @@ def call_bindings(root: FunctionSource) -> dict[int, dict]:
                 elif p not in bad:
                     mine[p] = value
     return found
+
+
+def _is_view_expr(node, views: set) -> bool:
+    """Whether ``node`` makes a view (``a[i:j]``, ``a[i, :]``, ``.view(dtype)``/``.reshape(...)`` of one) or names
+    one of ``views``."""
+    if isinstance(node, ast.Name):
+        return node.id in views
+    if isinstance(node, ast.Subscript):
+        return PerThreadRewriter.index_expr(node.slice) is None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "reshape"):
+        return isinstance(node.func.value, ast.Subscript) and _is_view_expr(node.func.value, views) or \
+            isinstance(node.func.value, ast.Name) and node.func.value.id in views
+    return False
+
+
+def view_parameters(root: FunctionSource) -> dict[int, set[str]]:
+    """{id of a device function: its parameters that some call passes a view}, read off the source before the
+    rewrite (callers are rewritten before their callees, and every caller must pass such a parameter the view's
+    offset): an argument that makes a view, or names one the caller made or was given."""
+    order, seen = [root], {id(root.fn)}
+    k = 0
+    while k < len(order):
+        fs = order[k]
+        k += 1
+        for sub in fs.device_functions.values():
+            if id(sub.fn) not in seen:
+                seen.add(id(sub.fn))
+                order.append(sub)
+    found: dict[int, set[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for fs in order:
+            views = set(found.get(id(fs.fn), ()))
+            for _ in range(2):  # a view of a view
+                views |= {n.targets[0].id for n in ast.walk(fs.tree)
+                          if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                          and _is_view_expr(n.value, views)}
+            for node in ast.walk(fs.tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in fs.device_functions:
+                    sub = fs.device_functions[node.func.id]
+                    for p, a in zip(sub.params, node.args):
+                        if _is_view_expr(a, views) and p not in found.setdefault(id(sub.fn), set()):
+                            found[id(sub.fn)].add(p)
+                            changed = True
+    return {k: v for k, v in found.items() if v}
 
 
 def _same(a, b) -> bool:

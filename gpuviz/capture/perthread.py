@@ -37,9 +37,12 @@ from .source import FunctionSource, source_span
 
 PREFIX = "__gv_"
 
-#: what a rewrite that cannot follow views (the GPU recorder's; the simulator's recorder follows them) says
-SLICE_REFUSAL = ("array slicing (a view such as a[i:j] or a[i, :]) is not supported by the GPU backend: index one "
-                 "element at a time, or capture this kernel with --backend cpu or sim, which follow views")
+#: what the GPU recorder's rewrite says of the slicing it does not follow: a slice assigned to (``a[i:j] = v``,
+#: ``a[i:j] op= v``) or a view of what is no recorded array (a local array); it follows views read and written
+#: element by element (GpuRewriter.view_of), the simulator's recorder follows them all
+SLICE_REFUSAL = ("this use of array slicing is not supported by the GPU backend (it follows views such as "
+                 "v = a[i:j] or a[i, :] read and written element by element, of kernel arguments, shared and "
+                 "module-level arrays): assign element by element, or capture this kernel with --backend cpu or sim")
 
 
 class PerThreadRewriter(ast.NodeTransformer):
