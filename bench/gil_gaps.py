@@ -84,14 +84,20 @@ def main() -> int:
                 best, what = ov, f"{name} ({1e3 * (c1 - c0):.0f} ms call)"
         return what
 
+    main_samples: list[tuple[float, str]] = []  # the GUI thread's stack, sampled by the heartbeat (--window)
+    main_ident = threading.main_thread().ident
+
     def heartbeat() -> None:
         last = time.perf_counter()
         while not done.is_set():
             time.sleep(0.001)
             now = time.perf_counter()
+            frames = sys._current_frames()
             if now - last > a.gap_ms / 1e3 and "ident" in worker:
-                frame = sys._current_frames().get(worker["ident"])
+                frame = frames.get(worker["ident"])
                 gaps.append((last, now, where(frame) if frame is not None else "(worker gone)"))
+            if a.window and main_ident in frames:
+                main_samples.append((now, where(frames[main_ident], depth=3)))
             last = now
 
     if a.window:
@@ -105,6 +111,13 @@ def main() -> int:
         window.show()
         for _ in range(5):
             app.processEvents()
+        from PySide6.QtCore import QTimer
+
+        beats: list[float] = []
+        timer = QTimer()
+        timer.setInterval(5)
+        timer.timeout.connect(lambda: beats.append(time.perf_counter()))
+        timer.start()
         hb = threading.Thread(target=heartbeat, daemon=True)
         hb.start()
         from gpuviz.ui.open_job import OpenJob
@@ -132,8 +145,23 @@ def main() -> int:
             app.processEvents()
             time.sleep(0.001)
         window.grab()
-        wall = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        app.processEvents()
+        timer.stop()
+        wall = t1 - t0
         cpu = float("nan")
+        b = [t0] + [t for t in beats if t0 <= t <= t1] + [t1]
+        gui = sorted(((b[k + 1] - b[k], b[k], b[k + 1]) for k in range(len(b) - 1)), reverse=True)
+        print("the GUI thread's 5 ms timer (as bench/open_trace.py has it): longest gaps, with what the GUI thread "
+              "was seen doing and the GIL holds in them")
+        for d, g0, g1 in gui[:8]:
+            seen: dict = {}
+            for t, w in main_samples:
+                if g0 <= t <= g1:
+                    seen[w] = seen.get(w, 0) + 1
+            top = max(seen, key=seen.get) if seen else "(the GUI thread never seen: it held the GIL throughout)"
+            holds = [(min(h1, g1) - max(h0, g0)) for h0, h1, _ in gaps if h1 > g0 and h0 < g1]
+            print(f"{1e3 * d:7.1f} ms  GIL held by others {1e3 * sum(holds):.0f} ms; GUI thread: {top}")
     else:
         from gpuviz.model import index as index_mod
         from gpuviz.model.frames import Frames

@@ -211,3 +211,34 @@ def test_phases_and_frames_built_a_span_at_a_time_are_the_whole_ones(monkeypatch
     assert spanned_js == js
     for name in arrays:
         np.testing.assert_array_equal(spanned_arrays[name], arrays[name], err_msg=name)
+
+
+def _json_outcome(fn, text):
+    try:
+        return "value", fn(text)
+    except (ValueError, RecursionError) as exc:
+        return "error", type(exc).__name__
+
+
+def test_the_manifest_parsed_in_pieces_is_json_loads(saved):
+    """loads_in_pieces walks the first levels itself: the same value as json.loads for every text, and an error
+    (a ValueError) for every text json.loads refuses: cut anywhere, bytes changed, nested past its levels."""
+    import json
+
+    path, _ = saved
+    with zipfile.ZipFile(path) as zf:
+        text = zf.read("meta.json").decode()
+    assert tracefile.loads_in_pieces(text) == json.loads(text)
+    samples = ['{"a": [1, 2.5, -3e2, true, false, null, NaN, -Infinity, "x\\u00e9"], "b": {}, "c": [], "a": 7}',
+               ' [ [[[[[[[1]]]]]]], {"k": {"k": {"k": {"k": {"k": {"k": [1, {"z": 2}]}}}}}} ] ',
+               '{"traces": [{"index": {"narration": {"phase_shared": [[0, ["s"], []], [1, [], ["s", "t"]]]}}}]}',
+               "", " ", "[", "]", "{", '{"a"}', '{"a":}', '{"a":1,}', "[1,]", "[1 2]", '{"a" 1}', '{1: 2}', "[1]x",
+               "\ufeff[1]", '"\x01"', "[" * 50_000 + "]" * 50_000, "1" * 5000, "[01]", "{'a': 1}", "[1]\n\n"]
+    rng = np.random.default_rng(0)
+    small = json.dumps(json.loads(samples[2]), indent=1)
+    samples += [small[:k] for k in range(len(small))]
+    for _ in range(300):
+        k = int(rng.integers(len(small)))
+        samples.append(small[:k] + chr(int(rng.choice([34, 44, 58, 91, 93, 123, 125, 48, 32, 110]))) + small[k + 1:])
+    for s in samples:
+        assert _json_outcome(tracefile.loads_in_pieces, s) == _json_outcome(json.loads, s), repr(s[:80])
