@@ -435,8 +435,12 @@ def test_illegal_address_is_reported_with_kernel_and_launch():
 def _cpu_and_gpu(kernel, grid, block, args):
     from gpuviz.capture import capture
 
-    cpu_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
-    gpu_args = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    def fresh(a):
+        return tuple(fresh(e) for e in a) if isinstance(a, tuple) else np.array(a, copy=True) \
+            if isinstance(a, np.ndarray) else a
+
+    cpu_args = [fresh(a) for a in args]
+    gpu_args = [fresh(a) for a in args]
     cpu = capture(kernel, grid, block, *cpu_args, backend="cpu")
     gpu = capture(kernel, grid, block, *gpu_args, backend="gpu")
     return cpu, cpu_args, gpu, gpu_args
@@ -651,7 +655,8 @@ def test_front_end_record_field_stores_and_reshapes_trace_as_on_the_cpu():
 
 @pytest.mark.parametrize("case", ["shared slices, reversed and strided", "rows passed to a device function",
                                   "compare_and_swap on res[gid:]", "a byte slice viewed as int32", "a view of a view",
-                                  "a parameter reshaped in a loop"])
+                                  "a parameter reshaped in a loop", "a tuple of arrays",
+                                  "a tuple member bound in two branches", "atomics on .real and .imag"])
 def test_front_end_views_trace_as_on_the_cpu(case):
     # numba-cuda's test_sm (slices of shared memory), test_slicing (rows passed to a device function),
     # test_atomics (compare_and_swap on res[gid:]), test_array_methods (.view(np.int32) of a byte slice) and
@@ -661,6 +666,7 @@ def test_front_end_views_trace_as_on_the_cpu(case):
     kernel, grid, block, make = CASES[case]
     cpu, cpu_args, gpu, gpu_args = _cpu_and_gpu(kernel, grid, block, list(make()))
     for c, g in zip(cpu_args, gpu_args):
-        if isinstance(c, np.ndarray):
-            np.testing.assert_array_equal(g, c)
+        for c_part, g_part in zip(c, g) if isinstance(c, tuple) else [(c, g)]:
+            if isinstance(c_part, np.ndarray):
+                np.testing.assert_array_equal(g_part, c_part)
     assert gpu.per_thread_sequences() == cpu.per_thread_sequences()

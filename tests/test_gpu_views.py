@@ -13,9 +13,9 @@ import pytest
 
 import gpuviz
 from gpuviz.capture.gpu_rewrite import PREFIX, BuildInfo, GpuRewriter, slice_first, view_parameters
+from gpuviz.capture.gpu import array_arguments
 from gpuviz.capture.perthread import simulator_cuda
 from gpuviz.capture.plan import plan_for
-from gpuviz.model.trace import ArrayInfo
 
 from .view_kernels import CASES
 
@@ -77,10 +77,9 @@ def gpu_rewrite_accesses(kernel, grid, block, *args):
     info = BuildInfo(sites=list(plan.sites))
     info.view_params = view_parameters(plan.root)
     params = plan.root.params
-    array_args = {p: ArrayInfo(p, a.shape, str(a.dtype)) for p, a in zip(params, args) if isinstance(a, np.ndarray)}
-    for p in params:
-        if p in array_args:
-            info.array(("param", p), array_args[p])
+    array_args = array_arguments(plan.root, args)  # as the GPU backend lists them: x, and x[0] of a tuple x
+    for name, a in array_args.items():
+        info.array(("param", name), a)
     contiguous = frozenset(p for p, a in zip(params, args) if isinstance(a, np.ndarray) and a.flags["C_CONTIGUOUS"])
     rec = Recorded(block)
     ns: dict = {}

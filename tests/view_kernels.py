@@ -88,3 +88,40 @@ CASES = {
     "a parameter reshaped in a loop": (reshaped_parameter, 1, 1,
                                        lambda: (np.zeros((3, 2)), np.arange(6.0).reshape(3, 2))),
 }
+
+
+@cuda.jit
+def tuple_of_arrays(x):
+    # numba-cuda's test_array_args: the arrays of a tuple argument, recorded as x[0], x[1], x[2]
+    i = cuda.grid(1)
+    if i < len(x[0]):
+        x[0][i] = x[1][i] + x[2][i]
+
+
+@cuda.jit
+def tuple_member_bound_in_branches(res, data, n):
+    # numba-cuda's test_ssa (issue 5493): a name bound to one tuple member in each branch
+    if n == 1:
+        v0 = data[0]
+    else:
+        v0 = data[0]
+        for _ in range(1, n):
+            v0[0] += 1.0
+    res[0] = v0[0]
+
+
+@cuda.jit
+def atomic_on_the_real_parts(values):
+    # numba-cuda's test_complex: an atomic on .real (and .imag) records the complex array's element
+    i = cuda.grid(1)
+    cuda.atomic.add(values.real, i, 1)
+    cuda.atomic.add(values.imag, i, 2)
+    values[i] = values.real[i] + 1j * values.imag[i]
+
+
+CASES.update({
+    "a tuple of arrays": (tuple_of_arrays, 1, 6, lambda: ((np.zeros(6), np.ones(6), np.arange(6.0)),)),
+    "a tuple member bound in two branches": (tuple_member_bound_in_branches, 1, 2,
+                                             lambda: (np.zeros(1), (np.ones(2), np.ones(2)), 3)),
+    "atomics on .real and .imag": (atomic_on_the_real_parts, 1, 4, lambda: (np.arange(4) + 1j * np.arange(4),)),
+})

@@ -947,11 +947,19 @@ def _passable(a) -> bool:
 
 
 def array_arguments(root, args) -> dict[str, ArrayInfo]:
-    """{parameter: ArrayInfo} of the arguments that are arrays (recorded by name; a tuple's members are not)."""
+    """{name: ArrayInfo} of the arguments that are arrays, in parameter order: a parameter by its name, the arrays
+    in a tuple argument as ``x[0]``, ``x[2][1]`` (as the CPU executor names them)."""
     out = {}
+
+    def add(name, a):
+        if isinstance(a, tuple):
+            for k, e in enumerate(a):
+                add(f"{name}[{k}]", e)
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
+            out[name] = ArrayInfo(name, tuple(int(s) for s in a.shape), str(np.dtype(a.dtype)), "global")
+
     for p, a in zip(root.params, args):
-        if not isinstance(a, tuple) and hasattr(a, "shape") and hasattr(a, "dtype"):
-            out[p] = ArrayInfo(p, tuple(int(s) for s in a.shape), str(np.dtype(a.dtype)), "global")
+        add(p, a)
     return out
 
 

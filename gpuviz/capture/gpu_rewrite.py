@@ -214,6 +214,7 @@ class GpuRewriter(PerThreadRewriter):
             self.shared_decls[line] = ((int(dynamic_shared_bytes) // np.dtype(dtype).itemsize,) if shape == (0,)
                                        else shape, dtype)
         self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
+        self.members: dict[tuple[str, int], int] = {}  # (tuple parameter, k): id of the array x[k] (_init_arrays)
         self.lane_linear = self.lane_linear_names() if (is_kernel and block_1d) else set()
 
     def atomic_call(self, node):
@@ -344,6 +345,29 @@ class GpuRewriter(PerThreadRewriter):
                 self.arrays[p] = PREFIX + "a_" + p
         for name, obj in self.fplan.host_arrays.items():  # module-level host arrays the plan found it reading
             self.arrays[name] = self.info.array(("const", name), ArrayInfo(name, tuple(obj.shape), str(obj.dtype), "global"))
+        # the arrays in a tuple parameter (``x[0][i]``), and names bound only to one of them (``v0 = data[0]``,
+        # in each branch of an if): recorded as the CPU executor names them, ``x[0]``
+        if self.is_kernel:
+            for name in self.array_args:
+                base, _, rest = name.partition("[")
+                if rest and rest[:-1].isdigit() and rest.endswith("]") and base in self.fs.params \
+                        and base not in self.rebound:
+                    self.members[(base, int(rest[:-1]))] = self.info.array(("param", name), self.array_args[name])
+        if self.members:
+            bound: dict[str, set] = {}
+            for n in ast.walk(self.fs.tree):
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                    bound.setdefault(n.targets[0].id, set()).add(self.member_of(n.value))
+            stores: dict[str, int] = {}
+            for n in ast.walk(self.fs.tree):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    stores[n.id] = stores.get(n.id, 0) + 1
+            assigns = {name: sum(1 for n in ast.walk(self.fs.tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name) for name in bound}
+            for name, members in bound.items():
+                if len(members) == 1 and None not in members and assigns[name] == stores.get(name) \
+                        and name not in self.fs.params:
+                    self.arrays[name] = next(iter(members))
         once = {n for n in self.rebound if n not in self.rebound_more_than_once()}
         c_order = {p for p in self.c_contiguous if p in self.arrays and p not in self.rebound}
         c_order |= {name for name in self.fplan.host_arrays if self.fplan.host_arrays[name].flags["C_CONTIGUOUS"]}
@@ -362,6 +386,13 @@ class GpuRewriter(PerThreadRewriter):
                     and not n.value.keywords and self.dotted(n.value.func) == ["cuda", "const", "array_like"]
                     and isinstance(n.value.args[0], ast.Name) and isinstance(self.arrays.get(n.value.args[0].id), int)):
                 self.arrays[n.targets[0].id] = self.arrays[n.value.args[0].id]
+
+    def member_of(self, node) -> int | None:
+        """The array id of ``x[k]``, an array in the tuple parameter ``x`` (None for anything else)."""
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool)):
+            return self.members.get((node.value.id, node.slice.value))
+        return None
 
     def only_reshaped(self, p: str) -> bool:
         """Whether every assignment to kernel parameter ``p`` is ``p = p.reshape(...)`` of the C-contiguous array the
@@ -383,6 +414,17 @@ class GpuRewriter(PerThreadRewriter):
         With ``record="global"`` a shared array counts as not recorded: its loads, stores and atomics are
         left out, and device functions receive it as "not an array" (-1), so theirs are left out too.
         """
+        member = self.member_of(node)
+        if member is not None:
+            return ast.Constant(member)
+        if (isinstance(node, ast.Attribute) and node.attr in ("real", "imag") and isinstance(node.value, ast.Name)
+                and node.value.id in self.arrays):
+            # values.real[i] (cuda.atomic.add(values.real, i, 1)): element i of the complex array, as the other
+            # backends record it
+            return self.aid_of(node.value)
+        return self._aid_of_name(node)
+
+    def _aid_of_name(self, node) -> ast.expr | None:
         if isinstance(node, ast.Name) and node.id in self.arrays:
             v = self.arrays[node.id]
             if isinstance(v, int):
@@ -413,7 +455,7 @@ class GpuRewriter(PerThreadRewriter):
 
     def mem(self, kind: int, base, idx, site: int, line: int) -> ast.expr | None:
         """A recorder call for an access of ``base[idx]``; None when base is not a recorded array."""
-        if not (isinstance(base, ast.Name) and base.id in self.arrays):
+        if not (isinstance(base, ast.Name) and base.id in self.arrays) and self.member_of(base) is None:
             view = self.view_of(base)
             if view is not None:
                 return self.view_mem(kind, base, idx, site, line, view)
@@ -611,6 +653,11 @@ class GpuRewriter(PerThreadRewriter):
             self.arrays[name] = self.arrays[value.id]  # a temporary bound to an array (``a[i] += v``, atomics)
         elif isinstance(value, ast.Name) and value.id in self.views:
             self.views[name] = self.views[value.id]
+        elif self.member_of(value) is not None:
+            self.arrays[name] = self.member_of(value)  # cuda.atomic.add(x[0], i, v)
+        elif (isinstance(value, ast.Attribute) and value.attr in ("real", "imag") and isinstance(value.value, ast.Name)
+              and isinstance(self.arrays.get(value.value.id), int)):
+            self.arrays[name] = self.arrays[value.value.id]  # cuda.atomic.add(values.real, i, 1)
         elif self.is_view_expr(value) and self.view_of(value) is not None:
             # an atomic on a view (``cuda.atomic.compare_and_swap(res[gid:], ...)``): the temporary and its offset
             # are bound together, ``t, t_offset = res[gid:], <offset>``
@@ -1269,10 +1316,10 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         return jitted
 
     info.view_params = view_parameters(root)
-    # the kernel's array parameters come first, in parameter order, as in the other backends
-    for p in root.params:
-        if p in array_args:
-            info.array(("param", p), array_args[p])
+    # the kernel's array parameters (and the arrays in its tuple parameters) come first, in parameter order, as
+    # in the other backends
+    for name, a in array_args.items():
+        info.array(("param", name), a)
     dispatcher = build(root, True)
     return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record, blocks)
 
