@@ -263,3 +263,66 @@ def test_the_back_ends_read_the_plans_refs_not_the_namespace():
     assert SimtCompiler(fresh.kernel.fs, is_kernel=True, device_names={}, plan=fresh).name(node) == "V['TILE']"
     assert PerThreadRewriter(fresh.kernel.fs, is_kernel=True, plan=fresh).is_local(node)
     assert not PerThreadRewriter(fplan.fs, is_kernel=True, plan=plan).is_local(node)
+
+
+_BARRIER_KERNEL = """from numba import cuda
+from numba.cuda import syncthreads
+
+
+@cuda.jit
+def k(a):
+    i = cuda.threadIdx.x
+    a[i] = i
+    BARRIER()
+    a[i] += 1
+"""
+
+_REWRITE_BOTH = """
+import ast
+import json
+import sys
+
+import numpy as np
+
+from gpuviz.capture.gpu import variant_source
+from gpuviz.capture.perthread import PerThreadRewriter
+from gpuviz.capture.plan import plan_for
+
+sys.path.insert(0, sys.argv[1])
+out = {}
+for name in ("k_dotted", "k_imported"):
+    k = __import__(name).k
+    plan = plan_for(k)
+    sim = ast.unparse(PerThreadRewriter(plan.root, is_kernel=True, plan=plan).rewrite())
+    _, gpu = variant_source(k, 1, 4, [np.zeros(4, np.float32)])
+    out[name] = {"sites": [(s.kind, s.line) for s in plan.sites], "unplanned": plan.unplanned,
+                 "sim": sim.replace("cuda.syncthreads", "syncthreads"),
+                 "gpu": "".join(gpu.values()).replace("cuda.syncthreads", "syncthreads")}
+json.dump(out, sys.stdout)
+"""
+
+
+def test_an_imported_barrier_is_recorded_where_the_plan_lists_it(tmp_path):
+    """``from numba.cuda import syncthreads`` (numba-cuda's GPU target; the simulator has no such import): the plan
+    lists the barrier's site, but the simulator's rewrite and the GPU recorder, which share it, recorded no barrier
+    there (they read only module chains, ``cuda.syncthreads``); they read the plan's chain of the name now."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "k_dotted.py").write_text(_BARRIER_KERNEL.replace("BARRIER", "cuda.syncthreads"))
+    (tmp_path / "k_imported.py").write_text(_BARRIER_KERNEL.replace("BARRIER", "syncthreads"))
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}  # numba-cuda's GPU target
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", _REWRITE_BOTH, str(tmp_path)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    dotted, imported = out["k_dotted"], out["k_imported"]
+    assert imported["sites"] == dotted["sites"] and ["barrier", 9] in dotted["sites"]
+    assert imported["unplanned"] == [] and "__gv_bar(9, 2)" in dotted["sim"]
+    # the same recording, call for call, whichever way the kernel names the barrier
+    assert imported["sim"] == dotted["sim"]
+    assert imported["gpu"] == dotted["gpu"]

@@ -75,6 +75,11 @@ class PerThreadRewriter(ast.NodeTransformer):
         """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x``: read off the plan's resolution of the names."""
         return self.fplan.dotted(node)
 
+    def callee(self, node) -> list[str] | None:
+        """What a called name stands for, as the plan lists its sites: ``cuda.syncthreads`` and also
+        ``syncthreads`` imported from numba.cuda read ``['cuda', 'syncthreads']`` (see ``FunctionPlan.chain``)."""
+        return self.fplan.chain(node)
+
     def is_local(self, node: ast.Name) -> bool:
         """Whether the plan resolved ``node`` to a parameter or a local of the function."""
         ref = self.fplan.ref(node)
@@ -219,7 +224,7 @@ class PerThreadRewriter(ast.NodeTransformer):
             if atomic is not None:
                 pre, call = atomic
                 return [ast.copy_location(n, s) for n in pre] + [ast.copy_location(ast.Expr(call), s)]
-            parts = self.dotted(s.value.func) if isinstance(s.value, ast.Call) else None
+            parts = self.callee(s.value.func) if isinstance(s.value, ast.Call) else None
             if parts and parts[0] == "cuda" and parts[1:] in (["syncthreads"], ["syncwarp"]) and not s.value.args:
                 kind = "bar" if parts[1] == "syncthreads" else "warp_stmt"
                 site = self.site("barrier" if kind == "bar" else "warp", s.value)
@@ -267,7 +272,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         """(statements before, the call) for cuda.atomic.op(A, idx, v...) in statement position."""
         if not isinstance(node, ast.Call):
             return None
-        parts = self.dotted(node.func)
+        parts = self.callee(node.func)
         if not parts or parts[0] != "cuda" or len(parts) != 3 or parts[1] != "atomic":
             return None
         if len(node.args) < 3 or node.keywords:
@@ -311,7 +316,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         return node
 
     def visit_Call(self, node):
-        parts = self.dotted(node.func)
+        parts = self.callee(node.func)
         if parts and parts[0] == "cuda":
             name = ".".join(parts[1:])
             if name == "atomic" or (len(parts) == 3 and parts[1] == "atomic"):
