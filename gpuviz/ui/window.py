@@ -51,7 +51,7 @@ from .export_html import export_html_dialog
 from .launch import LaunchPanel
 from .session import Session
 from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
-from .views.base import TraceView, available_views
+from .views.base import TraceView, available_views, slotted
 from .plaintext import plain_tooltip
 from .views.details import trace_origin, trace_origin_short
 
@@ -644,8 +644,10 @@ class MainWindow(QMainWindow):
         self.caption_text.setObjectName("captionText")
         self.caption_text.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
         self.caption_text.setWordWrap(True)
-        now_box.addWidget(self.frame_text)
-        now_box.addWidget(self.caption_text)
+        # both texts change per frame: in slots, so that a new text lays the window out again only when it needs
+        # another height
+        now_box.addWidget(slotted(self.frame_text))
+        now_box.addWidget(slotted(self.caption_text))
         bar.addWidget(now)
         self.origin_badge = QLabel("", bar)
         self.origin_badge.setObjectName("originBadge")
@@ -869,7 +871,7 @@ class MainWindow(QMainWindow):
         self.counter = QLabel("", bar)
         self.counter.setObjectName("frameCounter")
         self.counter.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        bar.addWidget(self.counter)
+        bar.addWidget(slotted(self.counter))  # as wide as the widest count: a new count lays nothing out again
         bar.addAction(self.actions.qaction("playback.slower"))
         self.speed_label = QLabel("", bar)
         self.speed_label.setObjectName("speedLabel")
@@ -899,6 +901,7 @@ class MainWindow(QMainWindow):
         # as wide as the widest counter of this trace: the slider must not twitch while frames play
         widest = self._counter_text(n - 1, n) if n else ""
         self.counter.setMinimumWidth(self.counter.fontMetrics().horizontalAdvance(widest))
+        self.counter.parentWidget().sync()  # its slot's width now: the bar's width is measured next
         self._label_counter()
 
     def _counter_text(self, f: int, n: int) -> str:

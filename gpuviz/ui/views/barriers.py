@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...model.frames import format_block
 from .. import render
-from .base import TraceView, hide_overlapping_texts, register_view
+from .base import TraceView, hide_overlapping_texts, register_view, slotted
 from .memory import (
     MemoryStyle,
     colour_css,
@@ -73,7 +73,7 @@ class BarrierView(TraceView):
         self.header = header_label(self.style)
         self.legend = header_label(self.style, 0.85, bold=False)
         self.canvas = pg.GraphicsLayoutWidget()
-        box.addWidget(self.header)
+        box.addWidget(slotted(self.header))  # its text changes per frame: no window relayout for it
         box.addWidget(self.legend)
         box.addWidget(self.canvas, 1)
         self.plot = self.canvas.addPlot(enableMenu=False)  # its menus are disabled below: not even built

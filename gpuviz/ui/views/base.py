@@ -40,7 +40,7 @@ import logging
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -288,11 +288,16 @@ class TraceView(QWidget):
         m = lay.contentsMargins() if lay is not None else None
         width = self.width() - ((m.left() + m.right()) if m is not None else 0)
         for label in self.findChildren(QLabel):
-            if label.wordWrap() and label.parentWidget() is self and (label.isVisibleTo(self) or label is legend):
+            parent = label.parentWidget()
+            if isinstance(parent, LabelSlot):
+                parent = parent.parentWidget()
+            if label.wordWrap() and parent is self and (label.isVisibleTo(self) or label is legend):
                 need = wrapped_text_height(label, width) if label.text() else 0
                 total += need
                 if need > 0 and label.minimumHeight() != need:
                     label.setMinimumHeight(need)
+                    if isinstance(label.parentWidget(), LabelSlot):
+                        label.parentWidget().sync()
         if isinstance(legend, QLabel) and self.height() > 0:
             # a dock too short for its texts and a plot: the colour key goes (its colours are named in the
             # view's tooltip), never the caption, and never a key drawn over the caption
@@ -324,6 +329,94 @@ class TraceView(QWidget):
             self._call(self.on_selection_changed)
 
 
+class LabelSlot(QWidget):
+    """Stands in a layout for one QLabel whose text changes every frame (a caption, a counter), its child.
+
+    A QLabel's new text asks the layouts above it to run again (Qt's updateGeometry), and they ask theirs:
+    the view's, its dock's (which loads the dock title's icons again) and the main window's, for every label
+    on every frame, though the text nearly always fits the room it has. The label here has no layout above
+    it: the slot sizes it by hand, and passes a change on to its own layout only when the room the label
+    asks for differs (its size hints, its height at the slot's width, its minimum and maximum sizes)."""
+
+    def __init__(self, label: QLabel, parent: QWidget | None = None):
+        super().__init__(parent if parent is not None else label.parentWidget())
+        hidden = label.isHidden() and label.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide)
+        self.label = label
+        label.setParent(self)
+        label.move(0, 0)
+        self._hints = None
+        self.setVisible(not hidden)
+        label.setVisible(not hidden)
+        label.installEventFilter(self)
+        self.sync()
+
+    def _room(self) -> tuple:
+        lab = self.label
+        lo, hi = lab.minimumSize(), lab.maximumSize()
+        if lab.hasHeightForWidth():
+            # a wrapped text: the height it needs at the width it has (none, at a fixed height); its size hints
+            # (the size it would like unwrapped, the width of its longest word) go with every text and place
+            # nothing in a laid-out window
+            fixed = lo.height() == hi.height()
+            return (lo, hi, lab.sizePolicy(), -1 if fixed or self.width() <= 0 else lab.heightForWidth(self.width()))
+        return (lo, hi, lab.sizePolicy(), lab.sizeHint().expandedTo(lo).boundedTo(hi),
+                lab.minimumSizeHint().expandedTo(lo).boundedTo(hi))
+
+    def sync(self) -> None:
+        """Pass the label's room on to the layout now if it changed (after setting the label's minimum size: the
+        layout may be asked for its size before the posted request arrives)."""
+        room = self._room()
+        if room != self._hints:
+            self._hints = room
+            lab = self.label
+            self.setSizePolicy(lab.sizePolicy())
+            self.setMinimumSize(lab.minimumSize())
+            self.setMaximumSize(lab.maximumSize())
+            self.updateGeometry()
+
+    # the label's room, as the layout asks for it
+    def sizeHint(self):
+        return self.label.sizeHint()
+
+    def minimumSizeHint(self):
+        return self.label.minimumSizeHint()
+
+    def hasHeightForWidth(self) -> bool:
+        return self.label.hasHeightForWidth()
+
+    def heightForWidth(self, width: int) -> int:
+        return self.label.heightForWidth(width)
+
+    def event(self, ev) -> bool:
+        if ev.type() == QEvent.Type.LayoutRequest:  # posted by the label's updateGeometry: did its room change?
+            self.sync()
+            return True
+        return super().event(ev)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self.label.setGeometry(self.rect())
+        self.sync()  # at the new width the label may need another height
+
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        self.sync()  # texts set while hidden posted nothing
+
+    def eventFilter(self, obj, ev) -> bool:
+        # the label shown or hidden by its owner: so is its place in the layout
+        if obj is self.label:
+            if ev.type() == QEvent.Type.ShowToParent and self.isHidden():
+                self.show()
+            elif ev.type() == QEvent.Type.HideToParent and not self.isHidden():
+                self.hide()
+        return False
+
+
+def slotted(label: QLabel) -> LabelSlot:
+    """``label`` in a :class:`LabelSlot`, to add to a layout in its place."""
+    return LabelSlot(label)
+
+
 def wrapped_text_height(label: QLabel, width: int) -> int:
     """The height ``label``'s text takes wrapped at ``width`` (QLabel.heightForWidth over-asks, by lines)."""
     from PySide6 import QtGui
@@ -353,7 +446,7 @@ def captioned_layout(view: TraceView) -> tuple[QVBoxLayout, QLabel]:
     caption.setObjectName("viewTitle")
     caption.setWordWrap(True)
     caption.setTextFormat(Qt.TextFormat.PlainText)  # kernel names, file paths: text from the trace file
-    layout.addWidget(caption)
+    layout.addWidget(slotted(caption))  # its text changes per frame: the window is not laid out again for it
     return layout, caption
 
 

@@ -29,7 +29,7 @@ from ...model.trace import EventKind
 from .. import render
 from ..plaintext import esc
 from ..theme import hex_to_rgba
-from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
+from .base import PREDICT_TEXT, TraceView, register_view, slotted, thin_tick_labels
 
 # ---- small Qt pieces the memory views share (shared.py, barriers.py and occupancy.py import them) --
 
@@ -541,7 +541,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
         self.header = header_label(self.style)
         self.legend = header_label(self.style, 0.85, bold=False)
         self.canvas = pg.GraphicsLayoutWidget()
-        box.addWidget(self.header)
+        box.addWidget(slotted(self.header))  # its text changes per frame: no window relayout for it
         box.addWidget(self.legend)
         box.addWidget(self.canvas, 1)
         self.on_theme_changed()

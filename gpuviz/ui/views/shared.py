@@ -24,7 +24,7 @@ from ...model import analysis
 from ...model.trace import EventKind, Trace
 from .. import render
 from ..plaintext import esc
-from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
+from .base import PREDICT_TEXT, TraceView, register_view, slotted, thin_tick_labels
 from .memory import (
     ArrayPanelsMixin,
     CellImage,
@@ -239,7 +239,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         self.header = header_label(self.style)
         self.legend = header_label(self.style, 0.85, bold=False)
         self.canvas = pg.GraphicsLayoutWidget()
-        box.addWidget(self.header)
+        box.addWidget(slotted(self.header))  # its text changes per frame: no window relayout for it
         box.addWidget(self.legend)
         box.addWidget(self.canvas, 1)
         self.on_theme_changed()
