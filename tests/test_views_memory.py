@@ -151,6 +151,41 @@ def test_running_counts_reached_from_the_checkpoint_above_or_below_or_the_last_f
     assert set(np.flatnonzero(a != b)) <= set(moved.tolist())
 
 
+def test_running_counts_after_random_jumps_equal_the_counts_reached_by_stepping():
+    """A jump (from a checkpoint, from the last answer, either way) counts only the range of cells its events
+    reach, array by array; the counts equal those reached by stepping one frame at a time from frame 0."""
+    trace = matmul_tiled_trace(32, 8)
+    frames = Frames(trace)
+    ef = render.frame_of_events(frames, len(trace))
+    ids = [0, 1, 2]
+    rc = render.RunningCounts(trace, ef, ids, min_stride=1024)  # jumps of hundreds of events: counted by range
+    stepped = render.RunningCounts(trace, ef, ids, min_stride=1 << 30)  # one checkpoint: only ever steps
+    assert len(rc.checkpoints) > 4
+    ranges = []
+    counted = rc._add_range
+
+    def spy(counts, cells, sign, lo, hi):
+        ranges.append((lo, hi))
+        assert cells.min() >= lo and cells.max() < hi
+        counted(counts, cells, sign, lo, hi)
+
+    rc._add_range = spy
+    rng = np.random.default_rng(5)
+    targets = {int(f) for f in rng.integers(0, frames.n_frames, 40)} | {0, frames.n_frames - 1}
+    jumps = [int(f) for f in rng.permutation(sorted(targets))] + [frames.n_frames - 1, 0, frames.n_frames // 2]
+    seen = {}
+    for f in jumps:
+        seen.setdefault(f, []).append(rc.counts_at(f).copy())
+    assert ranges, "no jump was counted over a range of cells"
+    slices = [rc.slice_of(a) for a in ids]
+    assert any(any(sl.start <= lo and hi <= sl.stop for sl in slices) for lo, hi in ranges)  # array by array
+    for f in range(frames.n_frames):
+        counts = stepped.counts_at(f)
+        for got in seen.get(f, []):
+            assert (got == counts).all(), f
+    assert stepped.counts_at(frames.n_frames - 1).sum() == len(rc.cells)
+
+
 def test_running_counts_reject_an_index_outside_its_array():
     trace = vector_add_trace(64, 32)
     trace.index[np.flatnonzero(trace.array == 1)[3]] = 64

@@ -397,13 +397,34 @@ class RunningCounts:
         return self.cells[lo:hi]
 
     def _apply(self, counts: np.ndarray, cells: np.ndarray, sign: int) -> None:
+        """Add (``sign`` +1) or take off (-1) one access per entry of ``cells`` in ``counts``, in place.
+
+        Only the range of cells the events reach is counted and touched: a jump's events (up to half a checkpoint
+        stride) in a million-cell space used to be counted over every cell, a trace-sized int64 count and its
+        int32 copy allocated per jump."""
         if cells.size == 0:
             return
         if cells.size * 16 < self.n_cells:  # a few steps: touch only those cells (np.add.at is slower than this)
             touched, times = np.unique(cells, return_counts=True)
             counts[touched] += (sign * times).astype(counts.dtype)
-        else:
-            counts += sign * np.bincount(cells, minlength=self.n_cells).astype(np.int32)
+            return
+        lo, hi = int(cells.min()), int(cells.max()) + 1
+        if hi - lo > 4 * cells.size and len(self._slices) > 1:
+            # events spread over several arrays whose cells lie far apart: each array over its own range
+            for sl in self._slices.values():
+                if sl.stop > lo and sl.start < hi:
+                    mine = cells[(cells >= sl.start) & (cells < sl.stop)]
+                    if mine.size:
+                        self._add_range(counts, mine, sign, int(mine.min()), int(mine.max()) + 1)
+            return
+        self._add_range(counts, cells, sign, lo, hi)
+
+    @staticmethod
+    def _add_range(counts: np.ndarray, cells: np.ndarray, sign: int, lo: int, hi: int) -> None:
+        """``counts[lo:hi]`` += or -= how often each of its cells occurs in ``cells`` (all within ``[lo, hi)``)."""
+        times = np.bincount(cells - lo, minlength=hi - lo)
+        part = counts[lo:hi]
+        (np.add if sign > 0 else np.subtract)(part, times, out=part, casting="unsafe")
 
 
 def count_palette(vmax: int, lut: np.ndarray, untouched=UNTOUCHED_RGBA) -> np.ndarray:
