@@ -303,7 +303,12 @@ class _Source:
         fd = self.raw.fileno()
         pos = start
         while pos < stop:
-            got = os.preadv(fd, [view[: min(len(view), stop - pos)]], pos)
+            part = view[: min(len(view), stop - pos)]
+            if hasattr(os, "preadv"):
+                got = os.preadv(fd, [part], pos)
+            else:  # Windows
+                self.raw.seek(pos)
+                got = self.raw.readinto(part) or 0
             if got <= 0:
                 raise TraceFileError(f"{self.where}: the file ends at {pos:,} bytes, inside a member (truncated)")
             crc = zlib.crc32(view[:got], crc)
