@@ -5,7 +5,7 @@
 #
 #   bash bench/corpus_gpu.sh            (from the repository root; results under $OUT, else bench/results/corpus_gpu)
 #
-# The GPU run is split into SHARDS processes (test modules i, i+SHARDS, ...; numba's compiles are CPU-bound),
+# The GPU run is split into SHARDS processes (kernels i, i+SHARDS, ... of the sorted list; numba's compiles are CPU-bound),
 # each under a time limit, then merged. Environment: PYTHON (default python3), SHARDS (4), SHARD_TIMEOUT_S (480).
 set -u
 cd "$(dirname "$0")/.."

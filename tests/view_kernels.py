@@ -121,7 +121,7 @@ def atomic_on_the_real_parts(values):
 
 CASES.update({
     "a tuple of arrays": (tuple_of_arrays, 1, 6, lambda: ((np.zeros(6), np.ones(6), np.arange(6.0)),)),
-    "a tuple member bound in two branches": (tuple_member_bound_in_branches, 1, 2,
+    "a tuple member bound in two branches": (tuple_member_bound_in_branches, 1, 1,
                                              lambda: (np.zeros(1), (np.ones(2), np.ones(2)), 3)),
     "atomics on .real and .imag": (atomic_on_the_real_parts, 1, 4, lambda: (np.arange(4) + 1j * np.arange(4),)),
 })
