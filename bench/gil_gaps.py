@@ -45,6 +45,7 @@ def main() -> int:
 
     gaps: list[tuple[float, float, str]] = []  # (start, end, the worker's stack at the end)
     calls: list[tuple[float, float, str]] = []  # the worker's C calls over 2 ms: (start, end, what and where)
+    by_cpu: list[tuple[float, str]] = []  # the same, by the CPU time the worker's thread spent in each
     done = threading.Event()
     worker: dict = {}
 
@@ -53,13 +54,16 @@ def main() -> int:
 
         def prof(frame, event, arg):
             if event == "c_call":
-                started.append(time.perf_counter())
+                started.append((time.perf_counter(), time.thread_time()))
             elif event in ("c_return", "c_exception") and started:
-                t0 = started.pop()
+                t0, c0 = started.pop()
                 t1 = time.perf_counter()
                 if t1 - t0 > 0.002:
                     name = getattr(arg, "__qualname__", None) or getattr(arg, "__name__", repr(arg))
-                    calls.append((t0, t1, f"{name} at {Path(frame.f_code.co_filename).name}:{frame.f_lineno}"))
+                    cpu = 1e3 * (time.thread_time() - c0)
+                    calls.append((t0, t1, f"{name} at {Path(frame.f_code.co_filename).name}:{frame.f_lineno} "
+                                          f"[{cpu:.0f} ms cpu]"))
+                    by_cpu.append((cpu, calls[-1][2]))
         return prof
 
     collections: list[tuple[float, float, str]] = []  # garbage collections over 2 ms: they hold the GIL too
@@ -68,11 +72,12 @@ def main() -> int:
     def on_gc(phase, info):
         now = time.perf_counter()
         if phase == "start":
-            gc_started["t"] = now
+            gc_started["t"], gc_started["cpu"] = now, time.thread_time()
         elif "t" in gc_started and now - gc_started["t"] > 0.002:
             who = "worker" if threading.get_ident() == worker.get("ident") else threading.current_thread().name
+            cpu = 1e3 * (time.thread_time() - gc_started["cpu"])
             collections.append((gc_started.pop("t"), now, f"garbage collection of generation {info['generation']} "
-                                f"on the {who} thread"))
+                                f"on the {who} thread [{cpu:.0f} ms cpu]"))
 
     gc.callbacks.append(on_gc)
 
@@ -194,6 +199,10 @@ def main() -> int:
         st = {ln.split(":")[0]: ln.split(":")[1].strip() for ln in fh}
     print(f"open: {wall:.2f} s wall, worker cpu {cpu:.2f} s; load {os.getloadavg()[0]:.2f}; VmHWM {st.get('VmHWM')}, "
           f"RssAnon {st.get('RssAnon')}, RssFile {st.get('RssFile')}")
+    print("the worker's C calls that took the most CPU time (load-proof; a call that releases the GIL, os.preadv, "
+          "zlib.crc32, most ufuncs, astype and take, does not stall the GUI thread however long):")
+    for cpu, what in sorted(by_cpu, reverse=True)[:12]:
+        print(f"  {cpu:7.1f} ms cpu  {what}")
     total = sum(g1 - g0 for g0, g1, _ in gaps)
     print(f"{len(collections)} garbage collections over 2 ms, {1e3 * sum(c1 - c0 for c0, c1, _ in collections):.0f} ms "
           f"together, longest {1e3 * max([c1 - c0 for c0, c1, _ in collections] or [0]):.0f} ms")
