@@ -159,11 +159,18 @@ def test_opening_keeps_few_of_the_files_pages_resident(saved):
     np.testing.assert_array_equal(back.field("index"), trace.field("index"))  # and it still reads back right
 
 
-def test_no_garbage_collection_walks_a_file_being_read(saved):
+@pytest.mark.parametrize("where", ["file", "cache"])
+def test_no_garbage_collection_walks_a_file_being_read(saved, where, tmp_path, monkeypatch):
     import gc
     import sys
 
+    from gpuviz.model import index as index_mod
+
     path, trace = saved
+    if where == "cache":  # an index read from the user's cache folder, for a file that lacks one
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+        bare = load_trace(path, with_index=False)
+        assert index_mod.ensure_index(bare) == "built"
     seen = []
 
     def note(phase, info):
@@ -172,13 +179,19 @@ def test_no_garbage_collection_walks_a_file_being_read(saved):
             while f is not None:
                 names.add(f.f_code.co_name)
                 f = f.f_back
-            seen.append(names & {"_read_meta", "_read_trace", "_read_index", "check_events", "check_index"})
+            seen.append(names & {"_read_meta", "_read_trace", "_read_index", "check_events", "check_index",
+                                 "load_index_file", "apply_index"})
 
     old = gc.get_threshold()
     gc.set_threshold(50, 1, 1)  # a collection every 50 allocations: hundreds while a manifest is parsed
     gc.callbacks.append(note)
     try:
-        back = load_trace(path)
+        if where == "cache":
+            back = load_trace(path, with_index=False)
+            seen.clear()
+            assert index_mod.load_cached(back)
+        else:
+            back = load_trace(path)
         during = [s for s in seen if s]
         enabled = gc.isenabled()
     finally:

@@ -254,15 +254,16 @@ def key_of(trace: Trace) -> str | None:
 
 def load_cached(trace: Trace) -> bool:
     """Use the index kept in the user's cache folder for this trace's events, if there is a fitting one."""
-    from .tracefile import load_index_file
+    from .tracefile import _collection_paused, load_index_file
 
     key = key_of(trace)
     if key is None:
         return False
-    idx = load_index_file(cache_path(key), key)
-    if idx is None or check_index(idx, trace, trace.file_crcs) is not None:
-        return False
-    apply_index(trace, idx)
+    with _collection_paused():  # as for a trace file: its JSON rows are compacted here (see tracefile)
+        idx = load_index_file(cache_path(key), key)
+        if idx is None or check_index(idx, trace, trace.file_crcs) is not None:
+            return False
+        apply_index(trace, idx)
     return True
 
 

@@ -637,8 +637,8 @@ def load_index_file(path, key: str):
     path = Path(path)
     try:
         size = path.stat().st_size
-        with zipfile.ZipFile(path) as zf, open(path, "rb") as raw:
-            meta = json.loads(_read_member_bytes(zf, str(path), META_NAME, _MAX_META_BYTES))
+        with _collection_paused(), zipfile.ZipFile(path) as zf, open(path, "rb") as raw:
+            meta = loads_in_pieces(_read_member_bytes(zf, str(path), META_NAME, _MAX_META_BYTES).decode("utf-8"))
             if meta.get("format") != INDEX_FORMAT_MAGIC or meta.get("key") != key:
                 return None
             src = _Source(zf, raw, str(path), size)
