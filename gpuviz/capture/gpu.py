@@ -491,7 +491,10 @@ class GpuRecording:
         out = []
         for a in self.args:
             if isinstance(a, tuple):
-                out.append(_copy_tuple(cuda, a) if fresh else a)
+                # the recording's own run gets device copies too, written back once after it (_write_back): left
+                # to numba's copying of host arrays in a tuple, a tuple member came back incremented twice by an
+                # in-place kernel on the H200 (tests/test_gpu.py, "a tuple member bound in two branches")
+                out.append(_copy_tuple(cuda, a, fresh))
             elif isinstance(a, np.ndarray):
                 out.append(cuda.to_device(a))
             elif hasattr(a, "copy_to_host") and hasattr(a, "shape"):
@@ -975,15 +978,16 @@ def c_contiguous_arguments(root, args) -> frozenset:
     return frozenset(out)
 
 
-def _copy_tuple(cuda, t: tuple) -> tuple:
-    """A tuple argument with fresh device copies of its arrays (a plain or counting run must not write the caller's)."""
+def _copy_tuple(cuda, t: tuple, fresh: bool = True) -> tuple:
+    """A tuple argument with device copies of its host arrays, and (``fresh``) of its device arrays too (a plain
+    or counting run must not write the caller's); not ``fresh``: the caller's device arrays as they are."""
     out = []
     for x in t:
         if isinstance(x, tuple):
-            out.append(_copy_tuple(cuda, x))
+            out.append(_copy_tuple(cuda, x, fresh))
         elif isinstance(x, np.ndarray):
             out.append(cuda.to_device(x))
-        elif hasattr(x, "copy_to_host") and hasattr(x, "shape"):
+        elif fresh and hasattr(x, "copy_to_host") and hasattr(x, "shape"):
             d = cuda.device_array(x.shape, dtype=x.dtype)
             d.copy_to_device(x)
             out.append(d)
@@ -993,12 +997,17 @@ def _copy_tuple(cuda, t: tuple) -> tuple:
 
 
 def _write_back(args, dargs, input_only=()):
+    def back(a, d):
+        if isinstance(a, tuple) and isinstance(d, tuple):
+            for a_k, d_k in zip(a, d):
+                back(a_k, d_k)
+        elif isinstance(a, np.ndarray) and hasattr(d, "copy_to_host"):
+            a[...] = d.copy_to_host()
+
     for k, (a, d) in enumerate(zip(args, dargs)):
         if k in input_only:
             continue  # cuda.In(a): numba never copies it back
-        if isinstance(a, np.ndarray) and hasattr(d, "copy_to_host"):
-            host = d.copy_to_host()
-            a[...] = host
+        back(a, d)
 
 
 def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: int = 50_000_000, mode: str = "thread",

@@ -30,6 +30,9 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-timings", action="store_true")
     ap.add_argument("--quick-timings", action="store_true")
     ap.add_argument("--timings-only", action="store_true", help="keep DIR's traces; record the timing sets again")
+    ap.add_argument("--only", default="", metavar="KERNEL,...",
+                    help="record these kernels' traces again (mandelbrot: its blocks-on-SMs showcase too) and keep "
+                         "DIR's other files and their index entries; the timing sets are kept as they are")
     opts = ap.parse_args(argv)
 
     from kernels import all_kernels
@@ -52,7 +55,13 @@ def main(argv=None) -> int:
 
     if opts.timings_only:
         return _record_timings(opts, cuda, dev, out, entry)
+    only = {k.strip() for k in opts.only.split(",") if k.strip()}
+    unknown = only - set(all_kernels())
+    if unknown:
+        ap.error(f"--only: no bundled kernel named {', '.join(sorted(unknown))}")
     for name, spec in all_kernels().items():
+        if only and name not in only:
+            continue
         t0 = time.perf_counter()
         trace = None
         for size in (spec.default_size, spec.small_size):
@@ -75,6 +84,8 @@ def main(argv=None) -> int:
               f"regs {m['plain']['registers_per_thread']}->{m['instrumented']['registers_per_thread']} "
               f"{time.perf_counter() - t0:.1f}s", flush=True)
 
+    if only and "mandelbrot" not in only:
+        return _keep_the_rest(out, entries)
     # blocks on SMs: many blocks of uneven length
     spec = all_kernels()["mandelbrot"]
     size = 1024
@@ -87,9 +98,25 @@ def main(argv=None) -> int:
                          "mandelbrot", size=size, events=len(waves), mode="warp"))
     print(f"mandelbrot_waves events {len(waves):,} file {os.path.getsize(out / 'mandelbrot_waves.gpuviz') / 1e3:.1f} kB", flush=True)
 
+    if only:
+        return _keep_the_rest(out, entries)
     if not opts.skip_timings:
         entries += _timing_sets(opts, dev, out, entry, waves)
     write_index(out, entries)
+    return 0
+
+
+def _keep_the_rest(out: Path, entries: list[dict]) -> int:
+    """``--only``: the index of ``out`` with the entries of the files just recorded replaced, the rest kept."""
+    import json
+
+    from .recordings import INDEX_NAME, write_index
+
+    path = out / INDEX_NAME
+    old = json.loads(path.read_text(encoding="utf-8"))["recordings"] if path.exists() else []
+    new = {e["file"]: e for e in entries}
+    merged = [new.pop(e["file"], e) for e in old] + list(new.values())
+    write_index(out, merged)
     return 0
 
 
