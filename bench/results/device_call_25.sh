@@ -7,15 +7,15 @@ unset NUMBA_ENABLE_CUDASIM
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpuviz_out}; mkdir -p "$OUT"
 cp -r assets/recordings /tmp/rec
-( timeout 200 python3 -m gpuviz.timing.record_assets --out /tmp/rec --only mandelbrot > "$OUT/record.log" 2>&1
+( timeout 170 python3 -m gpuviz.timing.record_assets --out /tmp/rec --only mandelbrot > "$OUT/record.log" 2>&1
   echo "record rc=$?" >> "$OUT/record.log" ) &
 rec=$!
 s=$(date +%s)
-GPUVIZ_TEST_GPU=1 timeout -s ABRT 75 python3 -X faulthandler -m pytest -q -p no:cacheprovider -n 6 tests/test_gpu.py -k "tuple or front_end_views or in_place" > "$OUT/test_gpu.log" 2>&1
+GPUVIZ_TEST_GPU=1 timeout -s ABRT 65 python3 -X faulthandler -m pytest -q -p no:cacheprovider -n 6 tests/test_gpu.py -k "tuple or front_end_views or in_place" > "$OUT/test_gpu.log" 2>&1
 echo "tests rc=$? in $(( $(date +%s) - s )) s"; grep -E "passed|failed" "$OUT/test_gpu.log" | tail -1; grep -E "^(FAILED|ERROR)" "$OUT/test_gpu.log" | head
 s=$(date +%s)
 for i in $(seq 0 13); do
-  timeout 140 nice -n 10 python3 bench/corpus.py --backend gpu --only test_atomics test_math --shard $i/14 --details /tmp/am$i.json > /tmp/am$i.txt 2>&1 &
+  timeout 110 nice -n 10 python3 bench/corpus.py --backend gpu --only test_atomics test_math --shard $i/14 --details /tmp/am$i.json > /tmp/am$i.txt 2>&1 &
 done
 wait
 echo "corpus parts done in $(( $(date +%s) - s )) s"; ls /tmp/am*.json | wc -l
