@@ -434,6 +434,45 @@ def test_barrier_view_follows_the_frame_and_names_the_last_warp(make_view):
     assert f"warp {tl.last_arrival(p)[0]}" in view.header.text() or "warps" in view.header.text()
 
 
+def barrier_drawing(view) -> dict:
+    """What the barrier view draws for the block on screen: lanes, sync lines and labels, warp axis, outlines."""
+    lines = [(line.value(), line.label.format, line.label.orientation if hasattr(line.label, "orientation") else None,
+              line.label.anchors[0], line.isVisible())
+             for line in view.sync_lines[: view._shown_syncs]]
+    outline = view.last_outline.getData()
+    return {"base": view._base.copy(), "lines": lines, "hidden": [line.isVisible() for line in view.sync_lines],
+            "ticks": view.plot.getAxis("left")._gpuviz_tick_texts, "outline": [np.asarray(a).copy() for a in outline],
+            "limits": view.plot.getViewBox().state["limits"]["xLimits"], "header": view.header.text()}
+
+
+def test_barrier_view_draws_a_block_reached_from_another_as_drawn_afresh(make_view):
+    """Blocks laid out alike keep their sync lines as they are; what shows equals a view drawing that block first."""
+    from gpuviz.ui.views.barriers import BarrierView
+
+    trace = capture("reduce_interleaved")
+    session, view = make_view(BarrierView, trace)
+    frames = session.frames
+    blocks = sorted({int(b) for b in frames.block})
+    assert len(blocks) > 1
+    rng = np.random.default_rng(2)
+    for f in [int(f) for f in rng.integers(0, frames.n_frames, 12)] + [0, frames.n_frames - 1]:
+        session.set_frame(f)
+        shown = barrier_drawing(view)
+        _, fresh = make_view(BarrierView, trace)
+        fresh.session.set_frame(f)
+        again = barrier_drawing(fresh)
+        for k in shown:
+            if k in ("base",):
+                assert (shown[k] == again[k]).all(), (f, k)
+            elif k == "outline":
+                assert all((a == b).all() for a, b in zip(shown[k], again[k])), (f, k)
+            else:
+                assert shown[k] == again[k], (f, k)
+    # a new theme restyles the lines of the block on screen
+    session.set_theme("dark")
+    assert all(line.pen.color().name() == view.style.foreground.lower() for line in view.sync_lines[: view._shown_syncs])
+
+
 # ---- occupancy and per-line table --------------------------------------------------------------------
 def test_occupancy_panel_matches_the_calculator_and_the_slider_recomputes(make_view):
     from gpuviz.ui.views.occupancy import OccupancyView

@@ -136,10 +136,16 @@ class BarrierView(TraceView):
     # -- data ------------------------------------------------------------------------------------
     def on_trace_changed(self) -> None:
         self._block = None
+        self._drawn_key = None
         self.timeline = None
         self.image.clear()
         if self.trace is None:
             self.header.setText("no trace")
+
+    #: what the sync lines, their labels and the warp axis show (a block's barrier steps, its warps, the style):
+    #: a block laid out as the one before (every block of most kernels) leaves them as they are
+    _drawn_key = None
+    _drawn_style = None
 
     def _build_block(self, block: int) -> None:
         st = self.style
@@ -147,10 +153,35 @@ class BarrierView(TraceView):
         self._block, self.timeline = block, tl
         self._base = render.barrier_lanes_rgba(tl, PHASE_COLOURS, _wait_rgba(st))
         n_w = len(tl.warps)
+        syncs = [p for p in range(tl.n_phases) if tl.ends_with_barrier[:, p].any()]
+        every = max(1, -(-n_w // 12))  # at most a dozen labels, so they stay big and apart
+        ticks = [(r + 0.5, f"warp {int(w)}") for r, w in enumerate(tl.warps) if r % every == 0]
+        width = int(tl.phase_end[-1]) if tl.n_phases else 1
+        key = (id(st), tuple((p, float(tl.phase_end[p])) for p in syncs), tuple(t for _, t in ticks), n_w, width)
+        if key != self._drawn_key or self._drawn_style is not st:
+            self._drawn_style = st
+            self._draw_frame_of_block(tl, syncs, ticks, width)
+            self._drawn_key = key
+        # vermillion boxes around the instructions of the warps that arrived last at each barrier
+        segs = []
+        for p in range(tl.n_phases):
+            col = tl.length[:, p]
+            if not tl.ends_with_barrier[:, p].any() or col.min() == col.max():
+                continue
+            for w in tl.last_arrival(p):
+                r = int(np.flatnonzero(tl.warps == w)[0])
+                s0 = int(tl.phase_start[p])
+                segs.append(render.rect_segments(s0, r + 0.06, s0 + int(col[r]), r + 0.94))
+        set_segments(self.last_outline, np.concatenate(segs) if segs else np.zeros((0, 2)))
+        self.plot.setRange(xRange=(0, width), yRange=(0, max(n_w, 1)), padding=0.01)
+
+    def _draw_frame_of_block(self, tl, syncs: list[int], ticks: list, width: int) -> None:
+        """The sync lines and their labels, the warp axis and the limits of a block's swimlanes."""
+        st = self.style
+        n_w = len(tl.warps)
         font = QtGui.QFont()
         font.setPixelSize(st.px(st.theme.font_px * 0.8))
         # one vertical line per syncthreads; the lines are pooled: creating pyqtgraph items is what costs
-        syncs = [p for p in range(tl.n_phases) if tl.ends_with_barrier[:, p].any()]
         while len(self.sync_lines) < len(syncs):
             line = pg.InfiniteLine(angle=90, label="", labelOpts={"color": st.foreground, "fill": st.background})
             line.label.setFont(font)
@@ -173,22 +204,8 @@ class BarrierView(TraceView):
             line.hide()
         self._shown_syncs = len(syncs)
         self._thin_sync_labels()
-        # vermillion boxes around the instructions of the warps that arrived last at each barrier
-        segs = []
-        for p in range(tl.n_phases):
-            col = tl.length[:, p]
-            if not tl.ends_with_barrier[:, p].any() or col.min() == col.max():
-                continue
-            for w in tl.last_arrival(p):
-                r = int(np.flatnonzero(tl.warps == w)[0])
-                s0 = int(tl.phase_start[p])
-                segs.append(render.rect_segments(s0, r + 0.06, s0 + int(col[r]), r + 0.94))
-        set_segments(self.last_outline, np.concatenate(segs) if segs else np.zeros((0, 2)))
-        every = max(1, -(-n_w // 12))  # at most a dozen labels, so they stay big and apart
-        fit_left_axis(self.plot, [(r + 0.5, f"warp {int(w)}") for r, w in enumerate(tl.warps) if r % every == 0], st)
-        width = int(tl.phase_end[-1]) if tl.n_phases else 1
+        fit_left_axis(self.plot, ticks, st)
         self.plot.setLimits(xMin=-2, xMax=width + 2, yMin=-0.5, yMax=n_w + 0.5)
-        self.plot.setRange(xRange=(0, width), yRange=(0, max(n_w, 1)), padding=0.01)
 
     def on_frame_changed(self) -> None:
         tr, frames = self.trace, self.frames
