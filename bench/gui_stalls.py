@@ -168,12 +168,12 @@ def main() -> int:
             profile.enable()
         inputs = drives[name]()
         while True:
-            tw, tc = time.perf_counter(), time.process_time()
+            tw, tc = time.perf_counter(), time.thread_time()
             if next(inputs, StopIteration) is StopIteration:
                 break
             app.processEvents()
             walls.append(1e3 * (time.perf_counter() - tw))
-            cpus.append(1e3 * (time.process_time() - tc))
+            cpus.append(1e3 * (time.thread_time() - tc))
         if profile:
             profile.disable()
         sampler.on = False
