@@ -408,6 +408,33 @@ def test_race_cells_are_marked(make_view, name, racy):
         assert "race" in panel.plot.titleLabel.text and "words of tile race" in view.header.text()
 
 
+@pytest.mark.parametrize("name", ["race_missing_sync", "transpose_shared"])
+def test_shared_view_shows_a_block_reached_from_another_as_drawn_afresh(make_view, name):
+    """Blocks with the titles and the scale of the one before keep them as they are; what shows (titles, colour
+    bar, palettes, pixels) equals a view that draws that block first, and a theme still restyles the titles."""
+    from gpuviz.ui.views.shared import SharedMemoryView
+
+    trace = capture(name)
+    session, view = make_view(SharedMemoryView, trace)
+    frames = session.frames
+
+    def drawn(v):
+        return [(p.plot.titleLabel.text, p.vmax, p.palette.tolist(), p.flat.copy(), v.colour_bar.vmax,
+                 v.colour_bar.axis._tickLevels) for p in v._panels]
+
+    rng = np.random.default_rng(4)
+    for f in [int(f) for f in rng.integers(0, frames.n_frames, 10)] + [frames.n_frames - 1, 0]:
+        session.set_frame(f)
+        shown = drawn(view)
+        _, fresh = make_view(SharedMemoryView, trace)
+        fresh.session.set_frame(f)
+        for a, b in zip(shown, drawn(fresh)):
+            assert a[0] == b[0] and a[1] == b[1] and a[2] == b[2] and (a[3] == b[3]).all(), f
+            assert a[4] == b[4] and a[5] == b[5], f
+    session.set_theme("dark")
+    assert all(p.plot.titleLabel.opts["color"] == view.style.foreground for p in view._panels)
+
+
 # ---- barriers ----------------------------------------------------------------------------------------
 def test_barrier_view_follows_the_frame_and_names_the_last_warp(make_view):
     from gpuviz.ui.views.barriers import BarrierView

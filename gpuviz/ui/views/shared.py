@@ -209,6 +209,8 @@ class _SharedPanel:
         self.race_cells = np.zeros(0, dtype=np.int64)
         self.vmax = 1
         self.palette = None
+        self._palette_heat = None  # the heat map the palette was made of
+        self._title = None  # (text, colour, size) of the title set last
         # what the current frame shows, for tests and the details panel
         self.ways = 1
         self.conflict_banks = np.zeros(0, np.int64)
@@ -319,10 +321,13 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         # one scale for all the block's arrays, read on one colour bar
         vmax = max([int(self._block_shared.counts_at(p.array_id, self.frames.n_frames, p.layout.size).max(initial=0))
                     for p in self._panels] + [1])
-        set_colour_bar_max(self.colour_bar, vmax)
+        if getattr(self.colour_bar, "vmax", None) != vmax:  # the same scale as the block before: the bar as it is
+            set_colour_bar_max(self.colour_bar, vmax)
         for p in self._panels:
+            if p.vmax != vmax or p.palette is None or p._palette_heat is not st.heat:
+                p.palette = render.count_palette(vmax, st.heat, st.untouched)
+                p._palette_heat = st.heat
             p.vmax = vmax
-            p.palette = render.count_palette(p.vmax, st.heat, st.untouched)
             p.race_cells = race_cells(tr, block, p.array_id, p.lay)
             set_segments(p.races, _corner_marks(p.race_cells, p.layout))
         self._retitle()  # the race count is the block's (titles are set here, not on every frame)
@@ -338,7 +343,10 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
                 title += f" &nbsp;{p.info.dtype}[{','.join(map(str, p.info.shape))}]"
             if len(p.race_cells):
                 title += f" · <span style='color:{colour_css(st.race)}'>◣ {len(p.race_cells)}{'' if self._short_titles else ' race'}</span>"
-            p.plot.setTitle(title, color=st.foreground, size=f"{st.px(st.theme.font_px * 0.85)}px")
+            size = f"{st.px(st.theme.font_px * 0.85)}px"
+            if p._title != (title, st.foreground, size):  # a block's titles as the last one's (no races): no relayout
+                p._title = (title, st.foreground, size)
+                p.plot.setTitle(title, color=st.foreground, size=size)
             p.plot.setToolTip(f"{p.info.name}: {p.info.dtype}[{','.join(map(str, p.info.shape))}], {p.info.nbytes:,} bytes")
 
     # -- per frame ---------------------------------------------------------------------------------
