@@ -14,7 +14,7 @@ from gpuviz.model import index as index_mod
 from gpuviz.model.tracefile import save_traces
 from gpuviz.ui.window import MainWindow
 from tests.test_index import SCHEMA1_FILE
-from tests.ui_traces import matmul_tiled_trace, reduction_trace
+from tests.ui_traces import matmul_tiled_trace, reduction_trace, vector_add_trace
 
 
 @pytest.fixture(autouse=True)
@@ -172,7 +172,7 @@ def test_opening_the_file_on_screen_again_reads_nothing_unless_it_changed(window
     # written again (a new capture saved over it): read again
     save_traces(path, [matmul_tiled_trace(32, 16)])
     job = window.open_in_background(path)
-    assert window.session.settling  # the views on screen build their plots ahead while it is read
+    assert not window.session.settling  # nothing built while it is read: the views build once it is here
     qtbot.waitUntil(lambda: not window.opening, timeout=20000)
     assert job.index_source != "on screen" and window.session.trace is not first
     assert window.session.trace.launch.grid == (2, 2, 1)
@@ -240,25 +240,88 @@ def test_the_window_handles_a_step_while_the_views_adopt_a_big_trace(window, qtb
     assert grid.errors == [] and not grid._stale
 
 
-def test_views_build_their_plots_while_the_file_is_read(window, qtbot, tmp_path, monkeypatch, staged):
-    from gpuviz.ui.views import memory
+def test_views_build_their_plots_in_turns_of_their_own_once_the_trace_is_read(window, qtbot, tmp_path, monkeypatch,
+                                                                            staged, gate):
+    """No pyqtgraph item is built while the file is read (they competed with the open job's thread for the GIL),
+    nor in the memory view's turn to adopt the trace: each plot and its colour bar in a turn before it."""
+    import pyqtgraph as pg
+
+    from gpuviz.ui.views import base, memory
 
     monkeypatch.setattr(memory, "_STOCK_PLOTS", [])
-    built = []
-    real = memory.stock_plot
+    built = []  # (the item, was a file being read, the view adopting the trace in this turn)
+    adopting = []
+    real_init = pg.PlotItem.__init__
 
-    def stock():
-        real()
-        built.extend(p for p in memory._STOCK_PLOTS if p not in built)
+    def init(item, *args, **kwargs):
+        real_init(item, *args, **kwargs)
+        built.append((item, window.opening, adopting[-1] if adopting else None))
 
-    monkeypatch.setattr(memory, "stock_plot", stock)
+    monkeypatch.setattr(pg.PlotItem, "__init__", init)  # a ColorBarItem is a PlotItem too
+    real_adopt = base.TraceView._adopt_trace
+
+    def adopt(view):
+        adopting.append(view.view_id)
+        try:
+            real_adopt(view)
+        finally:
+            adopting.pop()
+
+    monkeypatch.setattr(base.TraceView, "_adopt_trace", adopt)
     view = window.views["memory"]
     assert view.on_screen()
-    window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    release, _ = gate
+    window.open_in_background(saved(tmp_path, vector_add_trace(300), "vector_add.gpuviz"))
+    qtbot.wait(200)  # the job waits at its index step: the window is idle meanwhile
+    assert window.opening and not window.session.settling and built == []
+    release.set()
     qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
-    assert built and view._panels
-    assert all(p.plot in built for p in view._panels)  # the new trace's panels took plots built ahead
-    assert view.colour_bar is not None and view._spare_bar is None and view.errors == []
+    assert view.errors == [] and [p.info.name for p in view._panels] == ["a", "b", "c"]
+    assert not [b for b in built if b[1]]  # nothing while the file was read
+    assert not [b for b in built if b[2] == "memory"]  # nor in the memory view's turn to adopt it
+    mine = {id(b[0]) for b in built}
+    assert all(id(p.plot) in mine for p in view._panels)  # its panels took the plots built ahead
+    assert id(view.colour_bar) in mine and isinstance(view.colour_bar, pg.ColorBarItem) and view._spare_bar is None
+
+
+def memory_view_shows(view):
+    """What the global memory view shows: per panel its name, title, axis labels and pixels; the bar's scale."""
+    bar = view.colour_bar
+    return {
+        "ncols": view._ncols,
+        "bar": None if bar is None else (tuple(bar.levels()), bar.axis._tickLevels, bar.axis.labelText),
+        "panels": [(p.info.name, p.plot.titleLabel.text, p.plot.getAxis("left").labelText,
+                    p.plot.getAxis("bottom").labelText, p.plot.getAxis("bottom").isVisible(), p.buffer.copy())
+                   for p in view._panels],
+    }
+
+
+def test_a_second_trace_of_another_shape_shows_what_a_fresh_window_shows(window, qtbot, tmp_path, staged):
+    view = window.views["memory"]
+    for trace, name in ((reduction_trace(), "reduce.gpuviz"), (vector_add_trace(300), "vector_add.gpuviz"),
+                        (matmul_tiled_trace(32, 16), "matmul.gpuviz")):
+        path = saved(tmp_path, trace, name)
+        window.open_in_background(path)
+        qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+        assert view.errors == []
+        fresh = MainWindow()
+        qtbot.addWidget(fresh)
+        fresh.resize(window.size())
+        fresh.show()
+        qtbot.waitExposed(fresh)
+        # its docks are laid out for an empty window: the memory view's canvas as big as the other's, for its pixels
+        fresh.views["memory"].canvas.setFixedSize(view.canvas.size())
+        qtbot.waitUntil(lambda: fresh.views["memory"].canvas.size() == view.canvas.size())
+        fresh.open_in_background(path)
+        qtbot.waitUntil(lambda: not fresh.opening and not fresh.session.settling, timeout=20000)
+        seen, want = memory_view_shows(view), memory_view_shows(fresh.views["memory"])
+        assert [p[:5] for p in seen["panels"]] == [p[:5] for p in want["panels"]], name
+        assert all(np.array_equal(a[5], b[5]) for a, b in zip(seen["panels"], want["panels"])), name
+        assert (seen["ncols"], seen["bar"]) == (want["ncols"], want["bar"]), name
+        a = view.canvas.grab().toImage()
+        b = fresh.views["memory"].canvas.grab().toImage()
+        assert a.size() == b.size() and a == b, name
+        fresh.close()
 
 
 def test_session_later_runs_one_call_a_turn_in_order_and_settles_on_demand(qtbot):

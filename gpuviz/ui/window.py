@@ -1128,16 +1128,9 @@ class MainWindow(QMainWindow):
         job.finished.connect(lambda job=job: self._open_finished(job))
         self._open_job = job
         self._open_jobs.append(job)
-        # while the file is read, the views on screen build ahead (one piece a turn) what the new trace's
-        # layout takes: the turn each view adopts the trace then has less to do (nothing to build for the
-        # file on screen, unchanged: the job reads nothing and the views keep what they have)
-        from .open_job import file_identity
-
-        if on_screen is None or file_identity(path) != on_screen[0]:
-            for view in self.views.values():
-                if view.on_screen():
-                    for k, step in enumerate(view.warm_up_steps()):
-                        s.later((view, "warm up", k), step)
+        # nothing is built ahead while the file is read (Qt items built then competed with this job's thread
+        # for the GIL and held the GUI thread several times as long): the views build what the new trace's
+        # layout takes in turns of their own once it is here (TraceView.warm_up_steps)
         self.open_label.setText(f"opening {Path(path).name}")
         self.open_bar.setValue(0)
         self.open_bar.setFormat("%p%")

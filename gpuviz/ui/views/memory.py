@@ -141,16 +141,16 @@ def set_segments(item: pg.PlotCurveItem, segs: np.ndarray) -> None:
     item.show()
 
 
-#: plots built ahead, in idle event-loop turns while a trace file is read (:meth:`ArrayPanelsMixin.warm_up_steps`):
-#: a PlotItem builds its whole options form (10-25 ms each), and a new trace's panels, all built in the view's one
-#: turn to adopt it, held the GUI thread longest of all. Fresh, never shown: any cell takes one.
+#: plots built ahead, each in an event-loop turn of its own (:meth:`ArrayPanelsMixin.warm_up_steps`): a PlotItem
+#: builds its whole options form (10-25 ms each), and a new trace's panels, all built in the view's one turn to
+#: adopt it, held the GUI thread longest of all. Fresh, never shown: any cell takes one.
 _STOCK_PLOTS: list[pg.PlotItem] = []
 STOCK_PLOTS_MAX = 6
 
 
-def stock_plot() -> None:
-    """Build one plot ahead for :func:`cell_plot` (up to :data:`STOCK_PLOTS_MAX` wait)."""
-    if len(_STOCK_PLOTS) < STOCK_PLOTS_MAX:
+def stock_plot(need: int = STOCK_PLOTS_MAX) -> None:
+    """Build one plot ahead for :func:`cell_plot`, unless ``need`` (at most :data:`STOCK_PLOTS_MAX`) wait."""
+    if len(_STOCK_PLOTS) < min(need, STOCK_PLOTS_MAX):
         _STOCK_PLOTS.append(pg.PlotItem(enableMenu=False))  # menus not even built
 
 
@@ -335,9 +335,17 @@ class ArrayPanelsMixin:
     #: (style, colour bar) built ahead for the next trace in this view's style (:meth:`warm_up_steps`)
     _spare_bar: tuple | None = None
 
+    #: the memory space of the arrays this view draws a panel for ("global", "shared")
+    ARRAY_SPACE = ""
+
     def warm_up_steps(self) -> list:
-        """While a trace file is read: the plots and the colour bar the next trace's panels take, one a turn."""
-        return [stock_plot] * 3 + [self._build_spare_bar]
+        """The plots and the colour bar the session's trace's panels take, one a turn (none for one without
+        arrays of this view's space): its turn to adopt the trace then builds no pyqtgraph item itself."""
+        trace = self.session.trace
+        n = sum(1 for a in trace.launch.arrays if a.space == self.ARRAY_SPACE) if trace is not None else 0
+        if n == 0:
+            return []
+        return [lambda: stock_plot(n)] * min(n, STOCK_PLOTS_MAX) + [self._build_spare_bar]
 
     def _build_spare_bar(self) -> None:
         if self._spare_bar is None or self._spare_bar[0] is not self.style:
@@ -591,6 +599,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
 
     #: what the colour bar beside the arrays counts
     BAR_LABEL = "accesses so far"
+    ARRAY_SPACE = "global"
 
     def on_trace_changed(self) -> None:
         trace, frames = self.trace, self.frames

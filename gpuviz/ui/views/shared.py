@@ -286,6 +286,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
 
     #: what the colour bar beside the arrays counts (shared memory is the block's: so are its counts)
     BAR_LABEL = "accesses in this block"
+    ARRAY_SPACE = "shared"
 
     def on_trace_changed(self) -> None:
         trace, frames = self.trace, self.frames
