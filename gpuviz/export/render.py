@@ -104,6 +104,12 @@ class Stage:
             self.widget.refresh()
         for _ in range(3):  # dock layouts settle over a few passes
             self.app.processEvents()
+        if (self.widget.width(), self.widget.height()) != self.layout_size:
+            # the window grew to the minimum of its docks as they stood before arrange_default (all in one column:
+            # 1767x1217 for a 1767x900 film); arranged, they fit the size the film is laid out at again
+            self.widget.resize(*self.layout_size)
+            for _ in range(3):
+                self.app.processEvents()
         if self.is_window and hasattr(self.widget, "_hide_stale_tab_bars"):
             self.widget._hide_stale_tab_bars()
 
