@@ -19,7 +19,7 @@ import time
 import weakref
 from pathlib import Path
 
-from PySide6.QtCore import QThread, Qt, QTimer
+from PySide6.QtCore import QEvent, QThread, Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QDialog,
@@ -51,7 +51,7 @@ from .export_html import export_html_dialog
 from .launch import LaunchPanel
 from .session import Session
 from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
-from .views.base import TraceView, available_views, slotted
+from .views.base import TraceView, available_views, settle_plots_before_paint, slotted
 from .plaintext import plain_tooltip
 from .views.details import trace_origin, trace_origin_short
 
@@ -1084,6 +1084,11 @@ class MainWindow(QMainWindow):
             self.overlay.hide()
         else:
             self.overlay.show_over()
+
+    def event(self, ev) -> bool:
+        if ev.type() == QEvent.Type.UpdateRequest:  # about to paint: plots settle first, and paint once
+            settle_plots_before_paint(self.views.values())
+        return super().event(ev)
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)

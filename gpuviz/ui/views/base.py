@@ -40,7 +40,7 @@ import logging
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -438,6 +438,29 @@ def wrapped_text_height(label: QLabel, width: int) -> int:
     cr = label.contentsMargins()
     doc.setTextWidth(max(1, width - cr.left() - cr.right() - 2 * label.margin()))
     return int(doc.size().height() + 0.999) + cr.top() + cr.bottom() + 2 * label.margin()
+
+
+def settle_plots_before_paint(widgets) -> None:
+    """Bring the pyqtgraph scenes inside ``widgets`` up to date now, before the window paints them (the main
+    window calls it on each of its UpdateRequests, just ahead of the paint).
+
+    pyqtgraph defers work to the paint: ``GraphicsView.paintEvent`` first emits the scene's sigPrepareForPaint,
+    on which each ViewBox applies the matrix of its new size (``ViewBox.updateMatrix``, flagged by its
+    resizeEvent) and each TextItem takes its new transform (``TextItem.updateTransform``); plot layouts whose
+    axes asked for another width wait for their posted LayoutRequest. Those changes, made while or after the
+    view paints, mark the scene dirty once more, so every resize painted each plot twice (the second time
+    showing what the first already showed). Done here, the scene's own queued updates are handed to its views
+    before the paint and merge into it: one paint, of the same pixels."""
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+    for widget in widgets:
+        if not widget.isVisible():
+            continue
+        for gv in widget.findChildren(pg.GraphicsView):
+            if not gv.isVisible():
+                continue
+            scene = gv.scene()
+            scene.prepareForPaint()
+            QCoreApplication.sendPostedEvents(scene, QEvent.Type.MetaCall)  # its dirty items: regions to paint
 
 
 # ---- helpers for pixel views ----------------------------------------------------------------------

@@ -1,0 +1,88 @@
+"""Resizing the window (issue 13): each plot is painted once per resize, and what it shows is what it should show."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import collections
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QImage
+
+from gpuviz.ui.window import MainWindow
+from tests.ui_traces import reduction_trace
+
+PLOT_VIEWS = ("grid", "block", "memory", "shared")
+
+
+class PaintCounter(QObject):
+    """Counts the paint events of every pyqtgraph view's viewport, by view id."""
+
+    def __init__(self, window):
+        super().__init__()
+        self.of = {}
+        for vid in PLOT_VIEWS:
+            for gv in window.views[vid].findChildren(pg.GraphicsView):
+                self.of[gv.viewport()] = vid
+                gv.viewport().installEventFilter(self)
+        self.counts = collections.Counter()
+
+    def eventFilter(self, obj, ev):
+        if ev.type() == QEvent.Type.Paint and obj in self.of:
+            self.counts[self.of[obj]] += 1
+        return False
+
+
+def idle(qapp, turns: int = 30) -> None:
+    for _ in range(turns):
+        qapp.processEvents()
+
+
+def pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGBA8888)
+    return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())[
+        :, : 4 * image.width()].copy()
+
+
+@pytest.fixture
+def window(qapp):
+    w = MainWindow(reduction_trace(n_blocks=4, block=64))
+    w.resize(1600, 900)
+    w.show()
+    idle(qapp)
+    yield w
+    w.close()
+    w.deleteLater()
+    idle(qapp, 3)
+
+
+def on_screen(window, view) -> np.ndarray:
+    """What the window last painted of ``view`` (the offscreen platform's backing store)."""
+    shot = window.windowHandle().screen().grabWindow(window.winId())
+    top_left = view.mapTo(window, view.rect().topLeft())
+    ratio = shot.devicePixelRatio()
+    return pixels(shot.copy(int(top_left.x() * ratio), int(top_left.y() * ratio), int(view.width() * ratio),
+                            int(view.height() * ratio)).toImage())
+
+
+def test_each_plot_is_painted_once_per_resize_and_shows_what_a_fresh_render_shows(qapp, window):
+    for vid in PLOT_VIEWS:
+        assert window.views[vid].on_screen(), vid
+    counter = PaintCounter(window)
+    for size in ((1540, 870), (1480, 840), (1600, 900)):
+        counter.counts.clear()
+        window.resize(*size)
+        idle(qapp)
+        assert window.size().toTuple() == size
+        # pyqtgraph applied each ViewBox's new matrix and each TextItem's transform during the paint, and plot
+        # layouts ran after it: every plot was painted a second time
+        assert dict(counter.counts) == {vid: 1 for vid in PLOT_VIEWS}, size
+        for vid in PLOT_VIEWS:
+            view = window.views[vid]
+            assert not view.errors
+            # the one paint showed the settled scene: the view rendered afresh now is the same, pixel for pixel
+            fresh = pixels(view.grab().toImage())
+            assert np.array_equal(on_screen(window, view), fresh), (vid, size)
