@@ -74,6 +74,25 @@ def test_opening_runs_off_the_gui_thread_and_the_window_goes_on(window, qtbot, t
     assert window.session.frame == 0 and not window.open_bar.isVisible()
 
 
+def test_the_gui_thread_gets_the_gil_back_sooner_while_a_file_is_read(window, qtbot, tmp_path, gate):
+    import sys
+
+    from gpuviz.ui import open_job
+
+    before = sys.getswitchinterval()
+    assert before > open_job.SWITCH_INTERVAL
+    release, seen = gate
+    window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    qtbot.waitUntil(lambda: "thread" in seen)
+    assert sys.getswitchinterval() == open_job.SWITCH_INTERVAL
+    window.open_in_background(saved(tmp_path, matmul_tiled_trace(32, 16), "matmul.gpuviz"))  # cancels the first
+    assert len(window._open_jobs) == 2 and sys.getswitchinterval() == open_job.SWITCH_INTERVAL
+    release.set()
+    qtbot.waitUntil(lambda: not window.opening and window._open_jobs == [], timeout=20000)
+    assert window.session.trace.launch.grid == (2, 2, 1)
+    assert sys.getswitchinterval() == before  # back once no job runs
+
+
 def test_a_cancelled_open_leaves_the_previous_trace_on_screen(window, qtbot, tmp_path, gate):
     release, _ = gate
     before = window.session.trace

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
+import threading
 
 from PySide6.QtCore import QThread, Signal
 
@@ -46,6 +48,30 @@ def file_identity(path) -> tuple | None:
     except OSError:
         return None
     return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+#: the interpreter's thread switch interval (s) while a job runs: the GUI thread shares the GIL with the job's
+#: thread, and each time it wants it back (every Qt callback into Python: a timer, a pyqtgraph item's paint) it
+#: waited for the job's thread to let go, up to the default 5 ms each time, and a turn of the window made of
+#: many callbacks stood still 50-160 ms (bench/gil_gaps.py --window)
+SWITCH_INTERVAL = 0.001
+_switch_lock = threading.Lock()
+_switch_users = [0, None]  # jobs running, the interval before the first of them
+
+
+def _switch_fast() -> None:
+    with _switch_lock:
+        if _switch_users[0] == 0:
+            _switch_users[1] = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_INTERVAL, _switch_users[1]))
+        _switch_users[0] += 1
+
+
+def _switch_back() -> None:
+    with _switch_lock:
+        _switch_users[0] -= 1
+        if _switch_users[0] == 0 and _switch_users[1] is not None:
+            sys.setswitchinterval(_switch_users[1])
 
 
 class OpenJob(QThread):
@@ -77,6 +103,13 @@ class OpenJob(QThread):
         self.progress.emit(int(round(100 * min(max(fraction, 0.0), 1.0))), words)
 
     def run(self) -> None:
+        _switch_fast()
+        try:
+            self._run()
+        finally:
+            _switch_back()
+
+    def _run(self) -> None:
         from ..model import index as index_mod
         from ..model.frames import Frames
         from ..model.tracefile import load_trace
