@@ -593,3 +593,28 @@ def test_screenshots(make_view, qtbot, size, tmp_path):
         path = out_dir / f"{view_id}_{kernel}{'_' + theme if theme else ''}_{size[0]}x{size[1]}.png"
         assert view.grab().save(str(path))
         assert 0 < path.stat().st_size < 300_000, path
+
+
+def test_the_colour_bar_shows_the_heat_map_of_each_theme(make_view):
+    """Colour maps are shared between colour bars (one per heat map): a theme's bar shows its own heat map."""
+    from gpuviz.ui.views.memory import GlobalMemoryView, memory_style
+    from gpuviz.ui.theme import get_theme
+
+    def bar_colours(view):
+        return view.colour_bar._colorMap.getLookupTable(nPts=16, alpha=True).tolist()
+
+    def want(theme):
+        n = len(memory_style(theme).heat)
+        pos = (np.arange(n) / (n - 1)) ** 2
+        import pyqtgraph as pg
+        return pg.ColorMap(pos, memory_style(theme).heat[:, :4]).getLookupTable(nPts=16, alpha=True).tolist()
+
+    session, view = make_view(GlobalMemoryView, matmul_tiled_trace(16, 8))
+    light = bar_colours(view)
+    assert light == want(session.theme)
+    session.set_theme("dark")
+    assert bar_colours(view) == want(session.theme) != light
+    _, other = make_view(GlobalMemoryView, vector_add_trace(300), theme=get_theme("dark", 1.0))
+    assert bar_colours(other) == bar_colours(view)
+    session.set_theme("light")
+    assert bar_colours(view) == light

@@ -263,12 +263,24 @@ def arrange_plots(canvas: pg.GraphicsLayoutWidget, plots: list[pg.PlotItem], nco
         grid.setRowStretchFactor(r, 1)
 
 
+#: colour maps made by :func:`sqrt_colormap`, by their lookup table's bytes (a theme's few heat maps): a
+#: ColorMap of 256 stops makes a QColor of each (~7 ms), and every colour bar built or restyled made one again
+_SQRT_COLORMAPS: dict[bytes, pg.ColorMap] = {}
+
+
 def sqrt_colormap(lut: np.ndarray) -> pg.ColorMap:
     """The heat map as the cells use it (:func:`render.count_palette`: colour by the square root of the
-    count), for a colour bar whose axis counts accesses linearly."""
-    n = len(lut)
-    pos = (np.arange(n, dtype=np.float64) / max(n - 1, 1)) ** 2
-    return pg.ColorMap(pos, lut[:, :4].astype(np.uint8))
+    count), for a colour bar whose axis counts accesses linearly. Shared: never change the one returned."""
+    colours = np.ascontiguousarray(lut[:, :4].astype(np.uint8))
+    key = colours.tobytes()
+    cmap = _SQRT_COLORMAPS.get(key)
+    if cmap is None:
+        n = len(lut)
+        pos = (np.arange(n, dtype=np.float64) / max(n - 1, 1)) ** 2
+        cmap = _SQRT_COLORMAPS[key] = pg.ColorMap(pos, colours)
+        if len(_SQRT_COLORMAPS) > 16:
+            _SQRT_COLORMAPS.pop(next(iter(_SQRT_COLORMAPS)))
+    return cmap
 
 
 def colour_bar(style: MemoryStyle, label: str) -> pg.ColorBarItem:
