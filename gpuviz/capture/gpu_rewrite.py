@@ -1395,13 +1395,9 @@ def compile_time_locals(fs: FunctionSource, bindings: dict) -> dict:
     return out
 
 
-def call_bindings(root: FunctionSource) -> dict[int, dict]:
-    """{id of a device function: {parameter: value}} for the parameters that every call of the function in
-    the kernel passes one and the same constant (a shape, a dtype, an atomic): numba compiles one copy per
-    set of such constants, gpuviz's GPU build one per device function, so a parameter two calls pass
-    different constants stays unresolved."""
-    found: dict[int, dict] = {}
-    conflicting: dict[int, set] = {}
+def callers_first(root: FunctionSource) -> list[FunctionSource]:
+    """``root`` and every device function it reaches, breadth first (a function before those it calls, but for
+    recursion), each once."""
     order, seen = [root], {id(root.fn)}
     k = 0
     while k < len(order):
@@ -1411,6 +1407,17 @@ def call_bindings(root: FunctionSource) -> dict[int, dict]:
             if id(sub.fn) not in seen:
                 seen.add(id(sub.fn))
                 order.append(sub)
+    return order
+
+
+def call_bindings(root: FunctionSource) -> dict[int, dict]:
+    """{id of a device function: {parameter: value}} for the parameters that every call of the function in
+    the kernel passes one and the same constant (a shape, a dtype, an atomic): numba compiles one copy per
+    set of such constants, gpuviz's GPU build one per device function, so a parameter two calls pass
+    different constants stays unresolved."""
+    found: dict[int, dict] = {}
+    conflicting: dict[int, set] = {}
+    order = callers_first(root)
     for fs in order:  # callers before callees (breadth first): a caller's own bindings are known
         constants = compile_time_locals(fs, found.get(id(fs.fn), {}))
         for node in ast.walk(fs.tree):
@@ -1452,15 +1459,7 @@ def view_parameters(root: FunctionSource) -> dict[int, set[str]]:
     """{id of a device function: its parameters that some call passes a view}, read off the source before the
     rewrite (callers are rewritten before their callees, and every caller must pass such a parameter the view's
     offset): an argument that makes a view, or names one the caller made or was given."""
-    order, seen = [root], {id(root.fn)}
-    k = 0
-    while k < len(order):
-        fs = order[k]
-        k += 1
-        for sub in fs.device_functions.values():
-            if id(sub.fn) not in seen:
-                seen.add(id(sub.fn))
-                order.append(sub)
+    order = callers_first(root)
     found: dict[int, set[str]] = {}
     changed = True
     while changed:
