@@ -281,3 +281,15 @@ def test_compare_and_swap_works_on_element_zero():
     for a, b in zip(cpu, sim):
         np.testing.assert_array_equal(a, b)
     assert cpu[0].tolist() == [1, 0]
+
+
+def test_an_in_place_kernel_on_a_tuples_arrays_runs_once_on_the_callers_data():
+    # the sim and GPU backends give their traces the executor's lockstep steps by running it again on copies of
+    # the inputs; a tuple's arrays were not copied, so that run wrote the caller's arrays too (the H200 gave
+    # 5 for 3 in tests/test_gpu.py's tuple-member case)
+    from tests.view_kernels import tuple_member_bound_in_branches
+
+    for backend in ("cpu", "sim"):
+        res, data = np.zeros(1), (np.ones(2), np.ones(2))
+        gpuviz.capture(tuple_member_bound_in_branches, 1, 1, res, data, 3, backend=backend)
+        assert data[0].tolist() == [3.0, 1.0] and res.tolist() == [3.0], backend

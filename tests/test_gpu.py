@@ -665,8 +665,7 @@ def test_front_end_views_trace_as_on_the_cpu(case):
 
     kernel, grid, block, make = CASES[case]
     cpu, cpu_args, gpu, gpu_args = _cpu_and_gpu(kernel, grid, block, list(make()))
-    # the outputs as numba-cuda's own launch of the kernel leaves them on this GPU (the reference on a GPU; on
-    # the H200 the tuple-member case came back 5 where the executor computes 3: calls 23 to 25)
+    # the outputs as numba-cuda's own launch of the kernel leaves them on this GPU (the reference on a GPU)
     plain_args = list(make())
     kernel[grid, block](*plain_args)
     for p, g in zip(plain_args, gpu_args):

@@ -491,9 +491,8 @@ class GpuRecording:
         out = []
         for a in self.args:
             if isinstance(a, tuple):
-                # the recording's own run gets device copies too, written back once after it (_write_back): left
-                # to numba's copying of host arrays in a tuple, a tuple member came back incremented twice by an
-                # in-place kernel on the H200 (tests/test_gpu.py, "a tuple member bound in two branches")
+                # the recording's own run gets device copies of a tuple's host arrays too, written back once after
+                # it (_write_back), as for an array argument
                 out.append(_copy_tuple(cuda, a, fresh))
             elif isinstance(a, np.ndarray):
                 out.append(cuda.to_device(a))

@@ -19,11 +19,14 @@ def copy_inputs(args) -> list:
     """The launch's inputs as host copies, taken before a launch changes them."""
     from .executor import host_array
 
-    out = []
-    for a in args:
+    def copy(a):
+        if isinstance(a, tuple):  # a tuple's arrays too: the lockstep run must not write the caller's
+            members = [copy(e) for e in a]
+            return type(a)(*members) if hasattr(a, "_fields") else tuple(members)
         host, _ = host_array(a)
-        out.append(np.array(host, copy=True) if host is not None else a)
-    return out
+        return np.array(host, copy=True) if host is not None else a
+
+    return [copy(a) for a in args]
 
 
 def _sequence_key(trace: Trace, by_site: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
