@@ -86,3 +86,40 @@ def test_each_plot_is_painted_once_per_resize_and_shows_what_a_fresh_render_show
             # the one paint showed the settled scene: the view rendered afresh now is the same, pixel for pixel
             fresh = pixels(view.grab().toImage())
             assert np.array_equal(on_screen(window, view), fresh), (vid, size)
+
+
+def axes_of(window) -> list:
+    return [it for vid in PLOT_VIEWS for gv in window.views[vid].findChildren(pg.GraphicsView)
+            for it in gv.scene().items() if isinstance(it, pg.AxisItem)]
+
+
+def test_a_resize_sets_no_axis_title_again_and_a_theme_still_does(qapp, window):
+    axes = axes_of(window)
+    assert any(ax.labelText for ax in axes)
+    calls = collections.Counter()
+    for ax in axes:
+        set_html = ax.label.setHtml
+
+        def counted(html, ax=ax, set_html=set_html):
+            calls[id(ax)] += 1
+            set_html(html)
+
+        ax.label.setHtml = counted
+    def titles():  # each title, and the thickness its axis takes for it (its length follows the plot's size)
+        return {id(ax): (ax.label.toHtml(), ax.width() if ax.orientation in ("left", "right") else ax.height())
+                for ax in axes if ax.isVisible()}
+
+    before = titles()
+    window.resize(1500, 860)
+    idle(qapp)
+    window.resize(1600, 900)
+    idle(qapp)
+    # pyqtgraph set each title's HTML again (and re-sized its axis) on every range change of its view
+    assert sum(calls.values()) == 0
+    assert titles() == before
+    window.toggle_theme()
+    idle(qapp)
+    titled = [ax for ax in axes if ax.labelText and ax.label.isVisible()]
+    assert titled and all(calls[id(ax)] > 0 for ax in titled)
+    assert all(ax.labelStyle["color"] in ax.label.toHtml() or ax.labelStyle["color"].upper() in ax.label.toHtml().upper()
+               for ax in titled)

@@ -428,16 +428,28 @@ def wrapped_text_height(label: QLabel, width: int) -> int:
     from PySide6.QtGui import QTextDocument
 
     label.ensurePolished()
-    doc = QTextDocument()
-    doc.setDefaultFont(label.font())
-    doc.setDocumentMargin(0)
-    text = label.text()
-    rich = label.textFormat() == _Qt.TextFormat.RichText or (
-        label.textFormat() == _Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text))
-    doc.setHtml(text) if rich else doc.setPlainText(text)
+    text, font, fmt = label.text(), label.font(), label.textFormat()
     cr = label.contentsMargins()
+    # a window resized back and forth (a dragged edge) asks for the same captions at the same widths again, each a
+    # QTextDocument laid out: the height is kept by what it depends on alone
+    key = (text, font.key(), fmt, width, cr.left(), cr.top(), cr.right(), cr.bottom(), label.margin())
+    known = _WRAPPED_HEIGHTS.get(key)
+    if known is not None:
+        return known
+    doc = QTextDocument()
+    doc.setDefaultFont(font)
+    doc.setDocumentMargin(0)
+    rich = fmt == _Qt.TextFormat.RichText or (fmt == _Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text))
+    doc.setHtml(text) if rich else doc.setPlainText(text)
     doc.setTextWidth(max(1, width - cr.left() - cr.right() - 2 * label.margin()))
-    return int(doc.size().height() + 0.999) + cr.top() + cr.bottom() + 2 * label.margin()
+    height = int(doc.size().height() + 0.999) + cr.top() + cr.bottom() + 2 * label.margin()
+    if len(_WRAPPED_HEIGHTS) >= 512:
+        _WRAPPED_HEIGHTS.pop(next(iter(_WRAPPED_HEIGHTS)))  # the oldest
+    _WRAPPED_HEIGHTS[key] = height
+    return height
+
+
+_WRAPPED_HEIGHTS: dict[tuple, int] = {}
 
 
 def settle_plots_before_paint(widgets) -> None:
@@ -576,6 +588,37 @@ def thin_tick_labels(axis: pg.AxisItem, gap_px: float = 4.0) -> pg.AxisItem:
 
     axis.generateDrawSpecs = thinned
     axis._gpuviz_thinned = True
+    keep_label_unless_changed(axis)
+    return axis
+
+
+def keep_label_unless_changed(axis: pg.AxisItem) -> pg.AxisItem:
+    """The axis title is set again (``setHtml``, and the axis resized to it) only when it would differ.
+
+    pyqtgraph's AxisItem, its SI prefix on (the default), rebuilds its title's HTML and re-sizes itself on every
+    range change of its view (``linkedViewChanged`` -> ``updateAutoSIPrefix`` -> ``_updateLabel``), so each
+    plot's axes re-laid their titles out on every resize (756 ``setHtml`` in 21 resizes of reduce_sum's window).
+    Whatever that re-sizing reads is in the key (the title's text, font and visibility, the tick font, the
+    widest and tallest tick text, a fixed size); with all of it the same the axis is only repainted."""
+    if getattr(axis, "_gpuviz_label_kept", False):
+        return axis
+    update_label = axis._updateLabel
+
+    def updated():
+        font = axis.style.get("tickFont")
+        key = (axis.labelString(), axis.label.font().toString(), axis.label.isVisible(), axis.isVisible(),
+               font.toString() if font is not None else None, axis.textWidth, axis.textHeight, axis.fixedWidth,
+               axis.fixedHeight)
+        if key == axis._gpuviz_label_key:
+            axis.picture = None
+            axis.update()
+            return
+        axis._gpuviz_label_key = key
+        update_label()
+
+    axis._gpuviz_label_key = None
+    axis._updateLabel = updated
+    axis._gpuviz_label_kept = True
     return axis
 
 

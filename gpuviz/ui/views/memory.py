@@ -29,7 +29,7 @@ from ...model.trace import EventKind
 from .. import render
 from ..plaintext import esc
 from ..theme import hex_to_rgba
-from .base import PREDICT_TEXT, TraceView, register_view, slotted, thin_tick_labels
+from .base import PREDICT_TEXT, TraceView, keep_label_unless_changed, register_view, slotted, thin_tick_labels
 
 # ---- small Qt pieces the memory views share (shared.py, barriers.py and occupancy.py import them) --
 
@@ -304,6 +304,8 @@ def style_colour_bar(bar: pg.ColorBarItem, style: MemoryStyle, label: str) -> No
         ax.setTickFont(font)
         ax.label.setFont(font)
     thin_tick_labels(bar.axis)
+    for name in ("left", "right", "top", "bottom"):
+        keep_label_unless_changed(bar.getAxis(name))  # its titles are not set again on every resize
     # room above and below the bar for half a tick label: the top count ("2") was cut in half at its edge
     half = int(style.px(style.theme.font_px * 0.85) * 0.7)
     bar.layout.setContentsMargins(1, half, 1, half)
