@@ -293,3 +293,14 @@ def test_an_in_place_kernel_on_a_tuples_arrays_runs_once_on_the_callers_data():
         res, data = np.zeros(1), (np.ones(2), np.ones(2))
         gpuviz.capture(tuple_member_bound_in_branches, 1, 1, res, data, 3, backend=backend)
         assert data[0].tolist() == [3.0, 1.0] and res.tolist() == [3.0], backend
+
+
+def test_a_read_of_shared_memory_nobody_wrote_is_warned_on_the_simulator_as_on_the_executor():
+    # its value is whatever the fresh shared memory held: the simulator's answer is itself arbitrary (numba-cuda's
+    # test_sm_creation and test_freevar came out "wrong" on --backend sim, with no warning)
+    from tests.view_kernels import reads_shared_nobody_wrote
+
+    for backend in ("cpu", "sim"):
+        trace = gpuviz.capture(reads_shared_nobody_wrote, 1, 4, np.zeros(4, np.float32), backend=backend)
+        said = [w for w in trace.launch.warnings if "reads sa before any thread of its block wrote it" in w]
+        assert len(said) == 1 and ":" in said[0], (backend, trace.launch.warnings)

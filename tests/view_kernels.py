@@ -125,3 +125,11 @@ CASES.update({
                                              lambda: (np.zeros(1), (np.ones(2), np.ones(2)), 3)),
     "atomics on .real and .imag": (atomic_on_the_real_parts, 1, 4, lambda: (np.arange(4) + 1j * np.arange(4),)),
 })
+
+
+@cuda.jit
+def reads_shared_nobody_wrote(out):
+    # numba-cuda's test_sm_creation (global_constants): a shared array read before any thread wrote it
+    sa = cuda.shared.array(4, dtype=np.float32)
+    i = cuda.threadIdx.x
+    out[i] = sa[i] + 1.0

@@ -721,4 +721,9 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
         timings={"instrumented_s": elapsed},
         meta={"kernel_lines": [root.first_line, root.last_line]}, sites=list(plan.sites),
     )
+    # a shared element a thread reads that no thread of its block writes holds whatever the simulator's fresh
+    # shared memory held (on a GPU: garbage): warned as the GPU backend warns it
+    from .gpu import uninitialised_shared_reads
+
+    launch.warnings.extend(uninitialised_shared_reads(events, recorder.arrays, launch.grid, launch.block, root.file))
     return Trace(launch, events)
