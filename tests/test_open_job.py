@@ -303,6 +303,36 @@ def test_views_build_their_plots_in_turns_of_their_own_once_the_trace_is_read(wi
     assert id(view.colour_bar) in mine and isinstance(view.colour_bar, pg.ColorBarItem) and view._spare_bar is None
 
 
+def test_after_a_big_trace_the_views_build_the_next_ones_plots_while_the_window_is_idle(window, qtbot, tmp_path,
+                                                                                      monkeypatch, staged):
+    import pyqtgraph as pg
+
+    from gpuviz.ui.views import memory
+
+    monkeypatch.setattr(memory, "_STOCK_PLOTS", [])
+    views = [window.views["memory"], window.views["shared"]]
+    window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+    # once every view adopted it, the plots and each view's colour bar for the next trace, built in idle turns
+    qtbot.waitUntil(lambda: len(memory._STOCK_PLOTS) == memory.STOCK_PLOTS_MAX
+                    and all(v._spare_bar is not None for v in views), timeout=20000)
+    stock, bar = list(memory._STOCK_PLOTS), views[0]._spare_bar[1]
+    built = []  # (was a file being read, were views adopting a trace)
+    real_init = pg.PlotItem.__init__
+
+    def init(item, *args, **kwargs):
+        real_init(item, *args, **kwargs)
+        built.append((window.opening, window.session.settling))
+
+    monkeypatch.setattr(pg.PlotItem, "__init__", init)
+    window.open_in_background(saved(tmp_path, vector_add_trace(300), "vector_add.gpuviz"))
+    qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+    view = views[0]
+    assert view.errors == [] and [p.info.name for p in view._panels] == ["a", "b", "c"]
+    assert not [b for b in built if b[0] or b[1]]  # nothing built while it was read or adopted
+    assert all(any(p.plot is s for s in stock) for p in view._panels) and view.colour_bar is bar
+
+
 def memory_view_shows(view):
     """What the global memory view shows: per panel its name, title, axis labels and pixels; the bar's scale."""
     bar = view.colour_bar

@@ -361,6 +361,34 @@ class ArrayPanelsMixin:
             return []
         return [lambda: stock_plot(n)] * min(n, STOCK_PLOTS_MAX) + [self._build_spare_bar]
 
+    def _adopt_trace(self) -> None:
+        super()._adopt_trace()
+        self._build_ahead_when_idle()
+
+    def _build_ahead_when_idle(self) -> None:
+        """A big trace adopted: build the next one's plots and colour bar now, one a turn, while the window is
+        idle (no file read, no view still adopting): its own turns to build them ahead then have nothing to do."""
+        timer = self.__dict__.get("_idle_timer")
+        if timer is None:
+            timer = self._idle_timer = QtCore.QTimer(self)
+            timer.setSingleShot(True)
+            timer.timeout.connect(self._idle_step)
+        timer.start(0)
+
+    def _idle_step(self) -> None:
+        if getattr(self.window(), "opening", False):
+            return  # not while a file is read (the GIL): the new trace's turns build what it takes
+        if self.session.settling:
+            self._idle_timer.start(50)  # views still adopting the trace: after them
+            return
+        if len(_STOCK_PLOTS) < STOCK_PLOTS_MAX:
+            stock_plot()
+        elif self._spare_bar is None or self._spare_bar[0] is not self.style:
+            self._build_spare_bar()
+        else:
+            return
+        self._idle_timer.start(0)
+
     def _build_spare_bar(self) -> None:
         if self._spare_bar is None or self._spare_bar[0] is not self.style:
             self._spare_bar = (self.style, colour_bar(self.style, self.BAR_LABEL))
