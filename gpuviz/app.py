@@ -205,11 +205,29 @@ def open_main_window(trace_path=None, present: bool = False, theme: str = "light
         window = MainWindow(trace, theme=get_theme(theme), source_label=label, live=live)
         fit_to_screen(window)
         window.show()
+    settle_on_screen(window)
     if present:
         from .ui.presenter import enter_presenter
 
         enter_presenter(window, theme="dark")
     return window
+
+
+def settle_on_screen(window) -> None:
+    """Let the first layout run, and fit the window to its screen again if it grew past it: while the docks take
+    their places on the first show, the window's minimum height passes a 720-pixel screen for a moment (every
+    dock's minimum in one column), and Qt grows the window to it, past the screen (1280x1265 on a 1280x720
+    projector); arranged, the docks fit the size asked for again."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):
+        QApplication.processEvents()
+    screen = window.screen() or QApplication.primaryScreen()
+    if screen is not None:
+        avail = screen.availableGeometry()
+        if window.width() > avail.width() or window.height() > avail.height():
+            fit_to_screen(window)
+            QApplication.processEvents()
 
 
 def _parse_size(size) -> tuple[int, int]:
