@@ -1,0 +1,25 @@
+#!/bin/bash
+# First GPU call of the fifth session (2026-12-01), on main b730088: the GPU tests (tests/test_gpu.py,
+# tests/test_kernels.py; 6 xdist workers), which last ran on the GPU before the lockstep copy of tuple arrays
+# (d33920d) and the shared device-function walk (2e8eeef); then numba-cuda's whole corpus on the GPU backend,
+# 16 shards by kernel, so one call gives the final code's figures instead of three merged calls.
+#   bash bench/results/device_call_26.sh        (repository root; results under $OUT)
+unset NUMBA_ENABLE_CUDASIM
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
+OUT=${OUT:-/tmp/gpuviz_out}; mkdir -p "$OUT"
+python3 -c 'import numpy, numba, numba_cuda; print("numpy", numpy.__version__, "numba", numba.__version__, "numba-cuda", numba_cuda.__version__)'
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+s=$(date +%s)
+GPUVIZ_TEST_GPU=1 timeout -s ABRT 230 python3 -X faulthandler -m pytest -q -p no:cacheprovider -n 6 tests/test_gpu.py tests/test_kernels.py > "$OUT/test_gpu.log" 2>&1
+echo "tests rc=$? in $(( $(date +%s) - s )) s"; grep -E "passed|failed" "$OUT/test_gpu.log" | tail -2
+grep -E "^(FAILED|ERROR)" "$OUT/test_gpu.log" | head -20
+s=$(date +%s)
+for i in $(seq 0 15); do
+  timeout 300 nice -n 10 python3 bench/corpus.py --backend gpu --shard $i/16 --details /tmp/g$i.json > /tmp/g$i.txt 2>&1 &
+done
+wait
+echo "corpus parts done in $(( $(date +%s) - s )) s; $(ls /tmp/g*.json | wc -l) of 16 wrote their results"
+{ echo "# bash bench/results/device_call_26.sh (commit $(git rev-parse --short HEAD 2>/dev/null || echo b730088), $(date -u '+%Y-%m-%d %H:%M UTC'))"
+  python3 bench/corpus.py --backend gpu --merge /tmp/g*.json --list wrong,crashed,hung,refused,"outputs only",warned; } > "$OUT/corpus_gpu.txt" 2>&1
+head -16 "$OUT/corpus_gpu.txt"
+tar czf "$OUT/corpus_gpu_parts.tgz" -C /tmp $(cd /tmp && ls g*.json g*.txt)
