@@ -41,8 +41,8 @@ import logging
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QFont, QPixmapCache
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +130,7 @@ class TraceView(QWidget):
         first show or session signal does (hooks never run before the view was started)."""
         self._started = True
         self._call(self.on_theme_changed)
+        opaque_plots(self)
         if self.session.trace is not None:
             self._call(self.on_trace_changed)
             self._call(self.on_frame_changed)
@@ -261,6 +262,7 @@ class TraceView(QWidget):
             self.start()
             return
         self._call(self.on_theme_changed)
+        opaque_plots(self)
         if self._live() and not self._trace_stale:
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)
@@ -473,6 +475,33 @@ def settle_plots_before_paint(widgets) -> None:
             scene = gv.scene()
             scene.prepareForPaint()
             QCoreApplication.sendPostedEvents(scene, QEvent.Type.MetaCall)  # its dirty items: regions to paint
+
+
+def opaque_plots(widget: QWidget) -> None:
+    """Tell Qt that each plot inside ``widget`` paints every pixel of its viewport (its background brush is
+    opaque): a plot that changes then repaints itself alone, not also the view, the plot widget and the dock
+    behind it (pyqtgraph's GraphicsView gives its viewport no background role of its own, so Qt took it for
+    see-through and painted each of those under every changed plot, every frame)."""
+    for gv in widget.findChildren(pg.GraphicsView):
+        gv.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, gv.backgroundBrush().isOpaque())
+
+
+#: room for the pixmaps of items drawn from their cache (:func:`drawn_from_cache`), in KiB: Qt's 10 MiB holds
+#: the axes and grid lines of the default window, not those of a full-screen one, and an item whose pixmap finds no
+#: room is drawn afresh on every paint
+PIXMAP_CACHE_KIB = 64 * 1024
+
+
+def drawn_from_cache(*items: QGraphicsItem) -> None:
+    """Items that look the same from one frame to the next (a block's grid lines, its warp labels) are drawn once
+    into a pixmap of device pixels and copied from it whenever a frame's changes repaint them
+    (``QGraphicsItem.DeviceCoordinateCache``). Qt draws them again when they change themselves (a new path, pen
+    or text) or their view is transformed (a resize, a zoom). Only for items drawn inside their bounding rect:
+    the pixmap is that rect (an AxisItem's tick at the rect's edge came out a pixel shorter)."""
+    if QPixmapCache.cacheLimit() < PIXMAP_CACHE_KIB:
+        QPixmapCache.setCacheLimit(PIXMAP_CACHE_KIB)
+    for item in items:
+        item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
 # ---- helpers for pixel views ----------------------------------------------------------------------
