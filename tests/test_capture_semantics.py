@@ -5,6 +5,8 @@ rounding numba compiles, input-only arguments, division by zero under ``debug=Tr
 whose index is the same for every thread, and atomics given NaN.
 """
 
+import inspect
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -304,3 +306,70 @@ def test_a_read_of_shared_memory_nobody_wrote_is_warned_on_the_simulator_as_on_t
         trace = gpuviz.capture(reads_shared_nobody_wrote, 1, 4, np.zeros(4, np.float32), backend=backend)
         said = [w for w in trace.launch.warnings if "reads sa before any thread of its block wrote it" in w]
         assert len(said) == 1 and ":" in said[0], (backend, trace.launch.warnings)
+
+
+# ---- a variable bound to different arrays in different threads ----------------------------------------------
+@cuda.jit
+def row_per_thread(a):
+    t = cuda.threadIdx.x
+    if t < 2:
+        row = a[0]
+    else:
+        row = a[1]
+    row[t] = t + 1
+
+
+def test_a_row_picked_per_thread_is_each_threads_own_row():
+    """``row = a[0]`` in some threads, ``a[1]`` in the others: every thread stored into the last row bound."""
+    cpu, sim = _both(row_per_thread, 1, 4, lambda: (np.zeros((2, 4)),))
+    assert cpu[0].tolist() == sim[0].tolist() == [[1, 2, 0, 0], [0, 0, 3, 4]]
+    trace = gpuviz.capture(row_per_thread, 1, 4, np.zeros((2, 4)))
+    stores = sorted((t, index) for (_b, t), seq in trace.per_thread_sequences().items()
+                    for kind, _name, index, _line in seq if kind == "global_store")
+    assert stores == [(0, 0), (1, 1), (2, 6), (3, 7)]
+
+
+@cuda.jit
+def ping_pong_uneven(a, b):
+    t = cuda.threadIdx.x
+    for it in range(t + 1):  # thread t runs t + 1 rounds: the lanes leave the loop one by one
+        if it % 2 == 0:
+            src = a
+            dst = b
+        else:
+            src = b
+            dst = a
+        dst[t] = src[t] + 1
+
+
+def test_ping_pong_buffers_swapped_while_other_threads_have_left_the_loop():
+    """The threads still looping all hold the same buffer: each use is that buffer's."""
+    cpu, sim = _both(ping_pong_uneven, 1, 4, lambda: (np.zeros(4), np.zeros(4)))
+    assert [x.tolist() for x in cpu] == [x.tolist() for x in sim] == [[0, 2, 2, 4], [1, 1, 3, 3]]
+
+
+@cuda.jit
+def array_per_thread(a, b):
+    t = cuda.threadIdx.x
+    if t < 2:
+        v = a
+    else:
+        v = b
+    v[t] = 1
+
+
+def test_an_array_picked_per_thread_is_refused_where_it_is_used_not_run_wrong():
+    """``v = a`` in some threads, ``v = b`` in others, then ``v[t] = 1`` run by both: the executor runs a
+    statement on one array, so it says so (it used to store every thread's 1 into b)."""
+    from gpuviz.capture.errors import UnsupportedConstruct
+
+    a, b = np.zeros(4), np.zeros(4)
+    with pytest.raises(UnsupportedConstruct) as err:
+        gpuviz.capture(array_per_thread, 1, 4, a, b)
+    lines, first = inspect.getsourcelines(array_per_thread.py_func)
+    where = f"{__file__}:{first + next(k for k, text in enumerate(lines) if 'v[t] = 1' in text)}"
+    assert str(err.value).startswith(f"{where}: 'v' is a different array in different threads here (a and b")
+    assert "backend='sim'" in str(err.value)
+    a, b = np.zeros(4), np.zeros(4)
+    gpuviz.capture(array_per_thread, 1, 4, a, b, backend="sim")  # numba's simulator runs it, as a GPU does
+    assert a.tolist() == [1, 1, 0, 0] and b.tolist() == [0, 0, 1, 1]

@@ -656,7 +656,8 @@ def test_front_end_record_field_stores_and_reshapes_trace_as_on_the_cpu():
 @pytest.mark.parametrize("case", ["shared slices, reversed and strided", "rows passed to a device function",
                                   "compare_and_swap on res[gid:]", "a byte slice viewed as int32", "a view of a view",
                                   "a parameter reshaped in a loop", "a tuple of arrays",
-                                  "a tuple member bound in two branches", "atomics on .real and .imag"])
+                                  "a tuple member bound in two branches", "atomics on .real and .imag",
+                                  "arrays bound to other names", "a loop counter rebound to an array"])
 def test_front_end_views_trace_as_on_the_cpu(case):
     # numba-cuda's test_sm (slices of shared memory), test_slicing (rows passed to a device function),
     # test_atomics (compare_and_swap on res[gid:]), test_array_methods (.view(np.int32) of a byte slice) and
@@ -673,3 +674,22 @@ def test_front_end_views_trace_as_on_the_cpu(case):
             if isinstance(p_part, np.ndarray):
                 np.testing.assert_array_equal(g_part, p_part)
     assert gpu.per_thread_sequences() == cpu.per_thread_sequences()
+
+
+def test_an_array_picked_per_thread_is_recorded_per_thread_on_the_gpu():
+    # ``v = a`` in threads 0 and 1, ``v = b`` in threads 2 and 3: the CPU executor refuses it; on the GPU each
+    # thread's store is recorded as its own array's element (tests/test_gpu_views.py checks the same against
+    # numba's simulator), and the outputs are numba-cuda's own launch's
+    from gpuviz.capture import capture
+    from tests.view_kernels import an_array_picked_per_thread
+
+    a, b = np.zeros(4), np.zeros(4)
+    trace = capture(an_array_picked_per_thread, 1, 4, a, b, backend="gpu")
+    plain = np.zeros(4), np.zeros(4)
+    an_array_picked_per_thread[1, 4](*plain)
+    np.testing.assert_array_equal(a, plain[0])
+    np.testing.assert_array_equal(b, plain[1])
+    assert a.tolist() == [1, 2, 0, 0] and b.tolist() == [0, 0, 3, 4]
+    stores = {t: [(name, index) for kind, name, index, _line in seq if kind == "global_store"]
+              for (_b, t), seq in trace.per_thread_sequences().items()}
+    assert stores == {0: [("a", 0)], 1: [("a", 1)], 2: [("b", 2)], 3: [("b", 3)]}

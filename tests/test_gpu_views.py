@@ -137,3 +137,19 @@ def test_the_gpu_rewrite_records_a_views_elements_as_the_cpu_executor_does(case)
 def test_slice_first_is_pythons_slice_start(lo, step, n):
     start = slice(lo, None, step).indices(n)[0]
     assert slice_first(0 if lo is None else lo, lo is not None, step, n) == start
+
+
+def test_an_array_picked_per_thread_is_recorded_per_thread():
+    """``v = a`` in some threads, ``v = b`` in the others: the CPU executor refuses it (one array per statement),
+    numba's simulator runs it, and the GPU rewrite records each thread's element of its own array, as the
+    simulator's trace of the same launch does."""
+    from .view_kernels import an_array_picked_per_thread
+
+    def make():
+        return np.zeros(4), np.zeros(4)
+
+    trace = gpuviz.capture(an_array_picked_per_thread, 1, 4, *make(), backend="sim")
+    want = {t: [("store", name, index) for kind, name, index, _line in seq if kind == "global_store"]
+            for (_b, t), seq in trace.per_thread_sequences().items()}
+    assert want == {0: [("store", "a", 0)], 1: [("store", "a", 1)], 2: [("store", "b", 2)], 3: [("store", "b", 3)]}
+    assert gpu_rewrite_accesses(an_array_picked_per_thread, 1, 4, *make()) == want

@@ -1,7 +1,8 @@
 """Kernels that read and write through array views (slices, rows, reinterpreted dtypes, reshapes), the shapes
 numba-cuda's own tests use (test_sm's shared-memory slices, test_slicing, test_atomics' compare_and_swap on
-``res[gid:]``, test_array_methods' ``.view``, test_ssa's reshaped parameter). tests/test_gpu_views.py runs
-them through the GPU backend's rewrite."""
+``res[gid:]``, test_array_methods' ``.view``, test_ssa's reshaped parameter), and arrays bound to other names
+(test_ssa's issue 5493 rebinds a loop counter to a module-level array). tests/test_gpu_views.py runs them through
+the GPU backend's rewrite."""
 
 import numpy as np
 from numba import cuda
@@ -133,3 +134,45 @@ def reads_shared_nobody_wrote(out):
     sa = cuda.shared.array(4, dtype=np.float32)
     i = cuda.threadIdx.x
     out[i] = sa[i] + 1.0
+
+
+G = np.arange(6.0)
+B = np.ones(1)
+
+
+@cuda.jit
+def arrays_bound_to_other_names(a):
+    # an argument and a module-level array, each under a second name
+    out = a
+    g = G
+    i = cuda.threadIdx.x
+    out[i] = g[i] + 1
+
+
+@cuda.jit
+def a_loop_counter_rebound_to_an_array(res, m, n):
+    # numba-cuda's test_ssa, issue 5493: ``t`` counts a loop, then names the module-level array B
+    for t in range(1, m):
+        for idx in range(n):
+            t = B
+            if idx == 0:
+                res[0] = t[0]
+            else:
+                res[0] += t[0]
+
+
+@cuda.jit
+def an_array_picked_per_thread(a, b):
+    # ``v`` is a in some threads and b in the others: each thread's stores go to its own array
+    t = cuda.threadIdx.x
+    if t < 2:
+        v = a
+    else:
+        v = b
+    v[t] = t + 1
+
+
+CASES.update({
+    "arrays bound to other names": (arrays_bound_to_other_names, 1, 6, lambda: (np.zeros(6),)),
+    "a loop counter rebound to an array": (a_loop_counter_rebound_to_an_array, 1, 1, lambda: (np.zeros(1), 3, 3)),
+})

@@ -387,6 +387,38 @@ class GpuRewriter(PerThreadRewriter):
                     and isinstance(n.value.args[0], ast.Name) and isinstance(self.arrays.get(n.value.args[0].id), int)):
                 self.arrays[n.targets[0].id] = self.arrays[n.value.args[0].id]
 
+    def _init_aliases(self) -> None:
+        """Local names bound to arrays by plain assignment: ``v = a``, or ``v = a`` in one branch and ``v = b`` in
+        the other (an array per thread), a name otherwise only a ``range`` loop's counter (numba-cuda's test_ssa
+        issue 5493 rebinds its counter, ``t = B``). Each such assignment also sets ``__gv_a_v`` to the id of the
+        array it binds (:meth:`stmt`), so ``v[i]`` is recorded as an element of the array the thread bound, as the
+        other backends record it. A name also bound in any other way (a tuple, a call's result, unpacking) stays
+        unrecorded, as before."""
+        self.aliases: set[str] = set()
+        shared = {n.targets[0].id for n in ast.walk(self.fs.tree)
+                  if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                  and isinstance(n.value, ast.Call) and self.dotted(n.value.func) == ["cuda", "shared", "array"]}
+        binds: dict[str, list] = {}
+        for n in ast.walk(self.fs.tree):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                array = isinstance(n.value, ast.Name) and (n.value.id in self.arrays or n.value.id in shared)
+                binds.setdefault(n.targets[0].id, []).append("array" if array else "other")
+            elif isinstance(n, ast.For) and isinstance(n.target, ast.Name):
+                ref = self.fplan.ref(n.iter.func) if isinstance(n.iter, ast.Call) else None
+                counter = ref is not None and ref.kind == "builtin" and ref.text == "range"
+                binds.setdefault(n.target.id, []).append("counter" if counter else "other")
+        stores: dict[str, int] = {}
+        for n in ast.walk(self.fs.tree):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+        indexed = {n.value.id for n in ast.walk(self.fs.tree) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
+        for name, kinds in binds.items():
+            if (name in self.fs.params or name in self.arrays or name in self.views or name in shared
+                    or name not in indexed or stores.get(name) != len(kinds) or "other" in kinds or "array" not in kinds):
+                continue
+            self.aliases.add(name)
+            self.arrays[name] = PREFIX + "a_" + name
+
     def member_of(self, node) -> int | None:
         """The array id of ``x[k]``, an array in the tuple parameter ``x`` (None for anything else)."""
         if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)
@@ -587,6 +619,11 @@ class GpuRewriter(PerThreadRewriter):
 
     def stmt(self, s) -> list:
         if (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and s.targets[0].id in self.aliases):
+            aid = self.aid_of(s.value) or ast.Constant(-1)  # -1: no array recorded (a shared one, record="global")
+            keep = ast.copy_location(ast.Assign([_name(PREFIX + "a_" + s.targets[0].id, ast.Store())], aid), s)
+            return [keep, *super().stmt(s)]
+        if (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
                 and s.targets[0].id not in self.arrays and self.is_view_expr(s.value)):
             view = self.view_of(s.value)
             if view is not None:
@@ -714,6 +751,7 @@ class GpuRewriter(PerThreadRewriter):
     def rewrite(self) -> ast.FunctionDef:
         self._init_arrays()
         self._init_views()
+        self._init_aliases()
         tree = super().rewrite()
         extra = list(BUF_NAMES) + list(PARAM_NAMES)
         if not self.is_kernel:

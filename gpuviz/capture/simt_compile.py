@@ -278,7 +278,7 @@ class SimtCompiler:
             self.emit(ind, f"{tmp} = {value_src}")
             value_src = tmp
         if isinstance(target, ast.Name):
-            self.emit(ind, f"V[{target.id!r}] = rt.merge({m}, {value_src}, V.get({target.id!r}))")
+            self.emit(ind, f"V[{target.id!r}] = rt.merge({m}, {value_src}, V.get({target.id!r}), {line}, {target.id!r})")
         elif isinstance(target, (ast.Tuple, ast.List)):
             tmp = self.fresh("t")
             self.emit(ind, f"{tmp} = rt.unpack({value_src}, {len(target.elts)}, {line})")

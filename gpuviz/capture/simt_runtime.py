@@ -112,6 +112,34 @@ class View:
         return self.base.name
 
 
+class SplitBinding:
+    """A variable that holds one array in some threads and another array in others (``v = a`` in one branch,
+    ``v = b`` in the other, the branch taken by some threads only): ``arrays`` the arrays, ``choice`` each lane's
+    (an index into ``arrays``). The CPU executor runs a statement on one array for all its lanes, so a use of the
+    variable where the lanes running it hold one array is a use of that array, and a use where they hold
+    several is refused, with where and why, instead of every thread using the last array bound."""
+
+    __slots__ = ("name", "line", "arrays", "choice", "file")
+
+    def __init__(self, name: str, line: int, arrays: tuple, choice: np.ndarray, file: str):
+        self.name, self.line, self.arrays, self.choice, self.file = name, line, arrays, choice, file
+
+    def refuse(self, line: int, picked):
+        from .errors import UnsupportedConstruct
+
+        names = " and ".join(dict.fromkeys(_array_name(self.arrays[k]) for k in picked))
+        raise UnsupportedConstruct(
+            f"{self.file}:{line}: {self.name!r} is a different array in different threads here ({names}, bound at "
+            f"line {self.line}): the CPU executor runs one statement on one array; index one array with a "
+            "per-thread offset, or capture with backend='sim' (numba's simulator)", file=self.file, line=line)
+
+
+def _array_name(a) -> str:
+    while isinstance(a, View):
+        a = a.base
+    return a.name if isinstance(a, ArrayHandle) else type(a).__name__
+
+
 class ArrayHandle:
     """An array as the kernel sees it: global (a kernel argument), const, shared (one per block) or local."""
 
@@ -472,10 +500,14 @@ class SimtRuntime:
     def covers(self, m) -> bool:
         return not (self.alive & ~m).any()
 
-    def merge(self, m, new, old):
-        """The value of a variable after `var = new` executed by the threads in mask m."""
+    def merge(self, m, new, old, line=-1, name=None):
+        """The value of a variable after `var = new` executed by the threads in mask m (``line`` and ``name``:
+        where, for the message when the threads end up holding different arrays)."""
         if old is None or new is old:
             return new
+        arrays = (ArrayHandle, View, SplitBinding)
+        if isinstance(new, arrays) and isinstance(old, arrays) and not self.covers(m):
+            return self._merge_arrays(m, new, old, line, name)
         if isinstance(new, (ArrayHandle, FnRef, type, View)) or isinstance(old, (ArrayHandle, FnRef, type, View)):
             return new
         if isinstance(new, RecordRef) or isinstance(old, RecordRef):
@@ -494,6 +526,48 @@ class SimtRuntime:
         if self.covers(m):
             return new
         return np.where(m, new, old)
+
+    def _merge_arrays(self, m, new, old, line, name):
+        """``v = new`` run by the lanes in ``m`` while the others keep ``old``: one view of one array whose
+        per-lane indices differ merges lane by lane; different arrays make a :class:`SplitBinding`, which
+        :meth:`one_array` resolves wherever the lanes that use it agree."""
+        if isinstance(new, View) and isinstance(old, View) and new.base is old.base and new.shape == old.shape \
+                and new.reshape_of is None and old.reshape_of is None and (new.lengths is None) == (old.lengths is None) \
+                and len(new.dims) == len(old.dims) and all(a[0] == b[0] for a, b in zip(new.dims, old.dims)):
+            dims = tuple((a[0], *(self.merge(m, x, y) for x, y in zip(a[1:], b[1:]))) for a, b in zip(new.dims, old.dims))
+            lengths = None if new.lengths is None else np.where(m, new.lengths, old.lengths)
+            return View(new.base, dims, new.shape, lengths=lengths)
+        arrays: list = []
+
+        def lanes_of(v):
+            opts, choice = (v.arrays, v.choice) if isinstance(v, SplitBinding) else ((v,), np.zeros(self.N, np.int16))
+            index = []
+            for a in opts:
+                k = next((k for k, b in enumerate(arrays) if b is a), None)
+                if k is None:
+                    k = len(arrays)
+                    arrays.append(a)
+                index.append(k)
+            return np.asarray(index, np.int16)[choice]
+
+        old_choice = lanes_of(old)
+        choice = np.where(m, lanes_of(new), old_choice)
+        held = np.unique(choice[self.alive])
+        if len(held) == 1:
+            return arrays[int(held[0])]
+        return SplitBinding(name or "a variable", old.line if isinstance(old, SplitBinding) else line, tuple(arrays),
+                            choice, self.file)
+
+    def one_array(self, m, base, line):
+        """The array ``base`` is for the lanes in ``m`` (``base`` itself unless it is a :class:`SplitBinding`)."""
+        if not isinstance(base, SplitBinding):
+            return base
+        picked = np.unique(base.choice[np.broadcast_to(m, (self.N,)) & self.alive])
+        if len(picked) == 1:
+            return base.arrays[int(picked[0])]
+        if len(picked) == 0:
+            return base.arrays[0]
+        base.refuse(line, picked)
 
     @staticmethod
     def truth(c):
@@ -1007,6 +1081,11 @@ class SimtRuntime:
         return g[0] if ndim == 1 else g
 
     def array_attr(self, base, attr, line):
+        if isinstance(base, SplitBinding):  # no mask here: the arrays' shapes must agree
+            values = [self.array_attr(a, attr, line) for a in base.arrays]
+            if all(isinstance(v, (int, tuple, type)) and v == values[0] for v in values):
+                return values[0]
+            base.refuse(line, range(len(base.arrays)))
         if isinstance(base, (ArrayHandle, View)):
             if attr == "shape":
                 return (base.lengths,) if isinstance(base, View) and base.lengths is not None else base.shape
@@ -1401,6 +1480,7 @@ class SimtRuntime:
         return idx[0] if len(idx) == 1 and isinstance(idx[0], tuple) else idx
 
     def load(self, m, base, idx, line):
+        base = self.one_array(m, base, line)
         idx = self._unpacked(idx)
         if isinstance(base, View):
             if self._is_view_index(base, idx):
@@ -1457,6 +1537,7 @@ class SimtRuntime:
         )
 
     def store(self, m, base, idx, value, line):
+        base = self.one_array(m, base, line)
         idx = self._unpacked(idx)
         if isinstance(base, (ArrayHandle, View)) and self._is_view_index(base, idx):
             # a[i:j] = v: every element of the view, in C order (v a number, or an array of the view's shape)
@@ -1502,6 +1583,7 @@ class SimtRuntime:
             self._rec(act, EventKind.SHARED_STORE if shared else EventKind.GLOBAL_STORE, base.aid, flat, line, vals if shared else None)
 
     def atomic(self, op, m, line, base, idx, *vals):
+        base = self.one_array(m, base, line)
         if not isinstance(base, (ArrayHandle, View)):
             raise KernelFault(f"{self.where(line)}: cuda.atomic.{op} needs an array", file=self.file, line=line)
         if op == "compare_and_swap":  # cuda.atomic.compare_and_swap(array, old, val) works on element 0
