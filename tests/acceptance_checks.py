@@ -265,6 +265,9 @@ def source_problems(window, min_columns: int = 60) -> list[str]:
         i = view.highlighted[0] - view._first_line
         block = ed.document().findBlockByNumber(i)
         geo = ed.blockBoundingGeometry(block).translated(ed.contentOffset())
+        if geo.top() < 0 or geo.bottom() > ed.viewport().height() + 0.5:  # every row of it, a wrapped line too
+            out.append(f"current source line {view.highlighted[0]} is not all in view: rows {geo.top():.0f} to "
+                       f"{geo.bottom():.0f} of a {ed.viewport().height()}-pixel view")
         # its first row, inside: the rect rounded out touches the next line, a wrapped row leaves its margin dark
         first = geo.toRect()
         first.setHeight(fm.lineSpacing())

@@ -209,8 +209,23 @@ class SourceView(TraceView):
             sels.append(sel)
         self.editor.setExtraSelections(sels)
         if sels:
-            # keep the lit line in view without jumping when it already is
+            # keep the lit line in view without jumping when it already is: in view means all its rows (a wrapped
+            # line takes several) with a row of the code around it above and below; else it is brought to the
+            # middle, where the lines before and after it read too (ensureCursorVisible left it on the bottom edge,
+            # its wrapped half out of sight, on a projector)
             cursor = QTextCursor(sels[0].cursor)
-            cursor.setPosition(cursor.selectionStart())  # the line's first row in view, not its last
+            cursor.setPosition(cursor.selectionStart())
             self.editor.setTextCursor(cursor)
-            self.editor.ensureCursorVisible()
+            if not self._in_view(sels[0].cursor.block()):
+                self.editor.centerCursor()
+
+    def _in_view(self, block) -> bool:
+        """Whether every row of ``block`` shows, with a row of code above and below it (none past the first or
+        the last line of the file)."""
+        editor = self.editor
+        box = editor.blockBoundingGeometry(block).translated(editor.contentOffset())
+        room = editor.fontMetrics().lineSpacing()
+        bar = editor.verticalScrollBar()
+        above = 0 if bar.value() == bar.minimum() else room
+        below = 0 if bar.value() == bar.maximum() else room
+        return box.top() >= above and box.bottom() <= editor.viewport().height() - below
