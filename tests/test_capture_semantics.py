@@ -348,28 +348,20 @@ def test_ping_pong_buffers_swapped_while_other_threads_have_left_the_loop():
     assert [x.tolist() for x in cpu] == [x.tolist() for x in sim] == [[0, 2, 2, 4], [1, 1, 3, 3]]
 
 
-@cuda.jit
-def array_per_thread(a, b):
-    t = cuda.threadIdx.x
-    if t < 2:
-        v = a
-    else:
-        v = b
-    v[t] = 1
-
-
 def test_an_array_picked_per_thread_is_refused_where_it_is_used_not_run_wrong():
-    """``v = a`` in some threads, ``v = b`` in others, then ``v[t] = 1`` run by both: the executor runs a
-    statement on one array, so it says so (it used to store every thread's 1 into b)."""
+    """``v = a`` in some threads, ``v = b`` in others, then ``v[t] = t + 1`` run by both: the executor runs a
+    statement on one array, so it says so (it used to store every thread's value into b)."""
     from gpuviz.capture.errors import UnsupportedConstruct
+    from tests.view_kernels import an_array_picked_per_thread as array_per_thread
 
     a, b = np.zeros(4), np.zeros(4)
     with pytest.raises(UnsupportedConstruct) as err:
         gpuviz.capture(array_per_thread, 1, 4, a, b)
     lines, first = inspect.getsourcelines(array_per_thread.py_func)
-    where = f"{__file__}:{first + next(k for k, text in enumerate(lines) if 'v[t] = 1' in text)}"
+    line = first + next(k for k, text in enumerate(lines) if "v[t] = t + 1" in text)
+    where = f"{inspect.getsourcefile(array_per_thread.py_func)}:{line}"
     assert str(err.value).startswith(f"{where}: 'v' is a different array in different threads here (a and b")
     assert "backend='sim'" in str(err.value)
     a, b = np.zeros(4), np.zeros(4)
     gpuviz.capture(array_per_thread, 1, 4, a, b, backend="sim")  # numba's simulator runs it, as a GPU does
-    assert a.tolist() == [1, 1, 0, 0] and b.tolist() == [0, 0, 1, 1]
+    assert a.tolist() == [1, 2, 0, 0] and b.tolist() == [0, 0, 3, 4]
