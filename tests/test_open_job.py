@@ -333,6 +333,39 @@ def test_after_a_big_trace_the_views_build_the_next_ones_plots_while_the_window_
     assert all(any(p.plot is s for s in stock) for p in view._panels) and view.colour_bar is bar
 
 
+def test_the_views_build_nothing_ahead_while_frames_are_stepped(window, qtbot, tmp_path, monkeypatch, staged):
+    """The plots and colour bars built ahead for the next trace wait for idle time: not between a user's steps
+    (a colour bar built in a turn of its own held the step after it back by 47-70 ms in reduce_sum's window)."""
+    import time
+
+    import pyqtgraph as pg
+
+    from gpuviz.ui.views import memory
+
+    monkeypatch.setattr(memory, "_STOCK_PLOTS", [])
+    stepping = []
+    built = []  # was a step under way (between the first step and the last)
+    real_init = pg.PlotItem.__init__
+
+    def init(item, *args, **kwargs):
+        real_init(item, *args, **kwargs)
+        built.append(bool(stepping))
+
+    monkeypatch.setattr(pg.PlotItem, "__init__", init)  # a ColorBarItem is a PlotItem too
+    window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+    stepping.append(True)
+    end = time.perf_counter() + 1.5
+    while time.perf_counter() < end:
+        window.actions.trigger("playback.step_forward")
+        qtbot.wait(40)
+    stepping.clear()
+    assert True not in built
+    # and once the frames stop, the idle turns build them
+    qtbot.waitUntil(lambda: len(memory._STOCK_PLOTS) == memory.STOCK_PLOTS_MAX, timeout=20000)
+    assert all(v.errors == [] for v in window.views.values())
+
+
 def memory_view_shows(view):
     """What the global memory view shows: per panel its name, title, axis labels and pixels; the bar's scale."""
     bar = view.colour_bar

@@ -36,6 +36,10 @@ class Session(QObject):
 
     #: how often the playback clock ticks while playing (ms); frames due in between are dropped
     TICK_MS = 15
+    #: work kept for idle time (building items ahead for the next trace) waits until the window has shown no new
+    #: frame and no view was resized for this long (s): it ran between a user's first steps (a colour bar built
+    #: ahead, 47-70 ms of one turn, held back the step after it)
+    IDLE_S = 0.5
 
     def __init__(self, trace: Trace | None = None, theme: Theme = LIGHT, parent: QObject | None = None):
         super().__init__(parent)
@@ -61,6 +65,7 @@ class Session(QObject):
         self._later_timer.setSingleShot(True)
         self._later_timer.setInterval(0)
         self._later_timer.timeout.connect(self._run_one_later)
+        self._last_activity = time.perf_counter()
         if trace is not None:
             self.set_trace(trace)
 
@@ -151,6 +156,15 @@ class Session(QObject):
             if self._later:
                 self._later_timer.start()
 
+    # ---- idle time ---------------------------------------------------------------------------------
+    def note_activity(self) -> None:
+        """Something on screen changes now (a frame, a view's size): idle-time work waits (:meth:`idle_for`)."""
+        self._last_activity = time.perf_counter()
+
+    def idle_for(self) -> float:
+        """Seconds since the last frame change or view resize (:meth:`note_activity`)."""
+        return time.perf_counter() - self._last_activity
+
     # ---- theme -----------------------------------------------------------------------------------
     def set_theme(self, theme: Theme | str) -> None:
         if isinstance(theme, str):
@@ -171,6 +185,7 @@ class Session(QObject):
         if self._quiet:
             return
         if name == "frame":
+            self._last_activity = time.perf_counter()
             self.frame_changed.emit(self.playback.frame)
             return
         if name == "playing":

@@ -282,6 +282,7 @@ class TraceView(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self.session.note_activity()  # a window being resized is not idle
         self.keep_labels_whole()
 
     def keep_labels_whole(self) -> None:

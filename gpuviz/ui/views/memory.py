@@ -381,6 +381,10 @@ class ArrayPanelsMixin:
         if self.session.settling:
             self._idle_timer.start(50)  # views still adopting the trace: after them
             return
+        wait = self.session.IDLE_S - self.session.idle_for()
+        if wait > 0:  # frames stepped or played, the window resized: not idle, nothing built between those turns
+            self._idle_timer.start(int(1e3 * wait) + 1)
+            return
         if len(_STOCK_PLOTS) < STOCK_PLOTS_MAX:
             stock_plot()
         elif self._spare_bar is None or self._spare_bar[0] is not self.style:
