@@ -19,7 +19,7 @@ from numba import cuda
 from gpuviz.capture import device_wait
 from gpuviz.runner import intercept, script
 from gpuviz.runner.intercept import LaunchPolicy, LaunchRecord, Selection
-from gpuviz.runner.launch_watch import LaunchWatch, _sim_threads
+from gpuviz.capture.launch_watch import LaunchWatch, _sim_threads
 from gpuviz.runner import run_script
 
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts"

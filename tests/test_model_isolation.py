@@ -74,3 +74,36 @@ def test_model_imports_and_runs_without_qt_or_numba(tmp_path):
     assert proc.stdout.startswith("OK")
     for name in ("trace", "tracefile", "analysis", "devices"):
         assert name in proc.stdout.split()[1].split(",")
+
+
+#: what each lower layer of gpuviz may import of gpuviz: the model stands alone, capture makes traces of the model,
+#: the runner runs programs through capture; none of them reaches up into the app (ui, export, lessons, timing, cli)
+LAYERS = {"model": set(), "capture": {"model"}, "runner": {"model", "capture"}}
+
+
+def gpuviz_imports(path: Path) -> set[str]:
+    """The gpuviz subpackages (and top-level modules) a file imports, at any depth of its code."""
+    import ast
+
+    package = path.relative_to(REPO / "gpuviz").parent.parts
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            where = list(package[:len(package) - (node.level - 1)]) + (node.module.split(".") if node.module else [])
+            out.add(where[0] if where else node.names[0].name)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "gpuviz":
+            parts = node.module.split(".")
+            out.add(parts[1] if len(parts) > 1 else node.names[0].name)
+        elif isinstance(node, ast.Import):
+            out |= {a.name.split(".")[1] for a in node.names if a.name.startswith("gpuviz.")}
+    return out
+
+
+def test_the_lower_layers_import_no_higher_one():
+    wrong = []
+    for layer, allowed in LAYERS.items():
+        for path in sorted((REPO / "gpuviz" / layer).rglob("*.py")):
+            extra = gpuviz_imports(path) - allowed - {layer, "__version__"}
+            if extra:
+                wrong.append(f"{path.relative_to(REPO)} imports gpuviz.{', gpuviz.'.join(sorted(extra))}")
+    assert not wrong, "\n".join(wrong)

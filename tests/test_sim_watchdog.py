@@ -15,7 +15,7 @@ import pytest
 
 import gpuviz
 from gpuviz.capture.errors import KernelStalled
-from gpuviz.runner.launch_watch import _sim_threads
+from gpuviz.capture.launch_watch import _sim_threads
 
 ENDLESS = Path(__file__).resolve().parent / "user_scripts" / "endless_kernel.py"
 

@@ -2,7 +2,7 @@
 
 A kernel running on a GPU cannot be interrupted from inside the process that launched it: the host
 thread sits in the CUDA driver (``cuCtxSynchronize``, a copy back) until it ends. gpuviz's GPU code
-waits inside :func:`waiting`; :mod:`gpuviz.runner.launch_watch` reads :func:`current` from its own
+waits inside :func:`waiting`; :mod:`gpuviz.capture.launch_watch` reads :func:`current` from its own
 thread and stops the program when one wait lasts longer than the watchdog allows.
 """
 

@@ -1,6 +1,6 @@
 """The time watchdog of an in-process capture on numba's CUDA simulator (``capture(..., backend="sim")``).
 
-``gpuviz run --backend sim`` watches its launches from the worker (:class:`gpuviz.runner.launch_watch.LaunchWatch`)
+``gpuviz run --backend sim`` watches its launches from the worker (:class:`gpuviz.capture.launch_watch.LaunchWatch`)
 and ends the worker's process when one makes no progress: a simulated block's threads are Python threads,
 which nothing can kill. In the caller's own process ending it is not an option, so here the same watch
 (the same rules of progress, the same report naming the loop's line) *releases* the block's threads instead:
@@ -55,7 +55,7 @@ class SimWatch:
 
     def __enter__(self) -> "SimWatch":
         if self.timeout is not None:
-            from ..runner.launch_watch import LaunchWatch
+            from .launch_watch import LaunchWatch
 
             self._watch = LaunchWatch(self.timeout, on_stall=self._release)
             self._watch.begin(self.record, self.kernel)
@@ -73,7 +73,7 @@ class SimWatch:
 
     def _release(self, _rec, _exc) -> None:
         """In the watch's thread: make every thread of the simulated block end (see the module's docstring)."""
-        from ..runner.launch_watch import _sim_threads
+        from .launch_watch import _sim_threads
 
         threads = _sim_threads()
         self.released = threads

@@ -166,7 +166,7 @@ class LaunchPolicy:
     on_trace: object = None
     on_notice: object = None
     on_progress: object = None  # on_progress(record, info): a CPU-executor launch's progress, about once a second
-    # a gpuviz.runner.launch_watch.LaunchWatch: watches launches on numba's simulator and on a GPU
+    # a gpuviz.capture.launch_watch.LaunchWatch: watches launches on numba's simulator and on a GPU
     watch: object = None
 
     def __post_init__(self):

@@ -307,7 +307,7 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
         log.write("exit", code=EXIT_STOPPED)
         os._exit(EXIT_STOPPED)
 
-    from .launch_watch import LaunchWatch
+    from ..capture.launch_watch import LaunchWatch
 
     watchdog = request.get("watchdog", DEFAULT_WATCHDOG_S)
     watch = LaunchWatch(watchdog, on_stall=on_stall, on_progress=on_progress,

@@ -35,7 +35,7 @@ import zlib
 
 import numpy as np
 
-from ..capture.errors import KernelStalled
+from .errors import KernelStalled
 
 CHECK_INTERVAL_S = 0.25
 PROGRESS_INTERVAL_S = 1.0
@@ -46,8 +46,8 @@ class KernelCode:
     """What the watch reads from a kernel's source once: its functions' spans, loops and writers."""
 
     def __init__(self, kernel):
-        from ..capture.source import collect_device_functions, parse_function, python_function
-        from ..capture.watchdog import loop_table
+        from .source import collect_device_functions, parse_function, python_function
+        from .watchdog import loop_table
 
         fn = python_function(kernel)
         self.name = fn.__name__
@@ -109,7 +109,7 @@ _codes: dict = {}
 
 
 def kernel_code(kernel) -> KernelCode:
-    from ..capture.source import python_function
+    from .source import python_function
 
     key = python_function(kernel).__code__
     hit = _codes.get(key)
@@ -140,7 +140,7 @@ def _block_starting(frames) -> bool:
 
 
 def _numpy_of(obj):
-    from ..capture.perthread import sim_ndarray  # here: the watch is imported before any capture module is needed
+    from .perthread import sim_ndarray  # here: the watch is imported before any capture module is needed
 
     return sim_ndarray(obj)
 
@@ -207,7 +207,7 @@ class LaunchWatch:
 
     def check(self, rec, code: KernelCode, started: float) -> None:
         """One look at the launch in flight (called by the thread; tests call it directly)."""
-        from ..capture import device_wait
+        from . import device_wait
 
         now = time.monotonic()
         if self.on_heartbeat is not None and now >= self._next_heartbeat:
@@ -316,7 +316,7 @@ class LaunchWatch:
         by_block: dict = {}
         for t, _w, _f in looping:
             by_block.setdefault(tuple(t.blockIdx), []).append(int(t.thread_id))
-        from ..capture.simt_runtime import _ranges
+        from .simt_runtime import _ranges
 
         who = "; ".join(f"block {b}: threads {_ranges(np.array(sorted(ids)))}" for b, ids in list(by_block.items())[:3])
         msg = (f"{code.file}:{w0}: the kernel made no progress toward its end for {seconds:.0f} s under numba's "
