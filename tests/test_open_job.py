@@ -289,6 +289,8 @@ def test_views_build_their_plots_in_turns_of_their_own_once_the_trace_is_read(wi
     monkeypatch.setattr(base.TraceView, "_adopt_trace", adopt)
     view = window.views["memory"]
     assert view.on_screen()
+    bar = view.colour_bar
+    assert bar is not None  # the matmul trace on screen has its global arrays' bar
     release, _ = gate
     window.open_in_background(saved(tmp_path, vector_add_trace(300), "vector_add.gpuviz"))
     qtbot.wait(200)  # the job waits at its index step: the window is idle meanwhile
@@ -300,7 +302,9 @@ def test_views_build_their_plots_in_turns_of_their_own_once_the_trace_is_read(wi
     assert not [b for b in built if b[2] == "memory"]  # nor in the memory view's turn to adopt it
     mine = {id(b[0]) for b in built}
     assert all(id(p.plot) in mine for p in view._panels)  # its panels took the plots built ahead
-    assert id(view.colour_bar) in mine and isinstance(view.colour_bar, pg.ColorBarItem) and view._spare_bar is None
+    # and the colour bar of the trace that was on screen: none built for it at all
+    assert view.colour_bar is bar and not [b for b in built if isinstance(b[0], pg.ColorBarItem)]
+    assert view._spare_bar is None
 
 
 def test_after_a_big_trace_the_views_build_the_next_ones_plots_while_the_window_is_idle(window, qtbot, tmp_path,
@@ -313,10 +317,12 @@ def test_after_a_big_trace_the_views_build_the_next_ones_plots_while_the_window_
     views = [window.views["memory"], window.views["shared"]]
     window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
     qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
-    # once every view adopted it, the plots and each view's colour bar for the next trace, built in idle turns
-    qtbot.waitUntil(lambda: len(memory._STOCK_PLOTS) == memory.STOCK_PLOTS_MAX
-                    and all(v._spare_bar is not None for v in views), timeout=20000)
-    stock, bar = list(memory._STOCK_PLOTS), views[0]._spare_bar[1]
+    # once every view adopted it, the plots for the next trace, built in idle turns (the colour bars on screen are
+    # the next trace's)
+    qtbot.waitUntil(lambda: len(memory._STOCK_PLOTS) == memory.STOCK_PLOTS_MAX, timeout=20000)
+    qtbot.wait(100)
+    assert all(v.colour_bar is not None and v._spare_bar is None for v in views)  # no bar built beside them
+    stock, bar = list(memory._STOCK_PLOTS), views[0].colour_bar
     built = []  # (was a file being read, were views adopting a trace)
     real_init = pg.PlotItem.__init__
 
@@ -364,6 +370,81 @@ def test_the_views_build_nothing_ahead_while_frames_are_stepped(window, qtbot, t
     # and once the frames stop, the idle turns build them
     qtbot.waitUntil(lambda: len(memory._STOCK_PLOTS) == memory.STOCK_PLOTS_MAX, timeout=20000)
     assert all(v.errors == [] for v in window.views.values())
+
+
+def test_the_memory_view_adopts_a_big_trace_a_plot_a_turn_and_paints_once_its_frame_is_drawn(window, qtbot, tmp_path,
+                                                                                            staged):
+    """Its plots are added one per event-loop turn (each 5-15 ms of the GUI thread; all in one turn, with the first
+    frame, held it 30-50 ms), the view not painted while half built, its first frame drawn in a turn after them."""
+    from gpuviz.ui.views import memory
+
+    view = window.views["memory"]
+    turns = []  # per turn of the view's adoption: [updates on when it began, panels built, frames drawn]
+    real_more, real_panel, real_draw = view._adopt_more, memory._ArrayPanel.__init__, view.on_frame_changed
+
+    def more():
+        turns.append([view.updatesEnabled(), 0, 0])
+        real_more()
+
+    def panel(p, *args, **kwargs):
+        real_panel(p, *args, **kwargs)
+        if turns:
+            turns[-1][1] += 1
+
+    def draw():
+        real_draw()
+        if turns:
+            turns[-1][2] += 1
+
+    view._adopt_more, view.on_frame_changed = more, draw
+    memory._ArrayPanel.__init__ = panel
+    try:
+        window.open_in_background(saved(tmp_path, vector_add_trace(300), "vector_add.gpuviz"))
+        qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+    finally:
+        memory._ArrayPanel.__init__ = real_panel
+    assert view.errors == [] and [p.info.name for p in view._panels] == ["a", "b", "c"]
+    assert [t[1] for t in turns] == [1, 1, 1, 0, 0]  # a plot a turn, then the colour bar and the arrangement
+    assert [t[2] for t in turns] == [0, 0, 0, 0, 1]  # the first frame in a turn of its own, after them
+    assert [t[0] for t in turns[1:]] == [False] * 4  # not painted while half built
+    assert view.updatesEnabled() and not view._stale
+
+
+def test_a_trace_that_comes_while_a_view_adopts_another_in_pieces_replaces_it(window, qtbot, tmp_path, staged):
+    view = window.views["memory"]
+    window.open_in_background(saved(tmp_path, vector_add_trace(300), "vector_add.gpuviz"))
+    qtbot.waitUntil(lambda: view._adoption is not None, timeout=20000)
+    assert not view.updatesEnabled()
+    window.set_trace(reduction_trace())  # a capture, say: the rest of vector_add's pieces are not run
+    qtbot.waitUntil(lambda: not window.session.settling, timeout=20000)
+    want = [a.name for a in window.session.trace.launch.arrays if a.space == "global"]
+    assert view.errors == [] and [p.info.name for p in view._panels] == want and view.updatesEnabled()
+    # a snapshot in the middle of an adoption: every piece of it at once
+    window.open_in_background(saved(tmp_path, vector_add_trace(300), "vector_add2.gpuviz"))
+    qtbot.waitUntil(lambda: view._adoption is not None, timeout=20000)
+    window.session.settle_now()
+    assert view._adoption is None and view.updatesEnabled() and not view._trace_stale
+    assert [p.info.name for p in view._panels] == ["a", "b", "c"] and view.errors == []
+
+
+def test_the_block_view_moves_the_warp_labels_it_has_for_the_next_trace(window, qtbot, tmp_path, staged):
+    from gpuviz.ui.views.block import BlockView
+    from gpuviz.ui.session import Session
+
+    view = window.views["block"]
+    before = list(view._labels)
+    assert before
+    window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
+    qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+    assert view.errors == []
+    n = min(len(before), len(view._labels))
+    assert all(a is b for a, b in zip(before[:n], view._labels[:n]))  # the same items, not built again
+    fresh = BlockView(Session(window.session.trace, theme=window.session.theme))
+    qtbot.addWidget(fresh)
+    fresh.start()
+    shown = [(t.toPlainText(), t.pos(), t.color.name(), t.textItem.font().pixelSize()) for t in view._labels]
+    assert shown == [(t.toPlainText(), t.pos(), t.color.name(), t.textItem.font().pixelSize()) for t in fresh._labels]
+    assert all(t.scene() is view.plot.getPlotItem().scene() for t in view._labels)
 
 
 def memory_view_shows(view):

@@ -118,12 +118,16 @@ class TraceView(QWidget):
         try:
             hook()
         except Exception as e:  # one broken view must not stop playback or the other views
-            text = f"{type(e).__name__}: {e}"
-            if not hasattr(self, "errors"):
-                self.errors = []
-            if text not in self.errors:
-                self.errors.append(text)
-                log.exception("view %r failed in %s", self.view_id, getattr(hook, "__name__", hook))
+            self._failed(hook, e)
+
+    def _failed(self, hook, e: Exception) -> None:
+        """Keep ``e``, raised by ``hook``, in ``errors`` (logged once); called in the ``except`` block."""
+        text = f"{type(e).__name__}: {e}"
+        if not hasattr(self, "errors"):
+            self.errors = []
+        if text not in self.errors:
+            self.errors.append(text)
+            log.exception("view %r failed in %s", self.view_id, getattr(hook, "__name__", hook))
 
     def start(self) -> None:
         """Draw the current state. The window calls it once after construction; if nobody does, the
@@ -172,6 +176,16 @@ class TraceView(QWidget):
     def on_trace_changed(self) -> None:
         pass
 
+    def trace_changed_steps(self):
+        """``on_trace_changed`` in pieces, for a big trace: a generator that does what ``on_trace_changed`` does
+        and yields between pieces; the view's turn to adopt the trace (:meth:`_adopt_trace`) runs the first piece
+        and each further one gets an event-loop turn of its own, the view not painted until the last (its
+        current frame drawn then, in a turn of its own when the generator yields last). A view that overrides it
+        lets ``on_trace_changed`` run it through. Default: all of ``on_trace_changed`` in one piece."""
+        self.on_trace_changed()
+        return
+        yield
+
     def on_frame_changed(self) -> None:
         pass
 
@@ -193,6 +207,7 @@ class TraceView(QWidget):
     STAGED_EVENTS = 200_000
 
     def _trace_slot(self) -> None:
+        self._drop_adoption()  # a trace adopted in pieces and not finished: this one replaces it
         if self.session.trace is None:
             return
         if not self._started:
@@ -216,20 +231,74 @@ class TraceView(QWidget):
         self._stale = True
         self.keep_labels_whole()
 
+    #: the pieces of the trace's adoption still to run (:meth:`trace_changed_steps`), None when none are
+    _adoption = None
+    _pieces = 0  # how many of them ran in turns of their own
+
     def _adopt_trace(self) -> None:
         """This view's turn to adopt the trace on screen (queued by :meth:`_trace_slot`): rebuild, then draw the
-        current frame. A view hidden meanwhile waits until it is shown."""
+        current frame; a view that rebuilds in pieces (:meth:`trace_changed_steps`) runs its first piece here and
+        each further one in a later turn (:meth:`_adopt_more`). A view hidden meanwhile waits until it is shown."""
         if not self._trace_stale or self.session.trace is None or not self.on_screen():
             return
-        self._catch_up_trace()
-        if self._live():
+        self._adoption = self.trace_changed_steps()
+        self._pieces = 0
+        # not painted until the last piece is in: the window keeps showing what it showed (as the views still
+        # waiting for their turn do), and no turn paints a half-built layout
+        self.setUpdatesEnabled(False)
+        self._adopt_more()
+
+    def _adopt_more(self) -> None:
+        """The next piece of the trace's adoption; once none is left, the current frame drawn."""
+        pieces = self._adoption
+        if pieces is None:
+            return
+        try:
+            more = next(pieces, StopIteration) is not StopIteration
+        except Exception as e:  # a broken view must not stop the others: it keeps what it built
+            more = False
+            self._failed(self.trace_changed_steps, e)
+        if more and self.session.trace is not None:
+            self._pieces += 1
+            self.session.later((self, "adopting"), self._adopt_more)
+            return
+        self._end_adoption()
+        if self._live() and self.on_screen():
             self._stale = False
             self._call(self.on_frame_changed)
             self._call(self.on_selection_changed)
         self.keep_labels_whole()
+        if self._pieces:
+            # painted first now: the session settles once the paint and the layout it asks for (pyqtgraph's axes
+            # take the width of the tick texts they drew) are done, as a view adopting in one turn is
+            self._pieces = 0
+            self.session.later((self, "adopted"), lambda: None)
+
+    def _end_adoption(self) -> None:
+        self._adoption = None
+        self._trace_stale = False
+        if not self.updatesEnabled():
+            self.setUpdatesEnabled(True)
+
+    def _drop_adoption(self) -> None:
+        """A piecewise adoption left unfinished (another trace came): its pieces are not run."""
+        pieces = self._adoption
+        if pieces is not None:
+            self._adoption = None
+            pieces.close()
+            if not self.updatesEnabled():
+                self.setUpdatesEnabled(True)
 
     def _catch_up_trace(self) -> None:
-        if self._trace_stale and self.session.trace is not None:
+        pieces = self._adoption
+        if pieces is not None:  # the trace needed whole now (shown, refreshed, settled): the rest of it at once
+            try:
+                for _ in pieces:
+                    pass
+            except Exception as e:  # kept in view.errors as a hook's error is
+                self._failed(self.trace_changed_steps, e)
+            self._end_adoption()
+        elif self._trace_stale and self.session.trace is not None:
             self._trace_stale = False
             self._call(self.on_trace_changed)
 
@@ -242,7 +311,7 @@ class TraceView(QWidget):
         if not self.on_screen():
             self._stale = True  # drawn when it comes to the front (catch_up), not on every frame behind a tab
             return
-        if self._trace_stale and self.session.is_later(self):
+        if self._trace_stale and (self.session.is_later(self) or self._adoption is not None):
             self._stale = True  # its turn to adopt the new trace is still to come: it draws this frame then
             return
         self._catch_up_trace()

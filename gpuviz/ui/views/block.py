@@ -154,17 +154,22 @@ class BlockView(TraceView):
             for t in range(w * ws, min((w + 1) * ws, T)):
                 path.addRect(QRectF(float(col[t]), float(row[t]), 1.0, 1.0))
             self._warp_paths.append(path.simplified())
-        for item in self._labels:
+        # the warp labels of the last trace are this one's, moved (warp w's text is the same): a TextItem added
+        # to the plot is ~2 ms of the GUI thread, and a new trace's turn made one per warp
+        n_labels = L.warps_per_block if L.warps_per_block <= 64 else 0
+        for item in self._labels[n_labels:]:
             self.plot.removeItem(item)
-        self._labels = []
-        if L.warps_per_block <= 64:
-            for w in range(L.warps_per_block):
-                t0 = w * ws
+        kept, self._labels = self._labels[:n_labels], []
+        for w in range(n_labels):
+            t0 = w * ws
+            if w < len(kept):
+                label = kept[w]
+            else:
                 label = text_item(f"warp {w}", self.theme, size=15, color=self.theme.muted, anchor=(1, 0.5))
-                label.setPos(col[t0] - 0.2, row[t0] + 0.5)
                 drawn_from_cache(label.textItem)
                 self.plot.addItem(label)
-                self._labels.append(label)
+            label.setPos(col[t0] - 0.2, row[t0] + 0.5)
+            self._labels.append(label)
         self.shown_block = None
         self._loops = self.loop_table(self.trace, self.frames)
         self._rows_per_warp = max(1, int(row[min(ws, T) - 1]) - int(row[0]) + 1) if T else 1

@@ -359,7 +359,9 @@ class ArrayPanelsMixin:
         n = sum(1 for a in trace.launch.arrays if a.space == self.ARRAY_SPACE) if trace is not None else 0
         if n == 0:
             return []
-        return [lambda: stock_plot(n)] * min(n, STOCK_PLOTS_MAX) + [self._build_spare_bar]
+        # the bar on screen is taken over (_recycle_colour_bar): none built for the next trace unless there is none
+        bar = [self._build_spare_bar] if self.colour_bar is None else []
+        return [lambda: stock_plot(n)] * min(n, STOCK_PLOTS_MAX) + bar
 
     def _adopt_trace(self) -> None:
         super()._adopt_trace()
@@ -375,6 +377,14 @@ class ArrayPanelsMixin:
             timer.timeout.connect(self._idle_step)
         timer.start(0)
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self.__dict__.get("_shown_once"):
+            # first on screen: what the first trace's panels take, built while the window waits for one (a
+            # window opened without a trace has no colour bar to hand over to the trace it opens next)
+            self._shown_once = True
+            self._build_ahead_when_idle()
+
     def _idle_step(self) -> None:
         if getattr(self.window(), "opening", False):
             return  # not while a file is read (the GIL): the new trace's turns build what it takes
@@ -385,17 +395,26 @@ class ArrayPanelsMixin:
         if wait > 0:  # frames stepped or played, the window resized: not idle, nothing built between those turns
             self._idle_timer.start(int(1e3 * wait) + 1)
             return
-        if len(_STOCK_PLOTS) < STOCK_PLOTS_MAX:
+        if self.colour_bar is None and (self._spare_bar is None or self._spare_bar[0] is not self.style):
+            self._build_spare_bar()  # the longest to build (25-30 ms): first
+        elif len(_STOCK_PLOTS) < STOCK_PLOTS_MAX:
             stock_plot()
-        elif self._spare_bar is None or self._spare_bar[0] is not self.style:
-            self._build_spare_bar()
         else:
             return
         self._idle_timer.start(0)
 
     def _build_spare_bar(self) -> None:
+        if self.colour_bar is not None:
+            return  # the next trace takes the bar on screen (_recycle_colour_bar): none to build
         if self._spare_bar is None or self._spare_bar[0] is not self.style:
             self._spare_bar = (self.style, colour_bar(self.style, self.BAR_LABEL))
+
+    def _recycle_colour_bar(self) -> None:
+        """The colour bar on screen is the next trace's (restyled with the view, set to its scale then): a
+        ColorBarItem is a PlotItem that builds its whole options form, 25-30 ms of the GUI thread a bar."""
+        bar, self.colour_bar = self.colour_bar, None
+        if bar is not None and (self._spare_bar is None or self._spare_bar[0] is not self.style):
+            self._spare_bar = (self.style, bar)  # styled with the view's style by on_theme_changed
 
     def _new_colour_bar(self) -> pg.ColorBarItem:
         """The colour bar for a new trace: the one built ahead if its style is still the view's, else a new one."""
@@ -648,11 +667,15 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
     ARRAY_SPACE = "global"
 
     def on_trace_changed(self) -> None:
+        for _ in self.trace_changed_steps():
+            pass
+
+    def trace_changed_steps(self):
         trace, frames = self.trace, self.frames
+        self._recycle_colour_bar()
         self.canvas.clear()
         self._panels = []
         self._counts = None
-        self.colour_bar = None
         if trace is None or frames is None:
             self.header.setText("no trace")
             return
@@ -661,20 +684,24 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
             self.header.setText("this kernel touches no global arrays")
             return
         self._counts = self.running_counts(trace, frames)
-        st = self.style
         # one scale for every array, so that one colour bar reads them all (and brighter is more across arrays)
         vmax = max([int(self._counts.total[self._counts.slice_of(a)].max(initial=0)) for a in ids] + [1])
         for k, a in enumerate(ids):
+            if k:
+                yield  # each array's plot a turn of its own (added to the canvas, styled, given its items)
+            st = self.style
             panel = _ArrayPanel(self.canvas, k, 0, a, trace.launch.arrays[a], st)
             panel.vmax = vmax
             panel.palette = render.count_palette(panel.vmax, st.heat, st.untouched)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
+        yield
         self.colour_bar = self._new_colour_bar()
         set_colour_bar_max(self.colour_bar, vmax)
         self._ncols = 0
         self._retitle()  # before arranging: a title's width decides how many arrays stand side by side
         self._arrange()
+        yield  # the first frame drawn in a turn of its own
 
     def _retitle(self) -> None:
         st = self.style

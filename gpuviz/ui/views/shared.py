@@ -289,9 +289,13 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
     ARRAY_SPACE = "shared"
 
     def on_trace_changed(self) -> None:
+        for _ in self.trace_changed_steps():
+            pass
+
+    def trace_changed_steps(self):
         trace, frames = self.trace, self.frames
+        self._recycle_colour_bar()
         self.canvas.clear()
-        self.colour_bar = None
         self._panels = []
         self._block = None
         self._block_shared = None
@@ -306,13 +310,16 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         self._event_frames = render.frame_of_events(frames, len(trace))
         self._conflicts = render.per_frames(frames, "conflict index", lambda: ConflictIndex(trace))
         for k, a in enumerate(ids):
+            yield  # each array's plot a turn of its own (added to the canvas, styled, given its items)
             panel = _SharedPanel(self.canvas, k, 0, trace, a, self.style)
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
+        yield
         self.colour_bar = self._new_colour_bar()
         self._ncols = 0
         self._retitle()  # before arranging: a title's width decides how many tiles stand side by side
         self._arrange()
+        yield  # the first frame drawn in a turn of its own
 
     def _enter_block(self, block: int) -> None:
         tr, st = self.trace, self.style
