@@ -410,6 +410,44 @@ def test_the_memory_view_adopts_a_big_trace_a_plot_a_turn_and_paints_once_its_fr
     assert view.updatesEnabled() and not view._stale
 
 
+def test_no_view_builds_a_plot_in_its_turns_to_adopt_a_trace_each_claims_its_own(window, qtbot, tmp_path,
+                                                                                  monkeypatch, staged):
+    """The memory and shared views adopt a trace in pieces, interleaved: each takes the plots it claimed in its
+    warm-up turns, not those another view's warm-up counted on (then built in that view's adoption turn)."""
+    import pyqtgraph as pg
+
+    from gpuviz.ui.views import base, memory
+
+    monkeypatch.setattr(memory, "_STOCK_PLOTS", [pg.PlotItem(enableMenu=False)])  # one built when idle
+    adopting = []
+    built = []  # the views adopting when a plot was built
+    real_init, real_adopt, real_more = pg.PlotItem.__init__, base.TraceView._adopt_trace, base.TraceView._adopt_more
+
+    def init(item, *args, **kwargs):
+        real_init(item, *args, **kwargs)
+        built.append(adopting[-1] if adopting else None)
+
+    def adopting_in(real):
+        def call(view):
+            adopting.append(view.view_id)
+            try:
+                real(view)
+            finally:
+                adopting.pop()
+        return call
+
+    monkeypatch.setattr(pg.PlotItem, "__init__", init)
+    monkeypatch.setattr(base.TraceView, "_adopt_trace", adopting_in(base.TraceView._adopt_trace))
+    monkeypatch.setattr(base.TraceView, "_adopt_more", adopting_in(real_more))
+    trace = reduction_trace()
+    assert sum(a.space == "global" for a in trace.launch.arrays) >= 2 and any(a.space == "shared"
+                                                                             for a in trace.launch.arrays)
+    window.open_in_background(saved(tmp_path, trace, "reduce.gpuviz"))
+    qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
+    assert all(window.views[v].errors == [] and window.views[v]._panels for v in ("memory", "shared"))
+    assert [b for b in built if b is not None] == []  # every plot built in a warm-up turn
+
+
 def test_a_trace_that_comes_while_a_view_adopts_another_in_pieces_replaces_it(window, qtbot, tmp_path, staged):
     view = window.views["memory"]
     window.open_in_background(saved(tmp_path, vector_add_trace(300), "vector_add.gpuviz"))

@@ -82,6 +82,7 @@ class BlockView(TraceView):
             item.setVisible(False)
             self.plot.addItem(item)
         self._labels: list[pg.TextItem] = []
+        self._spare_labels: dict[int, pg.TextItem] = {}  # warp labels made ahead (warm_up_steps), by warp
         self.rgba: np.ndarray | None = None  # the image shown (rows, cols, 4): tests read it
         self.states: np.ndarray | None = None  # LaneState per thread of the shown block
         self.shown_block: int | None = None
@@ -110,6 +111,27 @@ class BlockView(TraceView):
     @classmethod
     def prepare(cls, trace, frames) -> None:
         cls.loop_table(trace, frames)
+
+    def _warp_label(self, w: int):
+        label = text_item(f"warp {w}", self.theme, size=15, color=self.theme.muted, anchor=(1, 0.5))
+        drawn_from_cache(label.textItem)
+        return label
+
+    def warm_up_steps(self) -> list:
+        """The warp labels a big trace's block has beyond those on screen, made in a turn before its turn to adopt
+        it (from a window opened without a trace: 8 labels were ~10 ms of that turn)."""
+        L = self.trace.launch if self.trace is not None else None
+        need = L.warps_per_block if L is not None and L.warps_per_block <= 64 else 0
+        missing = [w for w in range(len(self._labels), need) if w not in self._spare_labels]
+        if not missing:
+            return []
+
+        def make() -> None:
+            for w in missing:
+                if w not in self._spare_labels:
+                    self._spare_labels[w] = self._warp_label(w)
+
+        return [make]
 
     def on_trace_changed(self) -> None:
         L = self.trace.launch
@@ -165,8 +187,7 @@ class BlockView(TraceView):
             if w < len(kept):
                 label = kept[w]
             else:
-                label = text_item(f"warp {w}", self.theme, size=15, color=self.theme.muted, anchor=(1, 0.5))
-                drawn_from_cache(label.textItem)
+                label = self._spare_labels.pop(w, None) or self._warp_label(w)
                 self.plot.addItem(label)
             label.setPos(col[t0] - 0.2, row[t0] + 0.5)
             self._labels.append(label)

@@ -170,12 +170,12 @@ class _BlockShared:
 
 class _SharedPanel:
     def __init__(self, canvas: pg.GraphicsLayoutWidget, row: int, col: int, trace: Trace, array_id: int,
-                 style: MemoryStyle):
+                 style: MemoryStyle, claimed: list | None = None):
         self.array_id = array_id
         self.info = trace.launch.arrays[array_id]
         self.lay = SharedLayout(trace, array_id)
         self.layout = self.lay.grid
-        self.plot = cell_plot(canvas, row, col, style)
+        self.plot = cell_plot(canvas, row, col, style, claimed=claimed)
         self.plot.showAxis("top")
         self.plot.hideAxis("bottom")
         self.image = CellImage()
@@ -311,7 +311,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         self._conflicts = render.per_frames(frames, "conflict index", lambda: ConflictIndex(trace))
         for k, a in enumerate(ids):
             yield  # each array's plot a turn of its own (added to the canvas, styled, given its items)
-            panel = _SharedPanel(self.canvas, k, 0, trace, a, self.style)
+            panel = _SharedPanel(self.canvas, k, 0, trace, a, self.style, claimed=self.__dict__.get("_claimed_plots"))
             panel.image.cellClicked.connect(lambda r, c, p=panel: self._cell_clicked(p, r, c))
             self._panels.append(panel)
         yield
