@@ -7,11 +7,13 @@ own process the same watch releases the simulated block's threads and the call r
 from __future__ import annotations
 
 import ast
+import inspect
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import cuda
 
 import gpuviz
 from gpuviz.capture.errors import KernelStalled
@@ -103,3 +105,27 @@ def test_gpuviz_run_leaves_the_simulator_launch_to_its_worker_watch():
     assert _watch_options(in_worker, "sim", None) == {"watchdog": None}
     assert _watch_options(in_process, "sim", None) == {"watchdog": 3.0}
     assert _watch_options(in_process, "gpu", None) == {}
+
+
+@cuda.jit
+def counts_until_told(a):
+    # every trip writes memory, so the watchdog sees progress: only the event limit ends it
+    while a[1] == 0:
+        a[0] += 1
+
+
+def test_a_kernel_that_loops_on_with_progress_stops_at_the_event_limit_while_it_runs():
+    """The simulator's events were counted against max_events only after the launch: a loop that keeps writing
+    memory filled the memory first (each event a tuple of Python ints)."""
+    from gpuviz.capture.errors import TraceTooLarge
+
+    a = np.zeros(2)
+    with pytest.raises(TraceTooLarge) as info:
+        _in_thread(lambda: gpuviz.capture(counts_until_told, 1, 1, a, backend="sim", max_events=20_000,
+                                          lockstep=False))
+    exc = info.value
+    lines, first = inspect.getsourcelines(counts_until_told.py_func)
+    loop = {first + k for k, text in enumerate(lines) if "a[1] == 0" in text or "a[0] += 1" in text}
+    assert exc.file == __file__ and exc.line in loop
+    assert str(exc).startswith(f"{__file__}:{exc.line}: the trace passed max_events=20,000 events while the kernel ran")
+    assert not _sim_threads()  # the block's threads all ended

@@ -394,8 +394,13 @@ def sim_ndarray(obj):
 class SimRecorder:
     """Collects events from the simulator's threads (one Python thread per CUDA thread)."""
 
-    def __init__(self, grid, block, array_params: list[str], record_blocks=None):
+    def __init__(self, grid, block, array_params: list[str], record_blocks=None, max_events: int | None = None,
+                 file: str = "the kernel"):
         self.grid, self.block = grid, block
+        # each event is a tuple of Python ints here (~150 bytes): a kernel that loops long but makes progress (so the
+        # watchdog lets it run) is stopped at the event limit while it runs, not after it filled the memory
+        self.max_events = max_events
+        self.file = file
         self.tpb = block[0] * block[1] * block[2]
         self.local = threading.local()
         self.events: list[tuple] = []
@@ -410,6 +415,21 @@ class SimRecorder:
         self.views: dict[int, np.ndarray] = {}  # id of a view object -> its numpy view
         self.keep: list = []  # the view objects, kept alive so that their ids stay theirs
         self.tuple_params: list[str] = []
+
+    stopped_at: int | None = None  # the line whose event passed max_events
+
+    def too_large(self, line) -> None:
+        """Raised in the simulated thread that would record one event past the limit (the launch ends there)."""
+        if self.stopped_at is None:  # the first thread to reach the limit names the line; the others follow it
+            self.stopped_at = int(line)
+        raise self.too_large_error()
+
+    def too_large_error(self):
+        from .errors import TraceTooLarge
+
+        return TraceTooLarge(f"{self.file}:{self.stopped_at}: the trace passed max_events={self.max_events:,} events "
+                             "while the kernel ran on numba's simulator: capture a smaller problem, fewer blocks "
+                             "(record_blocks=...), or raise max_events", file=self.file, line=self.stopped_at)
 
     def _aid(self, key, name, shape, dtype, space, line=-1):
         with self.lock:
@@ -436,6 +456,8 @@ class SimRecorder:
         def emit(kind, aid, flat, line, site):
             st = rec.local
             if st.on:
+                if rec.max_events is not None and len(rec.events) >= rec.max_events:
+                    rec.too_large(line)
                 rec.events.append((st.block, st.thread, st.seq, int(kind), aid, flat, line, site))
                 st.seq += 1
 
@@ -680,7 +702,7 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     array_params = [p for p, a in zip(root.params, (_hint(a)[1] for a in args))
                     if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic)]
     check_launch(grid, block, where=f"{root.file}:{root.first_line}", kernel=root.name)
-    recorder = SimRecorder(grid, block, array_params, record_blocks)
+    recorder = SimRecorder(grid, block, array_params, record_blocks, max_events=max_events, file=root.file)
     recorder.tuple_params = [p for p, a in zip(root.params, args) if isinstance(a, tuple)]
     plan, jitted = build_sim_kernel(kernel, recorder)
     root = plan.root
@@ -700,6 +722,8 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
             jitted[grid, block, 0, int(dynamic_shared_bytes)](*args)
         watch.raise_if_stalled()
     except CaptureError:
+        if recorder.stopped_at is not None:  # the simulator re-raised it as "tid=[..] ctaid=[..]: ...", line lost
+            raise recorder.too_large_error() from None
         raise
     except Exception as exc:  # the simulator raises plain Python errors (IndexError, ...) from the kernel
         watch.raise_if_stalled()  # the watchdog's release of the block's threads is why
