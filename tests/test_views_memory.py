@@ -375,6 +375,36 @@ def test_transpose_column_read_is_a_32_way_conflict_unless_padded(make_view, nam
     assert panel.lit.tolist() == np.unique(words).tolist()
 
 
+def test_an_outline_already_empty_is_not_set_again_on_the_next_frames(make_view, monkeypatch):
+    """Most frames outline no conflict, race or sector: the empty outline is left as it is (pyqtgraph's setData
+    of no points, with its bounds and repaint, on every frame was ~1 ms of a scrub input in reduce_sum's window)."""
+    import pyqtgraph as pg
+
+    from gpuviz.ui.views.shared import SharedMemoryView
+
+    trace = capture("transpose_shared")
+    session, view = make_view(SharedMemoryView, trace)
+    tile = trace.launch.array_id("tile")
+    f = first_frame(session.frames, trace, K.SHARED_LOAD, tile, min_lanes=32)
+    session.set_frame(f)
+    panel = view.panel_of("tile")
+    assert len(panel.conflict.getData()[0]) == 32 * 8
+    quiet = [g for g in range(f + 1, session.frames.n_frames)
+             if session.frames.block[g] == session.frames.block[f] and not np.isin(
+                 trace.kind[session.frames.events(g)], [K.SHARED_LOAD, K.SHARED_STORE]).any()][:5]
+    assert len(quiet) == 5
+    session.set_frame(quiet[0])  # the conflict's outline goes
+    assert len(panel.conflict.getData()[0]) == 0 and not panel.conflict.isVisible()
+    set_again = []
+    real = pg.PlotCurveItem.updateData
+    monkeypatch.setattr(pg.PlotCurveItem, "updateData", lambda item, *a, **k: (set_again.append(item), real(item, *a, **k)))
+    for g in quiet[1:]:
+        session.set_frame(g)
+    assert panel.conflict not in set_again and panel.races not in set_again
+    session.set_frame(f)  # a conflict again: outlined again
+    assert panel.conflict in set_again and len(panel.conflict.getData()[0]) == 32 * 8 and panel.conflict.isVisible()
+
+
 def test_shared_values_are_written_in_the_lit_cells(make_view):
     from gpuviz.ui.views.shared import SharedMemoryView
 

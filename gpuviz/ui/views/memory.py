@@ -134,7 +134,8 @@ def set_segment_pen(item: pg.PlotCurveItem, colour, width: float) -> None:
 
 def set_segments(item: pg.PlotCurveItem, segs: np.ndarray) -> None:
     if len(segs) == 0:
-        item.setData(x=np.zeros(0), y=np.zeros(0))
+        if item.xData is None or len(item.xData):  # already empty (most frames of most outlines): nothing to redo
+            item.setData(x=np.zeros(0), y=np.zeros(0))
         item.hide()
         return
     item.setData(x=segs[:, 0], y=segs[:, 1], connect="pairs")
