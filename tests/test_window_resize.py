@@ -123,3 +123,31 @@ def test_a_resize_sets_no_axis_title_again_and_a_theme_still_does(qapp, window):
     assert titled and all(calls[id(ax)] > 0 for ax in titled)
     assert all(ax.labelStyle["color"] in ax.label.toHtml() or ax.labelStyle["color"].upper() in ax.label.toHtml().upper()
                for ax in titled)
+
+
+def test_the_dock_title_icons_are_made_once(qapp, window):
+    """Fusion made the dock title buttons' icons again (six PNGs each) on every relayout and paint of every dock."""
+    from PySide6.QtWidgets import QApplication, QStyle
+
+    style = QApplication.style()
+    for which in (QStyle.StandardPixmap.SP_TitleBarCloseButton, QStyle.StandardPixmap.SP_TitleBarNormalButton):
+        icon = style.standardIcon(which, None, window.docks["memory"])
+        assert not icon.isNull()
+        assert style.standardIcon(which, None, window.docks["grid"]).cacheKey() == icon.cacheKey()
+
+
+def test_the_details_text_keeps_its_height_per_width_until_it_changes(qapp, window):
+    from PySide6.QtWidgets import QLabel
+
+    label = window.views["details"].launch_label
+    fresh = QLabel()
+    fresh.setWordWrap(True)
+    fresh.setTextFormat(label.textFormat())
+    fresh.setFont(label.font())
+    fresh.setText(label.text())
+    fresh.setContentsMargins(label.contentsMargins())
+    for width in (300, 450, 300):
+        assert label.heightForWidth(width) == fresh.heightForWidth(width)
+    label.setText(label.text() + "<p>one more paragraph of text about the launch</p>")
+    fresh.setText(label.text())
+    assert label.heightForWidth(300) == fresh.heightForWidth(300) > 0

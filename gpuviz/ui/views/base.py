@@ -488,6 +488,27 @@ class LabelSlot(QWidget):
         return False
 
 
+class WrappedLabel(QLabel):
+    """A word-wrapped QLabel that keeps its height at each width it was asked for, while its text, font and margins
+    stay the same.
+
+    QLabel lays its text out again (a QTextDocument, for rich text) on every ``heightForWidth``, and a layout asks at
+    several widths per relayout: a scroll area that fits its widget's height asks once with its scroll bar and once
+    without, and again for the widget's minimum size (the Details view's two labels: ~7% of a window resize's CPU)."""
+
+    def heightForWidth(self, width: int) -> int:
+        m = self.contentsMargins()
+        key = (width, self.text(), self.font().key(), self.textFormat(), self.margin(), self.indent(), m.left(),
+               m.top(), m.right(), m.bottom())
+        cache = self.__dict__.setdefault("_heights", {})
+        height = cache.get(key)
+        if height is None:
+            if len(cache) >= 16:
+                cache.clear()
+            height = cache[key] = super().heightForWidth(width)
+        return height
+
+
 def slotted(label: QLabel) -> LabelSlot:
     """``label`` in a :class:`LabelSlot`, to add to a layout in its place."""
     return LabelSlot(label)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 from ...model.frames import BlockState, LaneState, format_block, format_thread
 from ...model.trace import EventKind
 from ..theme import OKABE_ITO
-from .base import TraceView, register_view
+from .base import TraceView, WrappedLabel, register_view
 
 
 # ---- where a trace came from ---------------------------------------------------------------------------
@@ -159,12 +159,12 @@ class DetailsView(TraceView):
         scroll.setWidgetResizable(True)
         inner = QWidget()
         v = QVBoxLayout(inner)
-        self.label = QLabel(inner)
+        self.label = WrappedLabel(inner)
         self.label.setWordWrap(True)
         self.label.setTextFormat(self.label.textFormat().RichText)
         v.addWidget(self.label)
         # the launch on screen: where it came from, its schedule, what recording cost (once per trace)
-        self.launch_label = QLabel(inner)
+        self.launch_label = WrappedLabel(inner)
         self.launch_label.setObjectName("launchDetails")
         self.launch_label.setWordWrap(True)
         self.launch_label.setTextFormat(self.launch_label.textFormat().RichText)
