@@ -125,6 +125,69 @@ def test_a_resize_sets_no_axis_title_again_and_a_theme_still_does(qapp, window):
                for ax in titled)
 
 
+def test_a_resize_lays_no_plot_out_a_second_time(qapp, window):
+    """pyqtgraph's plot titles (LabelItem.resizeEvent -> updateGeometry) and the memory views' arrangement (the grid's
+    spacing set again) asked every titled plot and its canvas for another layout pass after each resize."""
+    from PySide6.QtWidgets import QGraphicsWidget
+
+    class Requests(QObject):
+        def __init__(self):
+            super().__init__()
+            self.n = collections.Counter()
+
+        def eventFilter(self, obj, ev):
+            if ev.type() == QEvent.Type.LayoutRequest and isinstance(obj, QGraphicsWidget):
+                self.n[type(obj).__name__] += 1
+            return False
+
+    counter = Requests()
+    qapp.installEventFilter(counter)
+    try:
+        for size in ((1540, 870), (1480, 840), (1600, 900)):
+            window.resize(*size)
+            counter.n.clear()
+            idle(qapp)
+            assert not counter.n, size
+    finally:
+        qapp.removeEventFilter(counter)
+    titled = [p.plot for vid in ("memory", "shared") for p in window.views[vid]._panels]
+    assert titled and all(p.titleLabel.isVisible() and p.titleLabel.text for p in titled)
+
+
+def test_plots_change_columns_by_moving_in_their_grid_and_show_what_a_fresh_render_shows(qapp, window):
+    """A resize that changes how many arrays stand side by side moves the plots to their new cells: none leaves its
+    scene (pyqtgraph's removeItem/addItem took each out and put it back, and laid the grid out after each one)."""
+    view = window.views["memory"]
+    plots = [p.plot for p in view._panels]
+    assert len(plots) >= 2
+    scene = view.canvas.scene()
+    moves = []
+    for plot in plots:
+        change = plot.itemChange
+
+        def watched(kind, value, change=change):
+            if kind == plot.GraphicsItemChange.ItemSceneChange:
+                moves.append(kind)
+            return change(kind, value)
+
+        plot.itemChange = watched
+    columns = set()
+    for size in ((1600, 600), (1600, 900), (1600, 600), (1600, 900)):
+        window.resize(*size)
+        idle(qapp)
+        columns.add(view._ncols)
+        assert all(plot.scene() is scene for plot in plots)
+        assert np.array_equal(on_screen(window, view), pixels(view.grab().toImage())), size
+        # the cells the grid has are the cells pyqtgraph's layout says they are in
+        grid = view.canvas.ci.layout
+        for k, plot in enumerate(plots):
+            row, col = divmod(k, view._ncols)
+            assert view.canvas.ci.items[plot] == [(row, col)]
+            assert any(grid.itemAt(i).graphicsItem() is plot for i in range(grid.count()))
+    assert len(columns) == 2, columns  # the sizes did change the number of columns
+    assert not moves and not view.errors
+
+
 def test_the_dock_title_icons_are_made_once(qapp, window):
     """Fusion made the dock title buttons' icons again (six PNGs each) on every relayout and paint of every dock."""
     from PySide6.QtWidgets import QApplication, QStyle

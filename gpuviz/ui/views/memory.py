@@ -178,7 +178,31 @@ def cell_plot(canvas: pg.GraphicsLayoutWidget, row: int, col: int, style: Memory
     plot.invertY(True)
     plot.setAspectLocked(True)
     style_axes(plot, style)
+    keep_title_size_unless_changed(plot.titleLabel)
     return plot
+
+
+def keep_title_size_unless_changed(label: pg.LabelItem) -> pg.LabelItem:
+    """A plot's title asks its plot to be laid out again only when the room it needs changes.
+
+    pyqtgraph's LabelItem sets its minimum size again and calls ``updateGeometry`` on every resize of its own
+    (``resizeEvent`` -> ``updateMin``), the same size each time: each titled plot, and the canvas it is in, were laid
+    out once more after every resize of the window. A new text (``setText``) still re-lays them out."""
+    if getattr(label, "_gpuviz_min_kept", False):
+        return label
+    update_min = label.updateMin
+
+    def updated():
+        r = label.itemRect()
+        size = (r.width(), r.height())
+        if size != label._gpuviz_min_size:
+            label._gpuviz_min_size = size
+            update_min()
+
+    label._gpuviz_min_size = None
+    label.updateMin = updated
+    label._gpuviz_min_kept = True
+    return label
 
 
 
@@ -257,17 +281,34 @@ def keep_ticks_inside(axis: pg.AxisItem, lo: float, hi: float) -> pg.AxisItem:
 
 def arrange_plots(canvas: pg.GraphicsLayoutWidget, plots: list[pg.PlotItem], ncols: int, bar=None) -> None:
     """(Re)place plots on ``canvas`` in ``ncols`` columns, equal stretch, and ``bar`` (a colour bar) in a
-    column of its own at the right, as tall as all the rows. Cheap: no item is rebuilt."""
+    column of its own at the right, as tall as all the rows. Cheap: no item is rebuilt, and one already on the
+    canvas only moves to its new cell of the grid (pyqtgraph's removeItem and addItem took each out of the scene
+    and put it back, and laid the grid out after each one added: every plot resized through each half-made
+    arrangement, 5-9 ms when a resize changed the number of columns)."""
     ci = canvas.ci
-    for item in plots + ([bar] if bar is not None else []):
-        if item in ci.items:
-            ci.removeItem(item)
-    for k, plot in enumerate(plots):
-        ci.addItem(plot, row=k // ncols, col=k % ncols)
-    nrows = -(-len(plots) // ncols)
-    if bar is not None:
-        ci.addItem(bar, row=0, col=ncols, rowspan=max(1, nrows))
     grid = ci.layout
+    nrows = -(-len(plots) // ncols)
+    cells = [(plot, k // ncols, k % ncols, 1) for k, plot in enumerate(plots)]
+    if bar is not None:
+        cells.append((bar, 0, ncols, max(1, nrows)))
+    if all(ci.items.get(item) == [(row + i, col) for i in range(span)] for item, row, col, span in cells):
+        return  # each in its cell already
+    moved = [item for item, *_ in cells if item in ci.items]
+    for item in moved:  # out of the grid, not out of the scene
+        for i in range(grid.count()):
+            if grid.itemAt(i).graphicsItem() is item:
+                grid.removeAt(i)
+                break
+        for r, c in ci.items.pop(item):
+            del ci.rows[r][c]
+    for item, row, col, span in cells:
+        if item not in moved:
+            ci.addItem(item, row=row, col=col, rowspan=span)  # new to the canvas
+            continue
+        ci.items[item] = [(row + i, col) for i in range(span)]
+        for r, c in ci.items[item]:
+            ci.rows.setdefault(r, {})[c] = item
+        grid.addItem(item, row, col, span, 1)
     for c in range(ncols):
         grid.setColumnStretchFactor(c, 1)
     if bar is not None:
@@ -442,9 +483,12 @@ class ArrayPanelsMixin:
         if not self._panels:
             return
         grid = self.canvas.ci.layout
-        grid.setContentsMargins(2, 2, 2, 2)  # the cells need the room more than a frame around them does
-        grid.setHorizontalSpacing(4)
-        grid.setVerticalSpacing(4)
+        # the cells need the room more than a frame around them does (set once: each setter lays the grid out again)
+        if grid.getContentsMargins() != (2.0, 2.0, 2.0, 2.0):
+            grid.setContentsMargins(2, 2, 2, 2)
+        if (grid.horizontalSpacing(), grid.verticalSpacing()) != (4.0, 4.0):
+            grid.setHorizontalSpacing(4)
+            grid.setVerticalSpacing(4)
         shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
         overhead = tuple(max(v) for v in zip(*(plot_overhead(p.plot) for p in self._panels)))
         bar = self.colour_bar
