@@ -214,3 +214,38 @@ def test_the_details_text_keeps_its_height_per_width_until_it_changes(qapp, wind
     label.setText(label.text() + "<p>one more paragraph of text about the launch</p>")
     fresh.setText(label.text())
     assert label.heightForWidth(300) == fresh.heightForWidth(300) > 0
+
+
+def test_a_resize_measures_the_transport_bar_only_when_its_labels_may_change(qapp, window):
+    """_fit_transport measured the bar's width with both sets of labels on every new window width, and each measure
+    laid the bar out again, and after it the whole window: a second layout pass of every dock per resize."""
+    from PySide6.QtWidgets import QWidget
+
+    class Requests(QObject):
+        def __init__(self):
+            super().__init__()
+            self.n = collections.Counter()
+
+        def eventFilter(self, obj, ev):
+            if ev.type() == QEvent.Type.LayoutRequest and isinstance(obj, QWidget):
+                self.n[obj.objectName() or type(obj).__name__] += 1
+            return False
+
+    counter = Requests()
+    qapp.installEventFilter(counter)
+    try:
+        for size in ((1540, 870), (1480, 840), (1600, 900)):
+            counter.n.clear()
+            window.resize(*size)
+            idle(qapp)
+            assert counter.n["toolbar_playback"] == 0, (size, dict(counter.n))
+            assert not window.transport_compact
+        window.resize(1000, 900)  # too narrow for the full labels: the compact ones, the slider given up first
+        idle(qapp)
+        assert window.transport_compact
+        assert window.transport.sizeHint().width() <= 1000 or window.slider.minimumWidth() < window.SLIDER_MIN_WIDTH
+        window.session.set_scale(window.session.theme.scale * 1.15)  # bigger text: measured again
+        idle(qapp)
+        assert counter.n["toolbar_playback"] > 0
+    finally:
+        qapp.removeEventFilter(counter)

@@ -962,21 +962,24 @@ class MainWindow(QMainWindow):
     def _fit_transport(self) -> None:
         """Full labels when they fit the window's width with the slider at its minimum, else compact ones,
         so the speed control is never pushed off the bar (into the overflow menu) on a 1280-wide screen.
-        The choice is redone when the width, the text size or the frame count (the counter's width)
-        changes; in between only the labels' numbers change."""
+        The width the bar asks for with each set of labels is measured again only when it may change (the text
+        size, the frame count: the counter's width, playing or not, the rate); a new window width only picks the
+        labels and the slider's minimum from them. (Measuring lays the bar out again, and then the whole window:
+        on every resize, a second layout pass of every dock.)"""
         s = self.session
-        key = (self.width(), s.theme.scale, s.frames.n_frames if s.frames is not None else 0,
-               s.playback.playing, s.playback.rate)
-        if key == self._transport_fit_key:
-            self._label_transport()
-            return
-        self._transport_fit_key = key
-        self.slider.setMinimumWidth(self.SLIDER_MIN_WIDTH)
-        compact = self._transport_width(False) > self.width()
-        if compact:
-            over = self._transport_width(True) - self.width()
-            if over > 0:
-                self.slider.setMinimumWidth(max(self.SLIDER_LEAST_WIDTH, self.SLIDER_MIN_WIDTH - over))
+        key = (s.theme.scale, s.frames.n_frames if s.frames is not None else 0, s.playback.playing, s.playback.rate)
+        if key != self._transport_fit_key:
+            self._transport_fit_key = key
+            self.slider.setMinimumWidth(self.SLIDER_MIN_WIDTH)
+            self._transport_widths = (self._transport_width(False), self._transport_width(True))
+        full, short = self._transport_widths
+        self.transport_compact = full > self.width()
+        self._label_transport()
+        least = self.SLIDER_MIN_WIDTH
+        if self.transport_compact and short > self.width():
+            least = max(self.SLIDER_LEAST_WIDTH, self.SLIDER_MIN_WIDTH - (short - self.width()))
+        if self.slider.minimumWidth() != least:
+            self.slider.setMinimumWidth(least)
 
     def _scrub(self, value: int) -> None:
         s = self.session
