@@ -249,3 +249,34 @@ def test_a_resize_measures_the_transport_bar_only_when_its_labels_may_change(qap
         assert counter.n["toolbar_playback"] > 0
     finally:
         qapp.removeEventFilter(counter)
+
+
+def test_the_first_show_keeps_the_size_asked_for(qapp):
+    """The root of c415f9b's and b730088's workarounds: the top bar's two fixed-height lines of text, in LabelSlots,
+    answered their height at 19 px wide (464 and 364 px) while the window's first layout ran, before their slots had
+    their fixed height, and Qt grew the window to the minimum that gave (1767x1241 for 1767x900)."""
+    grown = []
+
+    class Watch(QObject):
+        def eventFilter(self, obj, ev):
+            if ev.type() == QEvent.Type.Resize:
+                grown.append(ev.size().toTuple())
+            return False
+
+    for size in ((1767, 900), (1280, 720)):
+        w = MainWindow(reduction_trace(n_blocks=4, block=64))
+        watch = Watch()
+        w.installEventFilter(watch)
+        w.resize(*size)
+        grown.clear()
+        w.show()
+        idle(qapp, 5)
+        try:
+            assert w.size().toTuple() == size
+            assert all(g[1] <= size[1] for g in grown), grown
+            slot = w.frame_text.parentWidget()
+            assert slot.heightForWidth(19) == w.frame_text.height()  # fixed: whatever the width asked
+        finally:
+            w.close()
+            w.deleteLater()
+            idle(qapp, 3)

@@ -458,10 +458,17 @@ class LabelSlot(QWidget):
         return self.label.minimumSizeHint()
 
     def hasHeightForWidth(self) -> bool:
-        return self.label.hasHeightForWidth()
+        lab = self.label
+        return lab.hasHeightForWidth() and lab.minimumHeight() != lab.maximumHeight()  # a fixed height is fixed
 
     def heightForWidth(self, width: int) -> int:
-        return self.label.heightForWidth(width)
+        # within the label's own minimum and maximum height, as they are now: the slot's copies of them follow only
+        # once the label's posted LayoutRequest arrives (sync). Unbounded, the top bar's two fixed-height lines of
+        # text, asked their height at 19 px wide while the window's first layout ran, answered 464 and 364 px: the
+        # window's minimum height passed a 720-pixel screen for a moment, and Qt grew the window to it
+        # (1767x1241 for 1767x900; 1280x1265 on a 1280x720 screen)
+        lab = self.label
+        return max(lab.minimumHeight(), min(lab.maximumHeight(), lab.heightForWidth(width)))
 
     def event(self, ev) -> bool:
         if ev.type() == QEvent.Type.LayoutRequest:  # posted by the label's updateGeometry: did its room change?
