@@ -280,3 +280,26 @@ def test_the_first_show_keeps_the_size_asked_for(qapp):
             w.close()
             w.deleteLater()
             idle(qapp, 3)
+
+
+def test_settling_the_plots_before_a_paint_looks_them_up_once(qapp, window):
+    """settle_plots_before_paint walked every view's widget tree (findChildren) on every paint of the window."""
+    calls = collections.Counter()
+    for vid, view in window.views.items():
+        find = view.findChildren
+
+        def counted(kind, *args, vid=vid, find=find):
+            if kind is pg.GraphicsView:
+                calls[vid] += 1
+            return find(kind, *args)
+
+        view.findChildren = counted
+    counter = PaintCounter(window)
+    calls.clear()
+    for size in ((1540, 870), (1600, 900)):
+        window.resize(*size)
+        idle(qapp)
+    window.actions.trigger("playback.step_forward")
+    idle(qapp)
+    assert sum(counter.counts.values()) > 0
+    assert not calls, dict(calls)  # each view's plots were looked up once, before

@@ -562,12 +562,18 @@ def settle_plots_before_paint(widgets) -> None:
     axes asked for another width wait for their posted LayoutRequest. Those changes, made while or after the
     view paints, mark the scene dirty once more, so every resize painted each plot twice (the second time
     showing what the first already showed). Done here, the scene's own queued updates are handed to its views
-    before the paint and merge into it: one paint, of the same pixels."""
+    before the paint and merge into it: one paint, of the same pixels.
+
+    The plots of each widget are looked up once (a view builds its plots when it is built): findChildren walked
+    every view's widget tree on every paint of the window."""
     QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     for widget in widgets:
         if not widget.isVisible():
             continue
-        for gv in widget.findChildren(pg.GraphicsView):
+        views = widget.__dict__.get("_gpuviz_graphics_views")
+        if views is None:
+            views = widget._gpuviz_graphics_views = widget.findChildren(pg.GraphicsView)
+        for gv in views:
             if not gv.isVisible():
                 continue
             scene = gv.scene()
