@@ -57,6 +57,7 @@ WINDOW = textwrap.dedent(
             report["live"] = w.is_live_trace(s.trace)
             report["kernel_list"] = [w.launch_panel.kernel.itemText(i) for i in range(w.launch_panel.kernel.count())]
             report["errors"] = {vid: v.errors for vid, v in w.views.items() if v.errors}
+            report["presenter"] = "gpuviz.ui.presenter" in sys.modules
             if not CAPTURE:
                 finish()
                 return
@@ -106,6 +107,7 @@ def test_the_window_shows_the_shipped_default_without_numba_or_the_capture_packa
     assert "shipped trace" in report["label"] and report["live"] is False  # not said to be captured here
     assert report["kernel_list"] == list(kernel_catalog())  # the launch panel's list, from the catalog
     assert report["errors"] == {}
+    assert report["presenter"] is False  # nobody presents: its module (~700 lines) is not loaded for the frames
 
 
 @pytest.mark.slow

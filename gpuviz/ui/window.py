@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import logging
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -307,6 +308,13 @@ def cache_standard_icons() -> None:
         app.setStyle(_StandardIconCache(app.style()))
 
 
+def _presenter_of(window):
+    """:func:`gpuviz.ui.presenter.presenter_of`, without importing the presenter module on a trace's first frame
+    (~700 lines; compiled 10-18 ms where no bytecode is cached): none presents before that module is imported."""
+    presenter = sys.modules.get("gpuviz.ui.presenter")
+    return presenter.presenter_of(window) if presenter is not None else None
+
+
 class MainWindow(QMainWindow):
     def __init__(self, trace: Trace | None = None, theme: Theme = LIGHT, session: Session | None = None,
                  source_label: str = "", live: bool = False):
@@ -404,10 +412,8 @@ class MainWindow(QMainWindow):
 
         Narrating means analysing the whole trace once: for a large trace that runs on a worker thread
         (numpy, no Qt) and the caption appears when it is done, so opening the trace never waits for it."""
-        from .presenter import presenter_of
-
         s = self.session
-        if not s.frames.n_frames or presenter_of(self) is not None:
+        if not s.frames.n_frames or _presenter_of(self) is not None:
             return ""
         ctl = self.lesson
         if ctl is not None and ctl.scene_loaded == ctl.player.scene_index:
@@ -572,9 +578,7 @@ class MainWindow(QMainWindow):
         another kind of view (timings) was chosen: a shuffle or a start leaves the tabs as they are."""
         from ..model.trace import EventKind as K
 
-        from .presenter import presenter_of
-
-        if presenter_of(self) is not None:
+        if _presenter_of(self) is not None:
             return  # presenter mode follows the frame with its own tabs
         kind = int(self.session.frames.kind[min(max(f, 0), self.session.frames.n_frames - 1)])
         vid = ("shared" if kind in (K.SHARED_LOAD, K.SHARED_STORE) else
