@@ -242,7 +242,6 @@ def event_matrix(trace):
 # ---- one module, in a worker process --------------------------------------------------------------------
 def run_module(modname: str, out_path: str, prefix: str) -> None:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    import importlib.util
     import unittest
 
     from tests.corpus_support import stub_filecheck

@@ -57,7 +57,6 @@ def main() -> int:
     say(f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     say("$ " + " ".join(["python", "bench/open_turns.py"] + sys.argv[1:]))
 
-    import numpy as np
     from PySide6.QtCore import QEvent, QTimer
 
     from gpuviz.app import _application

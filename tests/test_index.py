@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import mmap
-import shutil
 import struct
 import zipfile
 from pathlib import Path

@@ -13,7 +13,6 @@ import threading
 from pathlib import Path
 
 import numpy as np
-import pytest
 from numba import cuda
 
 from gpuviz.capture import device_wait

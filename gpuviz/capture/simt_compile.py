@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import math
-import types
 
 import numpy as np
 

@@ -29,7 +29,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import zlib
 from pathlib import Path
 
 import numpy as np

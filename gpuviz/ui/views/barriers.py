@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtGui
 
 from ...model.frames import format_block
 from .. import render
-from .base import TraceView, hide_overlapping_texts, register_view, slotted
+from .base import TraceView, hide_overlapping_texts, register_view
 from .memory import (
     MemoryStyle,
     colour_css,
     fit_left_axis,
-    header_label,
-    legend_html,
+    header_legend_canvas,
     memory_style,
-    restyle_label,
+    restyle_header_legend_canvas,
     segment_item,
     set_segment_pen,
     set_segments,
@@ -67,15 +66,7 @@ class BarrierView(TraceView):
         self._base = None
         self.current: tuple[int, float] | None = None
         self.style = memory_style(session.theme)
-        box = QtWidgets.QVBoxLayout(self)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.setSpacing(0)
-        self.header = header_label(self.style)
-        self.legend = header_label(self.style, 0.85, bold=False)
-        self.canvas = pg.GraphicsLayoutWidget()
-        box.addWidget(slotted(self.header))  # its text changes per frame: no window relayout for it
-        box.addWidget(self.legend)
-        box.addWidget(self.canvas, 1)
+        self.header, self.legend, self.canvas = header_legend_canvas(self, self.style)
         self.plot = self.canvas.addPlot(enableMenu=False)  # its menus are disabled below: not even built
         # the labels move after the view box has changed: thinned once they have
         self.plot.getViewBox().sigResized.connect(lambda *_: QtCore.QTimer.singleShot(0, self._thin_sync_labels))
@@ -111,25 +102,18 @@ class BarrierView(TraceView):
 
     def on_theme_changed(self) -> None:
         st = self.style = memory_style(self.theme)
-        restyle_label(self.header, st)
-        restyle_label(self.legend, st, 0.85, bold=False)
-        self.canvas.setBackground(st.background)
+        restyle_header_legend_canvas(self, st, [
+            ("■", PHASE_COLOURS[0], "running (phases 1, 3, …)"),
+            ("■", PHASE_COLOURS[1], "running (phases 2, 4, …)"),
+            ("■", _wait_rgba(st), "waiting at syncthreads"),
+            ("□", render.rgba("vermillion"), "arrived last: the others wait for it"),
+            ("┆", st.current, "this frame"),
+        ])
         style_axes(self.plot, st)
         self.plot.setLabel("bottom", "issue step (each warp issues one instruction per step)", color=st.foreground,
                            **{"font-size": f"{st.px(st.theme.font_px * 0.85)}px"})
         set_segment_pen(self.row_outline, st.current, 2)
         self.now_line.setPen(pg.mkPen(colour_css(st.current), width=2, style=QtCore.Qt.PenStyle.DashLine))
-        self.legend.setText(
-            legend_html(
-                [
-                    ("■", PHASE_COLOURS[0], "running (phases 1, 3, …)"),
-                    ("■", PHASE_COLOURS[1], "running (phases 2, 4, …)"),
-                    ("■", _wait_rgba(st), "waiting at syncthreads"),
-                    ("□", render.rgba("vermillion"), "arrived last: the others wait for it"),
-                    ("┆", st.current, "this frame"),
-                ]
-            )
-        )
         if self._block is not None:
             self._build_block(self._block)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 
 import numpy as np
-from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
 from ...model.frames import BlockState, LaneState, format_block, format_thread
 from ...model.trace import EventKind

@@ -586,6 +586,32 @@ def restyle_label(label: QtWidgets.QLabel, style: MemoryStyle, factor: float = 1
     )
 
 
+def header_legend_canvas(view, style: MemoryStyle) -> tuple[QtWidgets.QLabel, QtWidgets.QLabel, pg.GraphicsLayoutWidget]:
+    """The column of the pixel views (global and shared memory, barriers): a header line, a legend under it and
+    the pyqtgraph canvas, in ``view``'s layout; returns (header, legend, canvas)."""
+    box = QtWidgets.QVBoxLayout(view)
+    box.setContentsMargins(0, 0, 0, 0)
+    box.setSpacing(0)
+    header = header_label(style)
+    legend = header_label(style, LEGEND_SIZE, bold=False)
+    canvas = pg.GraphicsLayoutWidget()
+    box.addWidget(slotted(header))  # its text changes per frame: no window relayout for it
+    box.addWidget(legend)
+    box.addWidget(canvas, 1)
+    return header, legend, canvas
+
+
+def restyle_header_legend_canvas(view, style: MemoryStyle, legend: list[tuple[str, str, str]]) -> None:
+    """:func:`header_legend_canvas`'s widgets in ``style``; ``legend``: its entries, (chip, colour, label)."""
+    restyle_label(view.header, style)
+    restyle_label(view.legend, style, LEGEND_SIZE, bold=False)
+    view.canvas.setBackground(style.background)
+    view.legend.setText(legend_html(legend))
+
+
+LEGEND_SIZE = 0.85  # the legend's text, against the theme's font size
+
+
 def selected_thread(selection) -> tuple[int, int] | None:
     """(block, thread) of the selected thread, if the selection names one."""
     if selection is None:
@@ -668,34 +694,19 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
         self._ncols = 0
         self._counts: render.RunningCounts | None = None
         self.style = memory_style(session.theme)
-        box = QtWidgets.QVBoxLayout(self)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.setSpacing(0)
-        self.header = header_label(self.style)
-        self.legend = header_label(self.style, 0.85, bold=False)
-        self.canvas = pg.GraphicsLayoutWidget()
-        box.addWidget(slotted(self.header))  # its text changes per frame: no window relayout for it
-        box.addWidget(self.legend)
-        box.addWidget(self.canvas, 1)
+        self.header, self.legend, self.canvas = header_legend_canvas(self, self.style)
         self.on_theme_changed()
 
     # -- theme -------------------------------------------------------------------------------------
     def on_theme_changed(self) -> None:
         st = self.style = memory_style(self.theme)
-        restyle_label(self.header, st)
-        restyle_label(self.legend, st, 0.85, bold=False)
-        self.canvas.setBackground(st.background)
-        self.legend.setText(
-            legend_html(
-                [
-                    ("■", st.read, "read"),
-                    ("■", st.write, "write"),
-                    ("■", st.atomic, "atomic"),
-                    ("□", st.current, "32-byte sectors of this request"),
-                    ("□", st.selected, "selected thread"),
-                ]
-            )
-        )
+        restyle_header_legend_canvas(self, st, [
+            ("■", st.read, "read"),
+            ("■", st.write, "write"),
+            ("■", st.atomic, "atomic"),
+            ("□", st.current, "32-byte sectors of this request"),
+            ("□", st.selected, "selected thread"),
+        ])
         if self.colour_bar is not None:
             style_colour_bar(self.colour_bar, st, self.BAR_LABEL)
         for p in self._panels:

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtGui
 
 from ...model import analysis
 from ...model.trace import EventKind, Trace
 from .. import render
 from ..plaintext import esc
-from .base import PREDICT_TEXT, TraceView, register_view, slotted, thin_tick_labels
+from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
 from .memory import (
     ArrayPanelsMixin,
     CellImage,
@@ -33,10 +33,9 @@ from .memory import (
     colour_css,
     docked,
     fit_left_axis,
-    header_label,
-    legend_html,
+    header_legend_canvas,
     memory_style,
-    restyle_label,
+    restyle_header_legend_canvas,
     segment_item,
     selected_cell,
     selected_thread,
@@ -235,34 +234,19 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         self._event_frames = None
         self._conflicts: ConflictIndex | None = None
         self.style = memory_style(session.theme, "viridis")
-        box = QtWidgets.QVBoxLayout(self)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.setSpacing(0)
-        self.header = header_label(self.style)
-        self.legend = header_label(self.style, 0.85, bold=False)
-        self.canvas = pg.GraphicsLayoutWidget()
-        box.addWidget(slotted(self.header))  # its text changes per frame: no window relayout for it
-        box.addWidget(self.legend)
-        box.addWidget(self.canvas, 1)
+        self.header, self.legend, self.canvas = header_legend_canvas(self, self.style)
         self.on_theme_changed()
 
     # -- theme -------------------------------------------------------------------------------------
     def on_theme_changed(self) -> None:
         st = self.style = memory_style(self.theme, "viridis")
-        restyle_label(self.header, st)
-        restyle_label(self.legend, st, 0.85, bold=False)
-        self.canvas.setBackground(st.background)
-        self.legend.setText(
-            legend_html(
-                [
-                    ("■", st.read, "read"),
-                    ("■", st.write, "write"),
-                    ("▮", st.conflict, "bank conflict"),
-                    ("◣", st.race, "race"),
-                    ("□", st.selected, "selected thread"),
-                ]
-            )
-        )
+        restyle_header_legend_canvas(self, st, [
+            ("■", st.read, "read"),
+            ("■", st.write, "write"),
+            ("▮", st.conflict, "bank conflict"),
+            ("◣", st.race, "race"),
+            ("□", st.selected, "selected thread"),
+        ])
         if self.colour_bar is not None:
             style_colour_bar(self.colour_bar, st, self.BAR_LABEL)
         for p in self._panels:
