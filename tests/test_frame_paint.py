@@ -9,13 +9,10 @@ import collections
 
 import numpy as np
 import pyqtgraph as pg
-import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from gpuviz.ui.window import MainWindow
-from tests.test_window_resize import PLOT_VIEWS, idle, on_screen, pixels
-from tests.ui_traces import reduction_trace
+from tests.test_window_resize import PLOT_VIEWS, idle, on_screen, pixels, window  # noqa: F401 - window: a fixture
 
 
 class Paints(QObject):
@@ -34,18 +31,6 @@ class Paints(QObject):
 
     def close(self):
         self.qapp.removeEventFilter(self)
-
-
-@pytest.fixture
-def window(qapp):
-    w = MainWindow(reduction_trace(n_blocks=4, block=64))
-    w.resize(1600, 900)
-    w.show()
-    idle(qapp)
-    yield w
-    w.close()
-    w.deleteLater()
-    idle(qapp, 3)
 
 
 def test_a_frame_repaints_each_changed_plot_alone_not_the_widgets_under_it(qapp, window):
