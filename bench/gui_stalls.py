@@ -22,6 +22,7 @@ import datetime as _dt
 import io
 import os
 import pstats
+import shutil
 import statistics
 import sys
 import threading
@@ -99,6 +100,7 @@ def main() -> int:
         folder = Path(tempfile.mkdtemp(prefix="gpuviz-stalls-"))
         full, _ = make_traces(folder)
         full.replace(path)
+        shutil.rmtree(folder, ignore_errors=True)  # the copy without an index, not needed here
 
     from gpuviz.app import _application
     from gpuviz.ui.window import MainWindow

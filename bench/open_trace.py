@@ -36,6 +36,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -199,6 +200,24 @@ def run_child(args: list[str], env: dict) -> dict:
     return json.loads(lines[-1][7:])
 
 
+def run_all(a, full: Path, bare: Path, cache: Path, env: dict, say) -> list:
+    """Every run's (raw read, window) figures, each said as it comes."""
+    runs = []
+    for r in range(a.repeat):
+        for f in cache.glob("*/*/*"):
+            f.unlink()  # the no-index copy is indexed afresh in every run
+        raw = run_child(["raw", str(full)], env)
+        win = run_child(["window", str(full), a.size, str(bare)], env)
+        runs.append((raw, win))
+        say(f"run {r + 1}: raw read {raw['s']:.2f} s; first open {win['first_s']:.2f} s "
+            f"({win['first_s'] / raw['s']:.2f}x, index from {win['first_index']}), second {win['second_s']:.2f} s "
+            f"({win['second_s'] / raw['s']:.2f}x, {win['second_index']}); stalls ms: open {win['first_stall_ms']:.0f}/{win['second_stall_ms']:.0f}, "
+            f"step {win['step_stall_ms']:.0f}, scrub {win['scrub_stall_ms']:.0f}, resize {win['resize_stall_ms']:.0f}; "
+            f"no index: {win['bare_first_s']:.2f} s ({win['bare_first_index']}, stall {win['bare_first_stall_ms']:.0f} ms), "
+            f"again {win['bare_second_s']:.2f} s ({win['bare_second_index']}); peak RSS {win['maxrss'] / 1e6:,.0f} MB")
+    return runs
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--file", help="a saved trace to open (default: capture reduce_sum 1<<20 now)")
@@ -245,19 +264,10 @@ def main() -> int:
         full, bare = make_traces(folder)
         say(f"captured and saved reduce_sum 1<<20 in {time.perf_counter() - t0:.1f} s: {full.stat().st_size / 1e6:,.0f} MB "
             f"with the index, {bare.stat().st_size / 1e6:,.0f} MB without")
-    runs = []
-    for r in range(a.repeat):
-        for f in cache.glob("*/*/*"):
-            f.unlink()  # the no-index copy is indexed afresh in every run
-        raw = run_child(["raw", str(full)], env)
-        win = run_child(["window", str(full), a.size, str(bare)], env)
-        runs.append((raw, win))
-        say(f"run {r + 1}: raw read {raw['s']:.2f} s; first open {win['first_s']:.2f} s "
-            f"({win['first_s'] / raw['s']:.2f}x, index from {win['first_index']}), second {win['second_s']:.2f} s "
-            f"({win['second_s'] / raw['s']:.2f}x, {win['second_index']}); stalls ms: open {win['first_stall_ms']:.0f}/{win['second_stall_ms']:.0f}, "
-            f"step {win['step_stall_ms']:.0f}, scrub {win['scrub_stall_ms']:.0f}, resize {win['resize_stall_ms']:.0f}; "
-            f"no index: {win['bare_first_s']:.2f} s ({win['bare_first_index']}, stall {win['bare_first_stall_ms']:.0f} ms), "
-            f"again {win['bare_second_s']:.2f} s ({win['bare_second_index']}); peak RSS {win['maxrss'] / 1e6:,.0f} MB")
+    try:
+        runs = run_all(a, full, bare, cache, env, say)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # 1.8 GB of traces and their cache a run: none left behind
 
     def m(key, side=1):
         return statistics.median(r[side][key] for r in runs)
