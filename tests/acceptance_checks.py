@@ -108,6 +108,42 @@ def _label_text_size(label: QLabel, width: int | None) -> tuple[float, float]:
     return doc.idealWidth(), doc.size().height()
 
 
+#: the symbols legends put before their labels (a colour chip drawn as text)
+CHIPS = "■□▮◣┆"
+
+
+def chip_breaks(label: QLabel, width: int) -> list[str]:
+    """The lines of ``label``'s rich text wrapped at ``width`` that end on a legend chip (the chip on one line,
+    what it means on the next)."""
+    doc = QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setDocumentMargin(0)
+    doc.setHtml(label.text())
+    doc.setTextWidth(width)
+    doc.size()  # lays the text out (its blocks have no lines before)
+    out = []
+    block = doc.begin()
+    while block.isValid():
+        layout, text = block.layout(), block.text()
+        for k in range(layout.lineCount()):
+            line = layout.lineAt(k)
+            row = text[line.textStart():line.textStart() + line.textLength()].rstrip(" \u00a0")
+            if row and row[-1] in CHIPS:
+                out.append(row)
+        block = block.next()
+    return out
+
+
+def chip_problems(root: QWidget) -> list[str]:
+    """Wrapped legend labels, as laid out now, with a line that ends on a chip."""
+    out = []
+    for lb in root.findChildren(QLabel):
+        if shown(lb) and lb.wordWrap() and lb.textFormat() == Qt.TextFormat.RichText:
+            for row in chip_breaks(lb, lb.contentsRect().width() - 2 * lb.margin()):
+                out.append(f"label {name_of(lb)}: a legend line ends on its chip: {row!r}")
+    return out
+
+
 def label_problems(root: QWidget) -> list[str]:
     """Visible labels whose text is wider (or, wrapped, taller) than their rect, and sibling labels on top
     of each other."""
@@ -320,7 +356,8 @@ def overlay_problems(window) -> list[str]:
 
 def layout_problems(window) -> list[str]:
     settle()
-    return (label_problems(window) + plot_text_problems(window) + legend_problems(window) + source_problems(window)
+    return (label_problems(window) + chip_problems(window) + plot_text_problems(window) + legend_problems(window)
+            + source_problems(window)
             + memory_problems(window) + contrast_problems(window))
 
 

@@ -518,3 +518,16 @@ def test_source_code_keeps_its_colour_when_the_source_is_filled_again(window):
                 grey.append(block.text())
                 break
     assert not grey, f"{len(grey)} lines of code in the margin's grey, e.g. {grey[:2]}"
+
+
+def test_a_legend_chip_stays_on_the_line_of_its_label_at_any_width(window):
+    """At 1280x720 the grid's legend put its "running now" chip at the end of one line and the words on the next
+    (seen under Xvfb): every chip is joined to its label, so no width breaks between them."""
+    from tests.acceptance_checks import chip_breaks
+
+    w = window(kernel_trace("matmul_tiled"), size=(1280, 720))
+    for name in ("grid", "block", "memory", "shared", "barriers"):
+        legend = w.views[name].legend
+        assert legend.text()
+        breaks = {width: rows for width in range(100, 600, 3) if (rows := chip_breaks(legend, width))}
+        assert not breaks, f"{name}: {breaks}"

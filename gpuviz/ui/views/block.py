@@ -257,7 +257,7 @@ class BlockView(TraceView):
             work = (f" &nbsp; exited lanes shaded by the loop iterations they ran: darker = more "
                     f"({int(finite.min())} to {int(finite.max())})")
         self.legend.setText(legend_html([(t.lane[s], s.label) for s in shown], t)
-                            + f" &nbsp; <b style='color:{t.current}'>&#9633;</b> issuing warp" + work)
+                            + f" <span style='white-space:nowrap'><b style='color:{t.current}'>&#9633;</b>&nbsp;issuing warp</span>" + work)
         # the darkest shade of a lane that looped the most: the foreground, so it reads in either theme
         self._work_rgba = np.array(hex_to_rgba(t.foreground), dtype=np.float64)
         font = QFont()

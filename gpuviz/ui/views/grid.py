@@ -170,7 +170,7 @@ class GridView(TraceView):
             item.fill = pg.mkBrush(255, 255, 255, 200)
             item.update()
         self.legend.setText(legend_html([(t.block[s], s.label) for s in BlockState], t)
-                            + f" &nbsp; <b style='color:{t.current}'>&#9633;</b> running now")
+                            + f" <span style='white-space:nowrap'><b style='color:{t.current}'>&#9633;</b>&nbsp;running now</span>")
 
     # ---- per frame: colours only ----------------------------------------------------------------------
     def on_frame_changed(self) -> None:
