@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import collections
 import cProfile
-import datetime as _dt
 import io
 import os
 import pstats
@@ -32,6 +31,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from report import Report  # noqa: E402 - bench/report.py, beside this script
 
 
 class Sampler(threading.Thread):
@@ -76,20 +77,12 @@ def main() -> int:
     ap.add_argument("--cprofile", action="store_true")
     ap.add_argument("--save")
     a = ap.parse_args()
-    lines: list[str] = []
-
-    def say(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    report = Report("bench/gui_stalls.py", a.size)
+    say = report.say
 
     import numpy as np
     from PySide6.QtCore import QTimer
 
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    say(f"# bench/gui_stalls.py, {now}, Qt platform {os.environ.get('QT_QPA_PLATFORM')}, window {a.size}, "
-        f"{os.cpu_count()} cores")
-    say(f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    say("$ " + " ".join(["python", "bench/gui_stalls.py"] + sys.argv[1:]))
     path = Path(a.file or a.cache_file)
     if not path.exists():
         sys.path.insert(0, str(ROOT / "bench"))
@@ -205,10 +198,8 @@ def main() -> int:
                     say("  " + ln)
     sampler.stop = True
     timer.stop()
-    say(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     window.close()
-    if a.save:
-        Path(a.save).write_text("\n".join(lines) + "\n")
+    report.finish(a.save)
     return 0
 
 

@@ -32,7 +32,6 @@ from the parent process across fork and exec, so a child would report the captur
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import os
 import platform
@@ -47,6 +46,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from report import Report  # noqa: E402 - bench/report.py, beside this script
 
 
 def make_traces(folder: Path) -> tuple[Path, Path]:
@@ -232,24 +233,15 @@ def main() -> int:
         print("RESULT " + json.dumps(res), flush=True)
         return 0
 
-    lines: list[str] = []
-
-    def say(text=""):
-        print(text, flush=True)
-        lines.append(text)
-
     import numpy as np
     import PySide6
 
     folder = Path(tempfile.mkdtemp(prefix="gpuviz-open-"))
     cache = folder / "cache"
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(ROOT))
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    say(f"# bench/open_trace.py, {now}, Qt platform {os.environ.get('QT_QPA_PLATFORM')}, window {a.size}, "
-        f"{os.cpu_count()} cores")
-    say(f"# python {platform.python_version()} numpy {np.__version__} PySide6 {PySide6.__version__}")
-    say(f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    say("$ " + " ".join(["python", "bench/open_trace.py"] + sys.argv[1:]))
+    report = Report("bench/open_trace.py", a.size,
+                    f"python {platform.python_version()} numpy {np.__version__} PySide6 {PySide6.__version__}")
+    say = report.say
     say("# peak RSS: the window process's VmHWM, its high-water resident set: anonymous memory plus the pages of the "
         "memory-mapped trace file it had mapped in at that moment (pages it let go of, madvise DONTNEED, no longer "
         "count; the kernel's page cache never does); peak anonymous: RssAnon sampled on the heartbeat")
@@ -298,9 +290,7 @@ def main() -> int:
     ]
     for name, v, target in rows:
         say(f"{name:52s} {v:10.2f} {target:>10s}")
-    say(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if a.save:
-        Path(a.save).write_text("\n".join(lines) + "\n")
+    report.finish(a.save)
     return 0
 
 

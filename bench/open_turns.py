@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import collections
 import cProfile
-import datetime as _dt
 import io
 import os
 import pstats
@@ -31,6 +30,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from report import Report  # noqa: E402 - bench/report.py, beside this script
 
 
 def main() -> int:
@@ -45,17 +46,8 @@ def main() -> int:
     ap.add_argument("--save")
     a = ap.parse_args()
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="openturns-cache-"))
-    lines: list[str] = []
-
-    def say(text=""):
-        print(text, flush=True)
-        lines.append(text)
-
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    say(f"# bench/open_turns.py, {now}, Qt platform {os.environ.get('QT_QPA_PLATFORM')}, window {a.size}, "
-        f"{os.cpu_count()} cores")
-    say(f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    say("$ " + " ".join(["python", "bench/open_turns.py"] + sys.argv[1:]))
+    report = Report("bench/open_turns.py", a.size)
+    say = report.say
 
     from PySide6.QtCore import QEvent, QTimer
 
@@ -194,9 +186,7 @@ def main() -> int:
         for p in folder.iterdir():
             p.unlink()
         folder.rmdir()
-    say(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if a.save:
-        Path(a.save).write_text("\n".join(lines) + "\n")
+    report.finish(a.save)
     return 0
 
 
