@@ -201,16 +201,30 @@ def open_main_window(trace_path=None, present: bool = False, theme: str = "light
         except Exception as e:
             print(f"gpuviz: {e}", file=sys.stderr)
             return 2
-        # a trace captured just now, on this machine (the default without its shipped file): the window may say so
-        window = MainWindow(trace, theme=get_theme(theme), source_label=label, live=live)
+        # shown before the trace is set: a view that the window's layout puts behind a tab then computes nothing
+        # for it until it comes to the front (a window not on screen yet has every view build at once). The first
+        # paint comes from the event loop, after the trace is in: no empty frame is drawn
+        window = MainWindow(theme=get_theme(theme))
         fit_to_screen(window)
         window.show()
+        _lay_out_now(window)  # the docks in the places the first show gave them (tabs included), not painted yet
+        # a trace captured just now, on this machine (the default without its shipped file): the window may say so
+        window.set_trace(trace, label, live=live)
     settle_on_screen(window)
     if present:
         from .ui.presenter import enter_presenter
 
         enter_presenter(window, theme="dark")
     return window
+
+
+def _lay_out_now(window) -> None:
+    """Run the layout requests that showing ``window`` posted (its docks moved into the tabs and sizes of
+    ``arrange_default``), and nothing else: no paint, no timer, no input."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def settle_on_screen(window) -> None:

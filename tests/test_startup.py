@@ -58,6 +58,21 @@ WINDOW = textwrap.dedent(
             report["kernel_list"] = [w.launch_panel.kernel.itemText(i) for i in range(w.launch_panel.kernel.count())]
             report["errors"] = {vid: v.errors for vid, v in w.views.items() if v.errors}
             report["presenter"] = "gpuviz.ui.presenter" in sys.modules
+            # the views behind a tab: none has computed the trace (each waits until it is shown)
+            behind = [vid for vid, v in w.views.items() if not v.on_screen()]
+            report["behind"] = {vid: w.views[vid]._trace_stale for vid in behind}
+            if behind:
+                w.docks[behind[0]].raise_()  # a click on its tab
+                QTimer.singleShot(300, lambda: shown(behind[0]))
+            else:
+                shown(None)
+
+        def shown(vid):
+            w = window()
+            if vid is not None:
+                v = w.views[vid]
+                report["raised"] = {"view": vid, "on_screen": v.on_screen(), "stale": v._trace_stale or v._stale,
+                                    "errors": v.errors}
             if not CAPTURE:
                 finish()
                 return
@@ -108,6 +123,10 @@ def test_the_window_shows_the_shipped_default_without_numba_or_the_capture_packa
     assert report["kernel_list"] == list(kernel_catalog())  # the launch panel's list, from the catalog
     assert report["errors"] == {}
     assert report["presenter"] is False  # nobody presents: its module (~700 lines) is not loaded for the frames
+    # the views the layout put behind a tab computed nothing for the trace; the one brought to the front drew it
+    assert report["behind"] and all(report["behind"].values()), report["behind"]
+    raised = report["raised"]
+    assert raised["on_screen"] and not raised["stale"] and raised["errors"] == [], raised
 
 
 @pytest.mark.slow

@@ -40,7 +40,7 @@ import logging
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPixmapCache
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
@@ -341,6 +341,11 @@ class TraceView(QWidget):
         if not self._started:
             self.start()
         elif self._stale and self._live():
+            if not self.on_screen():
+                # shown behind a tab (Qt shows a dock tabbed behind another, off screen) or not placed yet: drawn
+                # once the layout has run, if it is on screen then (a tab brought to the front later draws itself)
+                QTimer.singleShot(0, self.catch_up)
+                return
             self._catch_up_trace()
             self._stale = False
             self._call(self.on_frame_changed)
