@@ -19,6 +19,10 @@ the first frame (none should be), and, with a 5 ms heartbeat timer on the GUI th
 first frame, the longest the window then stood still (work deferred until after the first frame still must
 not freeze it). ``-X importtime`` of one more launch gives the slowest imports, listed at the end.
 
+``--instructions`` also runs one ``gpuviz`` launch under valgrind's callgrind and prints the instructions it ran to
+its first frame: a count that the machine's load does not change (the same launch twice: within 1%), for an A/B
+of two checkouts on a busy machine (run the bench in each). It takes a minute or two.
+
 Each launch's CPU time (user + system, the launched process's own, to its first frame) is printed beside the wall
 time: on a loaded machine it grows much less than wall time does.
 
@@ -36,6 +40,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -78,7 +83,7 @@ def install(app):
             print("FIRST_FRAME " + json.dumps({"t": t, "cpu": cpu, "modules": mods, "stall_after_ms": max(gaps) * 1e3}),
                   flush=True)
             os._exit(0)
-        QTimer.singleShot(2000 if MODE != "empty" else 0, done)
+        QTimer.singleShot(0 if MODE in ("empty", "instructions") else 2000, done)
         app._gpuviz_bench = (timer, done)
 
     f = FirstPaint(app)
@@ -131,6 +136,19 @@ def launch(mode: str, size: tuple[int, int], env: dict, extra: list[str] | None 
     return info
 
 
+def count_instructions(size: tuple[int, int], env: dict) -> int:
+    """The instructions one ``gpuviz`` launch runs to its first frame, counted by valgrind's callgrind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", _PROBE,
+               "instructions", str(size[0]), str(size[1])]
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+        for line in proc.stderr.splitlines():
+            if "Collected :" in line:
+                return int(line.rsplit(":", 1)[1].strip())
+        raise RuntimeError(f"callgrind counted nothing (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+
+
 def slowest_imports(stderr: str, n: int = 15) -> list[str]:
     rows = []
     for ln in stderr.splitlines():
@@ -150,6 +168,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--size", default="1920x1080")
     ap.add_argument("--save", type=Path)
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count the instructions of one launch to its first frame (valgrind callgrind)")
     args = ap.parse_args()
     size = tuple(int(x) for x in args.size.lower().split("x"))
     env = dict(os.environ)
@@ -202,6 +222,8 @@ def main() -> int:
     say(f"longest GUI stall in the 2 s after gpuviz's first frame, ms: median {statistics.median(stalls):.0f}, "
         f"max {max(stalls):.0f} (capture: median "
         f"{statistics.median(r['stall_after_ms'] for r in runs['capture']):.0f})")
+    if args.instructions:
+        say(f"instructions to gpuviz's first frame (callgrind, one launch): {count_instructions(size, env):,}")
     imp = launch("gpuviz", size, env, extra=["-X", "importtime"])
     say("")
     say("slowest imports of gpuviz to its first frame (-X importtime, cumulative):")
