@@ -7,8 +7,8 @@ Works on a :class:`~gpuviz.ui.window.MainWindow` from the outside, through its p
 ``actions``, ``docks``, ``transport``, ``menuBar()``, ``statusBar()``):
 
 * full screen (or a given size), menu bar, status bar, transport bar and launch panel hidden;
-* high-contrast light and dark themes made for washed-out projectors (Okabe-Ito categories, darker
-  greys than the desk themes so "idle" and "waiting" stay visible, cividis heat maps);
+* high-contrast light and dark themes made for washed-out projectors (Okabe-Ito categories, greys a
+  step further from the background than the desk themes' so "idle" and "waiting" stay visible, cividis heat maps);
 * every text at least :data:`MIN_TEXT_PX` pixels at 1920x1080: the scale is raised until the smallest
   text in the window (Qt widgets and pyqtgraph items alike, measured by :func:`text_sizes`) reaches it,
   and it can be changed on the fly (Ctrl+= / Ctrl+-, Ctrl+0 back to the automatic scale);
@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidge
 
 from ..model import playback as pb
 from ..model.narration import Narrator
-from .theme import DARK, LIGHT, Theme, state_colours
+from .theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, state_colours
 
 MIN_TEXT_PX = 18
 #: Ctrl+- goes below the automatic scale (a teacher may want more on screen), down to this smallest text
@@ -42,7 +42,7 @@ PRESENTER_HIDES = ("launch", "details", "occupancy", "lines", "timings", "launch
 #: column widths of presenter mode: blocks and lanes | memory | source
 PRESENTER_COLUMNS = (0.23, 0.40, 0.37)
 
-#: high-contrast themes for projectors: pale greys of the desk themes vanish on a washed-out image
+#: high-contrast themes for projectors: a washed-out image loses contrast, so the greys stand further from the ground
 PRESENT_LIGHT = replace(
     LIGHT,
     name="present-light",
@@ -50,7 +50,7 @@ PRESENT_LIGHT = replace(
     muted="#000000",
     grid="#4D4D4D",
     highlight_line="#F5D76E",
-    **state_colours(not_started="#D0D0D0", idle="#7A7A7A", waiting="#C4C4C4", done="blue"),
+    **state_colours(not_begun="#888888", idle="#5E5E5E", done="blue", diverged=ORANGE_ON_WHITE),
     heatmap="cividis",
 )
 PRESENT_DARK = replace(
@@ -60,7 +60,7 @@ PRESENT_DARK = replace(
     muted="#FFFFFF",
     grid="#A0A0A0",
     highlight_line="#6B5800",
-    **state_colours(not_started="#2E2E2E", idle="#8C8C8C", waiting="#3A3A3A", done="sky_blue"),
+    **state_colours(not_begun="#666666", idle="#8C8C8C", done="sky_blue"),
     heatmap="cividis",
 )
 PRESENT_THEMES = {"light": PRESENT_LIGHT, "dark": PRESENT_DARK}

@@ -73,25 +73,35 @@ class Theme:
         return (r + g + b) < 384
 
 
-def state_colours(not_started: str, idle: str, waiting: str, done: str) -> dict:
-    """Lane and block state colours of a theme: the categories always take the same Okabe-Ito colours
-    (active green, diverged orange, at a barrier purple); a theme picks only its greys and its 'done' blue."""
+def state_colours(not_begun: str, idle: str, done: str, diverged: str = OKABE_ITO["orange"]) -> dict:
+    """Lane and block state colours of a theme: the categories always take the same Okabe-Ito hues
+    (active green, diverged orange, at a barrier purple); a theme picks only its greys, its 'done' blue and,
+    on a white ground, a darker shade of the orange.
+
+    Every state colour stands at least 3:1 against the theme's background (WCAG's contrast for graphics,
+    tests/test_theme_contrast.py): a lane that has not started is a cell a learner counts, not a gap. Work
+    not begun is one grey, a lane not started and a block waiting alike; an idle lane is a grey at least
+    1.5:1 from it, the two told apart by lightness alone."""
     return {
         "lane": {
-            LaneState.NOT_STARTED: not_started,
+            LaneState.NOT_STARTED: not_begun,
             LaneState.IDLE: idle,
             LaneState.ACTIVE: OKABE_ITO["bluish_green"],
-            LaneState.DIVERGED: OKABE_ITO["orange"],
+            LaneState.DIVERGED: diverged,
             LaneState.BARRIER: OKABE_ITO["reddish_purple"],
             LaneState.EXITED: OKABE_ITO[done],
         },
         "block": {
-            BlockState.WAITING: waiting,
+            BlockState.WAITING: not_begun,
             BlockState.RESIDENT: OKABE_ITO["bluish_green"],
             BlockState.BARRIER: OKABE_ITO["reddish_purple"],
             BlockState.DONE: OKABE_ITO[done],
         },
     }
+
+
+#: Okabe-Ito orange at 60 % of its light, the same hue: 3.8:1 on white where the orange itself is 2.3:1
+ORANGE_ON_WHITE = "#B07900"
 
 
 LIGHT = Theme(
@@ -104,7 +114,7 @@ LIGHT = Theme(
     current=OKABE_ITO["black"],
     selected=OKABE_ITO["vermillion"],
     highlight_line="#FBE7A1",
-    **state_colours(not_started="#DEDEDE", idle="#B0B0B0", waiting="#DADADA", done="sky_blue"),
+    **state_colours(not_begun="#8E8E8E", idle="#686868", done="blue", diverged=ORANGE_ON_WHITE),
 )
 
 DARK = Theme(
@@ -117,7 +127,7 @@ DARK = Theme(
     current=OKABE_ITO["yellow"],
     selected=OKABE_ITO["orange"],
     highlight_line="#5A4A00",
-    **state_colours(not_started="#1E1E1E", idle="#5C5C5C", waiting="#2A2A2A", done="blue"),
+    **state_colours(not_begun="#5E5E5E", idle="#828282", done="blue"),
     load=OKABE_ITO["sky_blue"],
     store=OKABE_ITO["vermillion"],
 )
@@ -166,4 +176,5 @@ def stylesheet(theme: Theme) -> str:
     QLabel#errorText {{ color: {t.background}; background: {OKABE_ITO['vermillion']}; padding: {t.px(6)}px;
         border-radius: 4px; }}
     QLabel#viewTitle {{ color: {t.muted}; }}
+    QLabel#viewLegend {{ background: {t.background}; }}
     """

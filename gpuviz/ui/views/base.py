@@ -627,6 +627,15 @@ def captioned_layout(view: TraceView) -> tuple[QVBoxLayout, QLabel]:
     return layout, caption
 
 
+def legend_label(view: TraceView) -> QLabel:
+    """A view's word-wrapping legend under its plot, on the plot's background (themes style it by name): its
+    colour chips stand against the same ground as the cells they name, where the theme's contrast holds."""
+    legend = QLabel(view)
+    legend.setObjectName("viewLegend")
+    legend.setWordWrap(True)
+    return legend
+
+
 def make_image_plot(view: TraceView, with_axes: bool = False) -> tuple[pg.PlotWidget, pg.ImageItem]:
     """An aspect-locked, y-down plot holding one ImageItem, in ``view``'s layout (created if needed).
 

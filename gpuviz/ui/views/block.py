@@ -14,14 +14,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QFont, QColor, QPainterPath
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from ...model.frames import LaneState, format_block
 from .. import render
 from ..theme import hex_to_rgba
 from .base import (
-    captioned_layout, drawn_from_cache, TraceView, legend_html, make_image_plot, outline_pen, register_view, style_plot,
-    text_item,
+    captioned_layout, drawn_from_cache, TraceView, legend_html, legend_label, make_image_plot, outline_pen, register_view,
+    style_plot, text_item,
 )
 
 
@@ -71,8 +71,7 @@ class BlockView(TraceView):
         vb.setAspectLocked(False)
         vb.sigResized.connect(self._fit_labels)
         vb.sigRangeChanged.connect(self._fit_labels)
-        self.legend = QLabel(self)
-        self.legend.setWordWrap(True)
+        self.legend = legend_label(self)
         layout.addWidget(self.legend)
         self.warp_outline = QGraphicsPathItem()
         self.selected_warp_outline = QGraphicsPathItem()

@@ -11,11 +11,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainterPath
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QLabel
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from ...model.frames import BlockState, format_block
 from ..theme import hex_to_rgba
-from .base import captioned_layout, TraceView, legend_html, make_image_plot, outline_pen, register_view, style_plot, text_item
+from .base import captioned_layout, TraceView, legend_html, legend_label, make_image_plot, outline_pen, register_view, style_plot, text_item
 
 
 def grid_layout(grid: tuple[int, int, int], max_cols: int = 64) -> tuple[np.ndarray, np.ndarray, int, int, str]:
@@ -45,8 +45,7 @@ class GridView(TraceView):
         super().__init__(session, parent)
         layout, self.caption = captioned_layout(self)
         self.plot, self.image = make_image_plot(self)
-        self.legend = QLabel(self)
-        self.legend.setWordWrap(True)
+        self.legend = legend_label(self)
         layout.addWidget(self.legend)
         self.current_box = QGraphicsRectItem()
         self.selected_box = QGraphicsRectItem()

@@ -1,0 +1,128 @@
+"""Every theme's colours stand out from the ground they are drawn on, by WCAG's contrast ratio: text at least
+4.5:1, graphics (state cells, legend chips, outlines) at least 3:1. The dark theme's "not started" lane was
+#1E1E1E on black (1.26:1) and its legend chip #1E1E1E on the #1A1A1A panel (1.04:1): invisible on a projector."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+
+from tests.acceptance_checks import image_array, settle
+
+TEXT = 4.5
+GRAPHICS = 3.0
+#: two greys told apart by lightness alone (not started, idle): at least this ratio between them
+GREYS = 1.5
+
+
+def relative_luminance(colour: str) -> float:
+    from gpuviz.ui.theme import hex_to_rgba
+
+    def linear(v: int) -> float:
+        c = v / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b, _ = hex_to_rgba(colour)
+    return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def all_themes():
+    from gpuviz.ui.presenter import PRESENT_THEMES
+    from gpuviz.ui.theme import THEMES
+
+    return [*THEMES.values(), *PRESENT_THEMES.values()]
+
+
+def theme_ids():
+    return [t.name for t in all_themes()]
+
+
+def test_the_contrast_ratio_is_wcags():
+    assert contrast("#FFFFFF", "#000000") == pytest.approx(21.0)
+    assert contrast("#767676", "#FFFFFF") == pytest.approx(4.54, abs=0.01)
+    assert contrast("#123456", "#123456") == 1.0
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_every_state_colour_stands_3_to_1_against_the_background(theme):
+    low = {f"{kind}.{state.name}": round(contrast(colour, theme.background), 2)
+           for kind in ("lane", "block") for state, colour in getattr(theme, kind).items()
+           if contrast(colour, theme.background) < GRAPHICS}
+    assert not low, (theme.name, theme.background, low)
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_the_greys_of_work_not_begun_and_of_idle_lanes_are_told_apart(theme):
+    from gpuviz.model.frames import LaneState
+
+    assert contrast(theme.lane[LaneState.NOT_STARTED], theme.lane[LaneState.IDLE]) >= GREYS, theme.name
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_text_and_outlines_stand_out(theme):
+    for ground in (theme.background, theme.panel):
+        for name in ("foreground", "muted"):
+            assert contrast(getattr(theme, name), ground) >= TEXT, (theme.name, name, ground)
+    assert contrast(theme.foreground, theme.highlight_line) >= TEXT, theme.name  # the source line executing
+    for name in ("current", "selected", "load", "store"):
+        assert contrast(getattr(theme, name), theme.background) >= GRAPHICS, (theme.name, name)
+
+
+def test_a_state_keeps_its_hue_in_every_theme():
+    """Darker or lighter to stand out, never another colour: green active, orange diverged, purple at a
+    barrier, blue done, in every theme."""
+    import colorsys
+
+    from gpuviz.model.frames import BlockState, LaneState
+    from gpuviz.ui.theme import hex_to_rgba
+
+    def hue(colour):
+        r, g, b, _ = hex_to_rgba(colour)
+        return round(colorsys.rgb_to_hsv(r / 255, g / 255, b / 255)[0] * 360)
+
+    for kind, states in (("lane", (LaneState.ACTIVE, LaneState.DIVERGED, LaneState.BARRIER, LaneState.EXITED)),
+                         ("block", (BlockState.RESIDENT, BlockState.BARRIER, BlockState.DONE))):
+        for state in states:
+            hues = {t.name: hue(getattr(t, kind)[state]) for t in all_themes()}
+            assert max(hues.values()) - min(hues.values()) <= 20, (kind, state.name, hues)
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+@pytest.mark.parametrize("view_id", ["grid", "block"])
+def test_the_legend_chips_stand_3_to_1_against_the_legend_as_drawn(qapp, view_id, theme):
+    """The legend as Qt paints it (the window's style sheet decides its ground, not the theme's fields): each
+    state's chip is there, and stands out from the most common colour of the legend, its ground."""
+    from gpuviz.ui.session import Session
+    from gpuviz.ui.theme import stylesheet
+    from gpuviz.ui.views.base import available_views
+    from tests.ui_traces import matmul_tiled_trace
+
+    session = Session(theme=theme)
+    session.set_trace(matmul_tiled_trace(), "matmul")
+    view = available_views()[view_id](session)
+    view.setStyleSheet(stylesheet(theme))
+    try:
+        view.resize(640, 420)
+        view.show()
+        settle(3)
+        view.refresh()
+        settle(3)
+        pixels = image_array(view.legend.grab().toImage())[..., :3].reshape(-1, 3)
+        colours, counts = np.unique(pixels, axis=0, return_counts=True)
+        ground = "#%02X%02X%02X" % tuple(colours[np.argmax(counts)])
+        painted = {"#%02X%02X%02X" % tuple(c) for c in colours}
+        chips = theme.block if view_id == "grid" else theme.lane
+        for state, colour in chips.items():
+            assert colour.upper() in painted, (theme.name, view_id, state.name, colour)
+            assert contrast(colour, ground) >= GRAPHICS, (theme.name, view_id, state.name, colour, ground)
+    finally:
+        view.close()
+        view.deleteLater()
+        session.shutdown()
