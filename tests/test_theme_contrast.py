@@ -126,3 +126,41 @@ def test_the_legend_chips_stand_3_to_1_against_the_legend_as_drawn(qapp, view_id
         view.close()
         view.deleteLater()
         session.shutdown()
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_the_barrier_swimlanes_and_the_sms_warp_slots_stand_3_to_1_against_the_background(qapp, theme):
+    """Every colour the barriers view paints its swimlanes in (running phases, waiting at syncthreads) and the
+    occupancy view its SM's warp slots in (blocks, free slots): the waits were a grey of their own (2.0:1 on
+    white), the free slots too (1.6:1 on white, 1.9:1 on black)."""
+    from gpuviz.ui.session import Session
+    from gpuviz.ui.theme import stylesheet
+    from gpuviz.ui.views.base import available_views
+    from tests.ui_traces import reduction_trace
+
+    session = Session(theme=theme)
+    # blocks of 3 warps: the warps reach each barrier apart (waits), and 21 blocks leave one of 64 warp slots free
+    session.set_trace(reduction_trace(2, 96), "block_sum")
+    views = {name: available_views()[name](session) for name in ("barriers", "occupancy")}
+    try:
+        for view in views.values():
+            view.setStyleSheet(stylesheet(theme))
+            view.resize(640, 420)
+            view.show()
+        settle(3)
+        for view in views.values():
+            view.refresh()
+        settle(3)
+        painted = {"barriers": views["barriers"]._base, "occupancy": views["occupancy"].sm_image.image}
+        for name, image in painted.items():
+            rgba = np.asarray(image).reshape(-1, 4)
+            colours = {"#%02X%02X%02X" % tuple(c[:3]) for c in np.unique(rgba[rgba[:, 3] > 0], axis=0)}
+            assert len(colours) == 3, (name, colours)  # two running phases and the waits; two blocks and the free slots
+            low = {c: round(contrast(c, theme.background), 2) for c in colours
+                   if contrast(c, theme.background) < GRAPHICS}
+            assert not low, (theme.name, name, theme.background, low)
+    finally:
+        for view in views.values():
+            view.close()
+            view.deleteLater()
+        session.shutdown()

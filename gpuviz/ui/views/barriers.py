@@ -2,9 +2,9 @@
 
 One row per warp, one column per issue step. Each warp issues one instruction per step; its
 instructions are coloured by barrier phase (alternating blue / green). When a warp reaches a
-``syncthreads`` before the others it waits (grey) until the last warp arrives; the last arrivals are
-outlined in vermillion: everybody else waited for them. The theme's "current" colour marks the current
-frame's instruction, its warp's row and a dashed line through the step.
+``syncthreads`` before the others it waits (in the theme's "at barrier" purple, as in the block view) until
+the last warp arrives; the last arrivals are outlined in vermillion: everybody else waited for them. The
+theme's "current" colour marks the current frame's instruction, its warp's row and a dashed line through the step.
 
 The timeline is computed from the block's events (``render.barrier_timeline``) when the current block
 changes, never per frame; a frame only moves the marker and recolours one cell.
@@ -16,8 +16,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from ...model.frames import format_block
+from ...model.frames import LaneState, format_block
 from .. import render
+from ..theme import hex_to_rgba
 from .base import TraceView, hide_overlapping_texts, register_view
 from .memory import (
     MemoryStyle,
@@ -36,7 +37,9 @@ PHASE_COLOURS = np.array([render.rgba("blue"), render.rgba("bluish_green")], dty
 
 
 def _wait_rgba(style: MemoryStyle) -> np.ndarray:
-    return np.array((95, 95, 105, 255) if style.theme.dark else (185, 185, 185, 255), dtype=np.uint8)
+    """A warp waiting at syncthreads: the theme's 'at barrier' colour, the purple the block view and the grid
+    give the same state (it was a grey of its own, 2.0:1 on the light themes' white)."""
+    return np.array(hex_to_rgba(style.theme.lane[LaneState.BARRIER]), dtype=np.uint8)
 
 
 def _warp_list(warps: np.ndarray) -> str:

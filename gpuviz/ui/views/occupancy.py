@@ -19,7 +19,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...model import analysis
 from ...model.devices import DEVICES, get_device, occupancy
+from ...model.frames import BlockState
 from .. import render
+from ..theme import hex_to_rgba
 from .base import TraceView, register_view
 from .memory import colour_css, fit_left_axis, header_label, memory_style, restyle_label, style_axes
 
@@ -231,11 +233,12 @@ class OccupancyView(TraceView):
         self.bars_plot.setXRange(0, top * 1.45, padding=0)
         self.bars_plot.setYRange(-0.6, 3.6, padding=0)
         self.what_if_dot.setData([float(threads)], [r["occupancy"]])
-        # the SM's warp slots: 2 rows, resident blocks in alternating colours, free slots grey
+        # the SM's warp slots: 2 rows, resident blocks in alternating colours, free slots in the theme's grey of
+        # work not begun (3:1 or more on its background; the grey of their own was 1.6:1 on white, 1.9:1 on black)
         slots = dev.max_warps_per_sm
         img = np.zeros((2, slots // 2, 4), dtype=np.uint8)
         flat = img.reshape(-1, 4)
-        flat[:] = (200, 200, 200, 255) if not st.theme.dark else (60, 60, 66, 255)
+        flat[:] = hex_to_rgba(st.theme.block[BlockState.WAITING])
         colours = (render.rgba("bluish_green"), render.rgba("blue"))
         for b in range(r["blocks_per_sm"]):
             flat[b * r["warps_per_block"] : (b + 1) * r["warps_per_block"]] = colours[b % 2]
