@@ -17,20 +17,10 @@ GRAPHICS = 3.0
 GREYS = 1.5
 
 
-def relative_luminance(colour: str) -> float:
-    from gpuviz.ui.theme import hex_to_rgba
-
-    def linear(v: int) -> float:
-        c = v / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b, _ = hex_to_rgba(colour)
-    return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
-
-
 def contrast(a: str, b: str) -> float:
-    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
+    from gpuviz.ui.theme import contrast_ratio
+
+    return contrast_ratio(a, b)
 
 
 def all_themes():
@@ -45,9 +35,22 @@ def theme_ids():
 
 
 def test_the_contrast_ratio_is_wcags():
+    """Known values: black on white 21:1, #767676 the lightest grey that reads as text on white (4.54:1)."""
     assert contrast("#FFFFFF", "#000000") == pytest.approx(21.0)
     assert contrast("#767676", "#FFFFFF") == pytest.approx(4.54, abs=0.01)
+    assert contrast("#FFFFFF", "#767676") == contrast("#767676", "#FFFFFF")
     assert contrast("#123456", "#123456") == 1.0
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_plotted_series_take_colours_that_stand_3_to_1_on_the_background(theme):
+    """The timings view's series: Okabe-Ito's black was its eighth colour on the dark themes' black (1:1), its
+    yellow, orange and sky blue stood 1.3, 2.2 and 2.3:1 on white."""
+    from gpuviz.ui.theme import series_colours
+
+    colours = series_colours(theme)
+    assert len(colours) >= 5 and len(set(colours)) == len(colours), (theme.name, colours)
+    assert all(contrast(c, theme.background) >= GRAPHICS for c in colours), (theme.name, colours)
 
 
 @pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())

@@ -34,6 +34,23 @@ def hex_to_rgba(color: str, alpha: int = 255) -> tuple[int, int, int, int]:
     return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16), alpha
 
 
+def relative_luminance(color: str) -> float:
+    """WCAG 2's relative luminance of an sRGB colour, 0 (black) to 1 (white)."""
+
+    def linear(v: int) -> float:
+        c = v / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b, _ = hex_to_rgba(color)
+    return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio of two colours, 1 to 21: text wants 4.5 or more, graphics 3 or more."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
 @dataclass(frozen=True)
 class Theme:
     name: str
@@ -133,6 +150,18 @@ DARK = Theme(
 )
 
 THEMES = {"light": LIGHT, "dark": DARK}
+
+#: the order plotted series take their colours in (timings): Okabe-Ito, most distinct first
+SERIES_ORDER = ("blue", "orange", "bluish_green", "vermillion", "reddish_purple", "sky_blue", "yellow", "black")
+
+
+def series_colours(theme: Theme) -> list[str]:
+    """Colours for plotted series on ``theme``'s background, in :data:`SERIES_ORDER`: those that stand 3:1 or
+    more on it, the orange darkened on white as the states' orange is; on white the sky blue (2.3:1) and the
+    yellow (1.3:1) are left out, on black the black."""
+    on_white = {"orange": ORANGE_ON_WHITE} if not theme.dark else {}
+    colours = [on_white.get(name, OKABE_ITO[name]) for name in SERIES_ORDER]
+    return [c for c in colours if contrast_ratio(c, theme.background) >= 3.0]
 
 
 def get_theme(name: str, scale: float = 1.0) -> Theme:

@@ -32,6 +32,7 @@ from PySide6.QtCore import Signal
 
 from ...model.timings import Series, TimingSet, blocks_on_sms, waves
 from ..plaintext import esc
+from ..theme import series_colours
 from .base import TraceView, register_view, style_plot
 
 PLOTS = (
@@ -41,8 +42,6 @@ PLOTS = (
     ("cpu_vs_gpu", "CPU vs GPU"),
     ("blocks_on_sms", "blocks on SMs"),
 )
-# Okabe-Ito: distinguishable with the common colour-vision deficiencies
-COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 
 
 def _short_cpu(name: str) -> str:
@@ -467,6 +466,17 @@ class TimingsView(TraceView):
         what = str(getattr(drawn[0][0], "title", "") or "the operation in the plot's title")
         return f"Timings of {what}, not of {name} on screen. "
 
+    def _title(self, pi, html: str) -> None:
+        """A plot's title in the theme's text colour and scaled (pyqtgraph's own grey #969696 was 2.96:1 on
+        white, under the 4.5:1 text wants)."""
+        pi.setTitle(html, color=self.theme.foreground, size=f"{self.theme.px(15)}px")
+
+    def _colour(self, j: int) -> str:
+        """The j-th series' colour: Okabe-Ito (told apart with the common colour-vision deficiencies), each
+        3:1 or more on the theme's background."""
+        colours = series_colours(self.theme)
+        return colours[j % len(colours)]
+
     def _name(self, text: str) -> str:
         self.legend_names.append(text)
         return esc(text)  # legends are rich text; names come from timing files
@@ -479,7 +489,7 @@ class TimingsView(TraceView):
                 v = np.log10(np.maximum(v, 1e-12))
             x = np.arange(len(names)) + (j - (len(groups) - 1) / 2) * width
             # a named item joins the plot's legend by itself when added (adding it again listed it twice)
-            item = pg.BarGraphItem(x=x, height=v, width=width * 0.95, brush=COLOURS[j % len(COLOURS)], name=self._name(group))
+            item = pg.BarGraphItem(x=x, height=v, width=width * 0.95, brush=self._colour(j), name=self._name(group))
             pi.addItem(item)
         pi.getAxis("bottom").setTicks([list(enumerate(names))])
 
@@ -495,7 +505,7 @@ class TimingsView(TraceView):
                 1e3 * sub.columns["seconds"][sub.columns["stage"].index(st)] for st in stages]
         self._bars(pi, stages, groups)
         pi.setLabel("left", "time", units="ms")
-        pi.setTitle(esc(s.title))
+        self._title(pi, esc(s.title))
 
     def _draw_compile_vs_run(self, pi, drawn):
         s, ts, live = drawn[0]
@@ -504,15 +514,15 @@ class TimingsView(TraceView):
         self._bars(pi, names, {f"first call (compile + run) · {who}": s.columns["first_call_s"],
                                f"steady-state run · {who}": s.columns["steady_s"]}, log=True)
         pi.setLabel("left", "log10 seconds")
-        pi.setTitle(esc(f"{s.title} · {who}"))
+        self._title(pi, esc(f"{s.title} · {who}"))
 
     def _draw_block_sweep(self, pi, drawn):
         for j, (s, ts, live) in enumerate(drawn):
             y_col = "gb_per_s" if "gb_per_s" in s.columns else "gflop_per_s"
             x = s.column("threads_per_block")
             who = self.processor_label(s.processor_of_rows()[0] if len(s) else s.processor, ts, live)
-            pi.plot(x, s.column(y_col), pen=pg.mkPen(COLOURS[j % len(COLOURS)], width=2), symbol="o",
-                    symbolBrush=COLOURS[j % len(COLOURS)], name=self._name(f"{s.title} [{s.units.get(y_col, '')}] · {who}"))
+            pi.plot(x, s.column(y_col), pen=pg.mkPen(self._colour(j), width=2), symbol="o",
+                    symbolBrush=self._colour(j), name=self._name(f"{s.title} [{s.units.get(y_col, '')}] · {who}"))
         pi.setLogMode(True, False)
         tpb = sorted({int(x) for s, _ts, _live in drawn for x in s.column("threads_per_block") if x > 0})
         pi.getAxis("bottom").setTicks([[(float(np.log10(x)), str(x)) for x in tpb], []])
@@ -530,9 +540,9 @@ class TimingsView(TraceView):
                 x = np.array([s.columns["size"][i] for i in rows], float)
                 y = np.array([s.columns["seconds"][i] for i in rows], float)
                 cpu = proc == "cpu"
-                style = dict(pen=pg.mkPen(COLOURS[j % len(COLOURS)], width=2,
+                style = dict(pen=pg.mkPen(self._colour(j), width=2,
                                           style=pg.QtCore.Qt.PenStyle.DashLine if cpu else pg.QtCore.Qt.PenStyle.SolidLine),
-                             symbol="s" if cpu else "o", symbolBrush=COLOURS[j % len(COLOURS)])
+                             symbol="s" if cpu else "o", symbolBrush=self._colour(j))
                 pi.plot(x, y, name=self._name(f"{impl} · {self.processor_label(proc, ts, live)}"), **style)
                 j += 1
         pi.setLogMode(True, True)
@@ -544,20 +554,20 @@ class TimingsView(TraceView):
         pi.setLabel("left", "seconds")
         # the operation timed, as its set names it ("c = a + b", "out = a * x + b * y (float32)"), not always a + b
         what = str(getattr(drawn[0][0], "title", "") or "").split(":")[0].strip() or "the timed operation"
-        pi.setTitle(esc(f"{what}: CPU (dashed, squares) vs GPU (solid, dots)"))
+        self._title(pi, esc(f"{what}: CPU (dashed, squares) vs GPU (solid, dots)"))
 
     def _draw_blocks_on_sms(self, pi, drawn):
         s = drawn[0][0]
         sm = s.column("sm")
         start, end = s.column("start_ns") / 1e3, s.column("end_ns") / 1e3
         order = waves(s)
-        brushes = [pg.mkBrush(COLOURS[int(w) % len(COLOURS)]) for w in order]
+        brushes = [pg.mkBrush(self._colour(int(w))) for w in order]
         pi.addItem(pg.BarGraphItem(x0=start, x1=np.maximum(end, start + 0.05), y=sm, height=0.8, brushes=brushes,
                                    pen=pg.mkPen(None)))
         self.legend_names.append(f"{s.title} (GPU)")
         pi.setLabel("bottom", "time since the first block started", units="µs")
         pi.setLabel("left", "SM")
-        pi.setTitle(esc(f"{s.title} · GPU (colour: order of the block on its SM)"))
+        self._title(pi, esc(f"{s.title} · GPU (colour: order of the block on its SM)"))
 
     # ---- export -------------------------------------------------------------------------------------------------
     def export(self, stem) -> list[Path]:
