@@ -167,3 +167,16 @@ def test_the_barrier_swimlanes_and_the_sms_warp_slots_stand_3_to_1_against_the_b
             view.close()
             view.deleteLater()
         session.shutdown()
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_the_memory_views_marks_stand_3_to_1_against_the_background(theme):
+    """What the global and shared memory views light and outline, and their legends show (■ read, ■ write,
+    ▮ bank conflict ...): Okabe-Ito orange was the light themes' bank conflict, 2.25:1 on white."""
+    from gpuviz.ui.views.memory import colour_css, memory_style
+
+    style = memory_style(theme)
+    marks = ("read", "write", "atomic", "conflict", "race", "current", "selected")
+    low = {name: round(contrast(colour_css(getattr(style, name)), style.background), 2) for name in marks
+           if contrast(colour_css(getattr(style, name)), style.background) < GRAPHICS}
+    assert not low, (theme.name, style.background, low)

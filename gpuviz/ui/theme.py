@@ -29,6 +29,10 @@ OKABE_ITO = {
 }
 
 
+#: Okabe-Ito orange at 60 % of its light, the same hue: 3.8:1 on white where the orange itself is 2.3:1
+ORANGE_ON_WHITE = "#B07900"
+
+
 def hex_to_rgba(color: str, alpha: int = 255) -> tuple[int, int, int, int]:
     c = color.lstrip("#")
     return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16), alpha
@@ -66,6 +70,7 @@ class Theme:
     block: dict = field(default_factory=dict)  # BlockState -> colour
     load: str = OKABE_ITO["blue"]
     store: str = OKABE_ITO["vermillion"]
+    conflict: str = ORANGE_ON_WHITE  # shared memory's bank conflicts (outline and legend), 3:1 or more on the ground
     heatmap: str = "cividis"
     font_px: int = 16  # base text size in pixels at scale 1
     scale: float = 1.0
@@ -117,10 +122,6 @@ def state_colours(not_begun: str, idle: str, done: str, diverged: str = OKABE_IT
     }
 
 
-#: Okabe-Ito orange at 60 % of its light, the same hue: 3.8:1 on white where the orange itself is 2.3:1
-ORANGE_ON_WHITE = "#B07900"
-
-
 LIGHT = Theme(
     name="light",
     background="#FFFFFF",
@@ -147,6 +148,7 @@ DARK = Theme(
     **state_colours(not_begun="#5E5E5E", idle="#828282", done="blue"),
     load=OKABE_ITO["sky_blue"],
     store=OKABE_ITO["vermillion"],
+    conflict=OKABE_ITO["yellow"],
 )
 
 THEMES = {"light": LIGHT, "dark": DARK}

@@ -76,7 +76,7 @@ def _palettes() -> dict:
             "grid": t.grid, "current": t.current, "selected": t.selected, "line": t.highlight_line,
             "lane": [t.lane[s] for s in sorted(t.lane)], "block": [t.block[s] for s in sorted(t.block)],
             "read": t.load, "write": t.store, "atomic": OKABE_ITO["reddish_purple"],
-            "conflict": OKABE_ITO["yellow"] if t.dark else OKABE_ITO["orange"],
+            "conflict": t.conflict,
             "untouched": "#222226" if t.dark else "#ECECEC", "heat_toward": 0.45 if t.dark else 0.15,
         }
     return out
