@@ -87,6 +87,7 @@ class BlockView(TraceView):
         self.shown_block: int | None = None
         self._loops: np.ndarray | None = None  # (block, thread) -> loop iterations, where a loop's length varies
         self._warp_paths: list[QPainterPath] = []
+        self._line_widths: tuple[float, float] | None = None  # warp outlines, lines between warps (_fit_outlines)
         self.gaps = QGraphicsPathItem()
         self.bounds = QGraphicsPathItem()
         self.gaps.setZValue(5)
@@ -215,13 +216,35 @@ class BlockView(TraceView):
         self._fit_range()
         self._fit_labels()
 
-    def _fit_labels(self, *_signal_args) -> None:
-        """Label every warp where the rows leave room, else every 2nd, 4th... one: labels never pile up."""
-        if not self._labels:
-            return
+    def _warp_height_px(self) -> float:
+        """A warp's rows' height on screen, in pixels."""
         vb = self.plot.getPlotItem().getViewBox()
         cell = vb.mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
-        warp_h = max(cell.height() * getattr(self, "_rows_per_warp", 1), 1e-6)
+        return max(cell.height() * getattr(self, "_rows_per_warp", 1), 1e-6)
+
+    def _fit_outlines(self, theme_changed: bool = False) -> None:
+        """The warp outlines 5 px (scaled) wide and the lines between warps 3 px, at most a third and a quarter of
+        a warp's height: centred on a warp's edge, a wider pen covers its lanes, and the issuing warp's own colours
+        are what its outline points at (at 1280x720 in presenter mode a warp is ~8 px tall: its 6.5 px outline left
+        one row of its two showing, and the white 4 px lines between warps were as tall as the lanes)."""
+        t = self.theme
+        warp_h = self._warp_height_px() / t.scale
+        widths = (min(5.0, warp_h / 3), min(3.0, warp_h / 4))
+        if widths == self._line_widths and not theme_changed:
+            return  # a pen set again re-strokes the cached lines for nothing
+        self._line_widths = widths
+        outline, bound = widths
+        self.warp_outline.setPen(outline_pen(t.current, t, outline))
+        self.selected_warp_outline.setPen(outline_pen(t.selected, t, outline))
+        self.bounds.setPen(outline_pen(t.foreground, t, bound))
+
+    def _fit_labels(self, *_signal_args) -> None:
+        """Label every warp where the rows leave room, else every 2nd, 4th... one: labels never pile up; and the
+        warp outlines' width to the rows' height."""
+        self._fit_outlines()
+        if not self._labels:
+            return
+        warp_h = self._warp_height_px()
         label_h = max(t.boundingRect().height() for t in self._labels)
         step = 1
         while step * warp_h < label_h * 0.95 and step < len(self._labels):
@@ -239,9 +262,7 @@ class BlockView(TraceView):
         self._lut = t.lane_lut()
         self._paint_gaps()
         self.gaps.setPen(outline_pen(t.background, t, 2))
-        self.bounds.setPen(outline_pen(t.foreground, t, 3))
-        self.warp_outline.setPen(outline_pen(t.current, t, 5))
-        self.selected_warp_outline.setPen(outline_pen(t.selected, t, 5))
+        self._fit_outlines(theme_changed=True)
         self.selected_thread_box.setPen(outline_pen(t.selected, t, 4))
         for item in (self.warp_outline, self.selected_warp_outline, self.selected_thread_box):
             item.setBrush(Qt.BrushStyle.NoBrush)

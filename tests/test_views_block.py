@@ -1,0 +1,49 @@
+"""The block view keeps the issuing warp's own colours in sight however small its rows are on screen."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+
+from tests.acceptance_checks import image_array, settle
+
+
+def test_the_issuing_warps_lanes_show_inside_its_outline_at_presenter_size(qapp):
+    """At 1280x720 in presenter mode the block view is ~290 x 270 px and a warp ~8 px tall: the 5 px outline
+    (6.5 px scaled) centred on the warp's edge covered all but one line of its lanes: 15 % of the warp's box
+    showed its green (31 % with the outline held to a third of the warp's height, the rest being the outline
+    and the gaps between lanes)."""
+    from gpuviz.model.frames import LaneState
+    from gpuviz.ui.presenter import PRESENT_DARK
+    from gpuviz.ui.session import Session
+    from gpuviz.ui.theme import hex_to_rgba, stylesheet
+    from gpuviz.ui.views.base import available_views
+    from tests.ui_traces import matmul_tiled_trace
+
+    theme = PRESENT_DARK.scaled(1.3)
+    session = Session(theme=theme)
+    session.set_trace(matmul_tiled_trace(n=32, tile=16), "matmul")  # blocks of 8 warps, 2 rows of 16 lanes each
+    frames = session.frames
+    frame = next(f for f in range(frames.n_frames) if frames.n_lanes[f] == 32 and frames.warp[f] == 2)
+    session.set_frame(frame)
+    view = available_views()["block"](session)
+    view.setStyleSheet(stylesheet(theme))
+    try:
+        view.resize(290, 270)
+        view.show()
+        settle(3)
+        view.refresh()
+        settle(3)
+        assert view._warp_height_px() < 16  # the case at hand: a warp only a few pixels tall
+        vb = view.plot.getPlotItem().getViewBox()
+        warp = vb.mapViewToScene(view._warp_paths[2].boundingRect()).boundingRect().toAlignedRect()
+        pixels = image_array(view.plot.grab().toImage())[..., :3].astype(int)
+        inside = pixels[warp.top():warp.bottom() + 1, warp.left():warp.right() + 1].reshape(-1, 3)
+        active = np.array(hex_to_rgba(theme.lane[LaneState.ACTIVE])[:3])
+        shown = float((np.abs(inside - active).sum(axis=1) < 12).mean())
+        assert shown >= 0.25, shown
+    finally:
+        view.close()
+        view.deleteLater()
+        session.shutdown()
