@@ -76,6 +76,8 @@ def test_text_and_outlines_stand_out(theme):
     assert contrast(theme.foreground, theme.highlight_line) >= TEXT, theme.name  # the source line executing
     for name in ("current", "selected", "load", "store"):
         assert contrast(getattr(theme, name), theme.background) >= GRAPHICS, (theme.name, name)
+    for ground in (theme.background, theme.panel):  # the grid colour draws the edges of fields, buttons, the slider
+        assert contrast(theme.grid, ground) >= GRAPHICS, (theme.name, theme.grid, ground)
 
 
 def test_a_state_keeps_its_hue_in_every_theme():
