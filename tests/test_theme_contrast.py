@@ -182,3 +182,50 @@ def test_the_memory_views_marks_stand_3_to_1_against_the_background(theme):
     low = {name: round(contrast(colour_css(getattr(style, name)), style.background), 2) for name in marks
            if contrast(colour_css(getattr(style, name)), style.background) < GRAPHICS}
     assert not low, (theme.name, style.background, low)
+
+
+@pytest.mark.parametrize("first, count, cols", [(0, 48 * 48, 48), (0, 1000, 32), (5, 20, 32), (30, 70, 32), (3, 2, 32)])
+def test_an_arrays_edge_goes_round_its_cells_and_no_others(first, count, cols):
+    """The memory views outline each array's cells: a 1-d array wraps (its last row partial), a shared array
+    may start mid-row (its first cells another array's)."""
+    from PySide6.QtCore import QPointF
+
+    from gpuviz.ui.theme import DARK
+    from gpuviz.ui.views.memory import cells_edge_item, memory_style
+
+    path = cells_edge_item(first, count, cols, memory_style(DARK)).path()
+    rows = -(-(first + count) // cols)
+    inside = {r * cols + c for r in range(rows) for c in range(cols) if path.contains(QPointF(c + 0.5, r + 0.5))}
+    assert inside == set(range(first, first + count))
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+@pytest.mark.parametrize("view_id", ["memory", "shared"])
+def test_every_array_is_outlined_in_the_grid_colour(qapp, view_id, theme):
+    """An array no one has touched yet is its 'untouched' colour, 1.2:1 to 1.3:1 on the background (a pale
+    yellow hot array on white, 1.2:1): its outline in the grid colour (3:1 or more) shows where it is."""
+    from gpuviz.ui.session import Session
+    from gpuviz.ui.views.base import available_views
+    from tests.ui_traces import matmul_tiled_trace
+
+    session = Session(theme=theme)
+    session.set_trace(matmul_tiled_trace(), "matmul")
+    view = available_views()[view_id](session)
+    try:
+        view.resize(640, 420)
+        view.show()
+        settle(3)
+        view.refresh()
+        settle(3)
+        assert view._panels
+        for panel in view._panels:
+            assert panel.edge.pen().color().name().upper() == theme.grid.upper()
+            assert panel.edge.parentItem() is not None  # in the plot
+        other = next(t for t in all_themes() if t.grid != theme.grid)
+        session.set_theme(other)
+        settle(2)
+        assert {p.edge.pen().color().name().upper() for p in view._panels} == {other.grid.upper()}
+    finally:
+        view.close()
+        view.deleteLater()
+        session.shutdown()

@@ -117,6 +117,31 @@ class CellImage(pg.ImageItem):
         ev.accept()
 
 
+def cells_edge_item(first: int, count: int, cols: int, style: MemoryStyle) -> QtWidgets.QGraphicsPathItem:
+    """The outline of an array's cells, cells ``first`` to ``first + count - 1`` of a row-major grid ``cols``
+    wide, in the theme's grid colour: where no cell was touched yet the array's heat is its 'untouched' colour,
+    1.2:1 to 1.3:1 on the background, and the outline (3:1 or more) shows where the array is."""
+    last = first + count - 1
+    r0, c0, r1, c1 = first // cols, first % cols, last // cols, last % cols
+    path = QtGui.QPainterPath()
+    if r0 == r1:
+        path.addRect(QtCore.QRectF(c0, r0, c1 - c0 + 1, 1))
+    else:
+        path.addRect(QtCore.QRectF(c0, r0, cols - c0, 1))  # the first row, from the array's first cell
+        if r1 > r0 + 1:
+            path.addRect(QtCore.QRectF(0, r0 + 1, cols, r1 - r0 - 1))
+        path.addRect(QtCore.QRectF(0, r1, c1 + 1, 1))  # the last row, to its last cell
+    item = QtWidgets.QGraphicsPathItem(path.simplified())
+    style_cells_edge(item, style)
+    return item
+
+
+def style_cells_edge(item: QtWidgets.QGraphicsPathItem, style: MemoryStyle) -> None:
+    pen = pg.mkPen(QtGui.QColor(style.theme.grid), width=max(1.0, style.theme.scale))
+    pen.setCosmetic(True)
+    item.setPen(pen)
+
+
 def segment_item(colour, width: float) -> pg.PlotCurveItem:
     """Line segments in image coordinates (pairs of points), drawn on top of a CellImage."""
     item = pg.PlotCurveItem(connect="pairs", antialias=False)
@@ -661,6 +686,8 @@ class _ArrayPanel:
             keep_ticks_inside(self.plot.getAxis("bottom"), 0, self.layout.cols - 1)
         self.image = CellImage()
         self.plot.addItem(self.image)
+        self.edge = cells_edge_item(0, self.layout.size, self.layout.cols, style)  # under the overlays: added first
+        self.plot.addItem(self.edge)
         self.sectors = segment_item(style.current, 3)
         self.thread_outline = segment_item(style.selected, 2)
         self.cell_outline = segment_item(style.selected, 4)
@@ -711,6 +738,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
             style_colour_bar(self.colour_bar, st, self.BAR_LABEL)
         for p in self._panels:
             style_axes(p.plot, st)
+            style_cells_edge(p.edge, st)
             set_segment_pen(p.sectors, st.current, 3)
             set_segment_pen(p.thread_outline, st.selected, 2)
             set_segment_pen(p.cell_outline, st.selected, 4)

@@ -30,6 +30,7 @@ from .memory import (
     CellImage,
     MemoryStyle,
     cell_plot,
+    cells_edge_item,
     colour_css,
     docked,
     fit_left_axis,
@@ -43,6 +44,7 @@ from .memory import (
     set_segment_pen,
     set_segments,
     style_axes,
+    style_cells_edge,
     style_colour_bar,
 )
 
@@ -179,6 +181,8 @@ class _SharedPanel:
         self.plot.hideAxis("bottom")
         self.image = CellImage()
         self.plot.addItem(self.image)
+        self.edge = cells_edge_item(self.lay.first, self.lay.n_words, self.layout.cols, style)  # under the overlays
+        self.plot.addItem(self.edge)
         # a translucent band behind nothing but above the image: the conflicting bank's whole column
         self.bank_band = pg.ImageItem(axisOrder="row-major")
         self.bank_band.setZValue(5)
@@ -251,6 +255,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
             style_colour_bar(self.colour_bar, st, self.BAR_LABEL)
         for p in self._panels:
             style_axes(p.plot, st)
+            style_cells_edge(p.edge, st)
             set_segment_pen(p.conflict, st.conflict, 3)
             set_segment_pen(p.races, st.race, 3)
             set_segment_pen(p.thread_outline, st.selected, 2)
