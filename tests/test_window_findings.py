@@ -531,3 +531,29 @@ def test_a_legend_chip_stays_on_the_line_of_its_label_at_any_width(window):
         assert legend.text()
         breaks = {width: rows for width in range(100, 600, 3) if (rows := chip_breaks(legend, width))}
         assert not breaks, f"{name}: {breaks}"
+
+
+def test_the_top_bar_shows_every_frames_whole_text_at_any_width(window):
+    """At 1176x662 (1280x720 less a window manager's frame) a barrier's opening, described in three lines, was cut
+    to the two the top bar kept for every frame; its narration too."""
+    from tests.acceptance_checks import label_problems
+
+    w = window(kernel_trace("matmul_tiled", 32))
+    s = w.session
+    n = s.frames.n_frames
+    wordiest = max(range(n), key=lambda f: len(s.frames.describe(f)))
+    narrated = max(range(n), key=lambda f: len(w._caption(f)))
+    problems = []
+    for width in range(1000, 1700, 88):
+        w.resize(width, 700)
+        settle()
+        for f in (0, wordiest, narrated, 0):
+            s.set_frame(f)
+            settle()
+            problems += [f"{width} px, frame {f}: {p}" for p in label_problems(w.top_bar)]
+    assert not problems, "\n".join(problems)
+    # a short text after a long one keeps the room (the window is not laid out again for every frame's text)
+    heights = w.frame_text.height()
+    s.set_frame(wordiest)
+    settle()
+    assert w.frame_text.height() == heights

@@ -20,7 +20,7 @@ import time
 import weakref
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QThread, Qt, QTimer
+from PySide6.QtCore import QEvent, QRect, QThread, Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QDialog,
@@ -450,6 +450,7 @@ class MainWindow(QMainWindow):
         if job.frames is self._narrator_frames and job.narrator is not None:
             self._narrator = job.narrator
             self.caption_text.setText(self._caption(self.session.frame))
+            self._grow_now_labels()
 
     def _style_badge(self) -> None:
         tr = self.session.trace
@@ -566,6 +567,7 @@ class MainWindow(QMainWindow):
         self.slider.blockSignals(False)
         self.frame_text.setText(s.frames.describe(f) if s.frames.n_frames else "no events recorded")
         self.caption_text.setText(self._caption(f))
+        self._grow_now_labels()
         self._label_counter()
         if self._memory_tabbed and s.frames.n_frames:
             self._follow_memory_tab(f)
@@ -1009,18 +1011,46 @@ class MainWindow(QMainWindow):
         s = self.session
         s.set_theme(get_theme("light" if s.theme.dark else "dark", s.theme.scale))
 
+    def _now_labels(self):
+        """The frame description and its caption, each with the padding its style gives it."""
+        t = self.session.theme
+        return ((self.frame_text, 2 * t.px(4)), (self.caption_text, t.px(4)))
+
+    @staticmethod
+    def _now_label_height(label: QLabel, pad: int, at_least: int = 0) -> int:
+        """The height ``label`` needs for its text wrapped at its width (a QLabel wraps plain text as
+        QFontMetrics does), ``at_least`` lines of it."""
+        fm = QFontMetrics(label.font())
+        width = label.contentsRect().width()
+        need = 0
+        # a width the bar never has once laid out (19 px while the window's first layout runs) asks nothing of the
+        # text: its dozens of lines there grew the window past a 720-pixel screen
+        if width >= 30 * fm.averageCharWidth() and label.text():
+            need = fm.boundingRect(QRect(0, 0, width, 1 << 20), Qt.TextFlag.TextWordWrap, label.text()).height()
+        return max(need, at_least * fm.lineSpacing()) + pad
+
     def _fit_now_labels(self) -> None:
-        """Give the frame description and its caption room for two lines each, always.
+        """Give the frame description and its caption room for two lines each (three in a narrow bar), or for
+        all of their text now if it takes more.
 
         Their text changes every frame; if their height followed it (one line, then two) the whole window
-        would re-lay out its docks on every frame, which is most of what a frame costs."""
-        t = self.session.theme
-        for label, pad in ((self.frame_text, 2 * t.px(4)), (self.caption_text, t.px(4))):
+        would re-lay out its docks on every frame, which is most of what a frame costs: a frame whose text needs
+        more room grows them (:meth:`_grow_now_labels`), and they keep it until the window's width or the theme
+        changes."""
+        for label, pad in self._now_labels():
             label.ensurePolished()
             fm = QFontMetrics(label.font())
             # two lines hold ~70 characters a line; a narrower bar (a projector's 1280 at presenter sizes) gets a third
             lines = 2 if label.width() <= 0 or label.width() >= 70 * fm.averageCharWidth() else 3
-            label.setFixedHeight(lines * fm.lineSpacing() + pad)
+            label.setFixedHeight(self._now_label_height(label, pad, lines))
+
+    def _grow_now_labels(self) -> None:
+        """A frame's text that needs more lines than its label holds gets them (never cut off; a barrier opening
+        takes three lines in a 1176-pixel bar); the labels do not shrink back on the next frame."""
+        for label, pad in self._now_labels():
+            need = self._now_label_height(label, pad)
+            if need > label.height():
+                label.setFixedHeight(need)
 
     def _apply_theme(self) -> None:
         self.setStyleSheet(stylesheet(self.session.theme))

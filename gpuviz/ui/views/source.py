@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
@@ -67,6 +67,8 @@ class SourceView(TraceView):
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.editor)
+        # the code's room changes without the view's (its caption takes another line): the lit line stays in it
+        self.editor.viewport().installEventFilter(self)
         self.highlighted: list[int] = []  # absolute source lines lit now: tests read it
         self._selected_thread_line: int | None = None
         self._first_line = 1
@@ -209,15 +211,24 @@ class SourceView(TraceView):
             sels.append(sel)
         self.editor.setExtraSelections(sels)
         if sels:
-            # keep the lit line in view without jumping when it already is: in view means all its rows (a wrapped
-            # line takes several) with a row of the code around it above and below; else it is brought to the
-            # middle, where the lines before and after it read too (ensureCursorVisible left it on the bottom edge,
-            # its wrapped half out of sight, on a projector)
             cursor = QTextCursor(sels[0].cursor)
             cursor.setPosition(cursor.selectionStart())
             self.editor.setTextCursor(cursor)
-            if not self._in_view(sels[0].cursor.block()):
-                self.editor.centerCursor()
+            self._keep_lit_line_in_view()
+
+    def _keep_lit_line_in_view(self) -> None:
+        """Keep the lit line in view without jumping when it already is: in view means all its rows (a wrapped
+        line takes several) with a row of the code around it above and below; else it is brought to the middle,
+        where the lines before and after it read too (ensureCursorVisible left it on the bottom edge, its wrapped
+        half out of sight, on a projector)."""
+        sels = self.editor.extraSelections()
+        if sels and not self._in_view(sels[0].cursor.block()):
+            self.editor.centerCursor()
+
+    def eventFilter(self, obj, ev) -> bool:
+        if ev.type() == QEvent.Type.Resize and obj is self.editor.viewport() and getattr(self, "highlighted", None):
+            self._keep_lit_line_in_view()
+        return False
 
     def _in_view(self, block) -> bool:
         """Whether every row of ``block`` shows, with a row of code above and below it (none past the first or
