@@ -47,3 +47,38 @@ def test_the_issuing_warps_lanes_show_inside_its_outline_at_presenter_size(qapp)
         view.close()
         view.deleteLater()
         session.shutdown()
+
+
+def test_every_warp_label_shown_is_whole_inside_the_plot(qapp):
+    """At presenter size warp 0's label, centred on its first row a few pixels tall, had its upper half cut off
+    by the view's caption above the plot."""
+    from gpuviz.ui.presenter import PRESENT_DARK
+    from gpuviz.ui.session import Session
+    from gpuviz.ui.theme import LIGHT, stylesheet
+    from gpuviz.ui.views.base import available_views
+    from tests.ui_traces import matmul_tiled_trace
+
+    for theme, size in ((PRESENT_DARK.scaled(1.3), (290, 270)), (PRESENT_DARK.scaled(1.3), (290, 420)),
+                        (LIGHT, (640, 420)), (LIGHT, (300, 160))):
+        session = Session(theme=theme)
+        session.set_trace(matmul_tiled_trace(n=32, tile=16), "matmul")
+        view = available_views()["block"](session)
+        view.setStyleSheet(stylesheet(theme))
+        try:
+            view.resize(*size)
+            view.show()
+            settle(3)
+            view.refresh()
+            settle(3)
+            vb = view.plot.getPlotItem().getViewBox()
+            box = vb.sceneBoundingRect()
+            shown = [t for t in view._labels if t.isVisible()]
+            assert shown
+            for t in shown:
+                r = t.sceneBoundingRect()
+                assert r.top() >= box.top() - 0.5 and r.bottom() <= box.bottom() + 0.5, (size, t.textItem.toPlainText(),
+                                                                                          r, box)
+        finally:
+            view.close()
+            view.deleteLater()
+            session.shutdown()

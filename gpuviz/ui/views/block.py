@@ -113,7 +113,9 @@ class BlockView(TraceView):
         cls.loop_table(trace, frames)
 
     def _warp_label(self, w: int):
-        label = text_item(f"warp {w}", self.theme, size=15, color=self.theme.muted, anchor=(1, 0.5))
+        # hung from the warp's top edge: centred on its first row, warp 0's label stood half above the plot where
+        # rows are a few pixels tall (presenter mode at 1280x720), cut off by the caption
+        label = text_item(f"warp {w}", self.theme, size=15, color=self.theme.muted, anchor=(1, 0))
         drawn_from_cache(label.textItem)
         return label
 
@@ -189,7 +191,7 @@ class BlockView(TraceView):
             else:
                 label = self._spare_labels.pop(w, None) or self._warp_label(w)
                 self.plot.addItem(label)
-            label.setPos(col[t0] - 0.2, row[t0] + 0.5)
+            label.setPos(col[t0] - 0.2, row[t0])
             self._labels.append(label)
         self.shown_block = None
         self._loops = self.loop_table(self.trace, self.frames)
