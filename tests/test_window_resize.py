@@ -5,6 +5,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import collections
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -12,6 +13,7 @@ import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QImage
 
+from gpuviz.ui.views.base import PlotRelayout
 from gpuviz.ui.window import MainWindow
 from tests.ui_traces import reduction_trace
 
@@ -39,6 +41,22 @@ class PaintCounter(QObject):
 def idle(qapp, turns: int = 30) -> None:
     for _ in range(turns):
         qapp.processEvents()
+
+
+def settled(qapp, window) -> None:
+    """The window's last resize painted long enough ago that the next is a resize on its own, as a user's one step (a
+    maximize, a tiling key), not part of a dragged edge's burst (see :class:`PlotRelayout`)."""
+    idle(qapp)
+    while window.plot_relayout.bursting() or window.plot_relayout.pending:
+        qapp.processEvents()
+        time.sleep(0.005)
+
+
+def resize_alone(qapp, window, size) -> None:
+    """A resize on its own: the window's plots are laid out with it."""
+    settled(qapp, window)
+    window.resize(*size)
+    idle(qapp)
 
 
 def pixels(image: QImage) -> np.ndarray:
@@ -73,6 +91,7 @@ def test_each_plot_is_painted_once_per_resize_and_shows_what_a_fresh_render_show
         assert window.views[vid].on_screen(), vid
     counter = PaintCounter(window)
     for size in ((1540, 870), (1480, 840), (1600, 900)):
+        settled(qapp, window)
         counter.counts.clear()
         window.resize(*size)
         idle(qapp)
@@ -86,6 +105,80 @@ def test_each_plot_is_painted_once_per_resize_and_shows_what_a_fresh_render_show
             # the one paint showed the settled scene: the view rendered afresh now is the same, pixel for pixel
             fresh = pixels(view.grab().toImage())
             assert np.array_equal(on_screen(window, view), fresh), (vid, size)
+
+
+def test_a_dragged_edge_lays_the_plots_out_once_it_pauses_and_they_show_what_a_fresh_render_shows(qapp, window):
+    """A burst of resizes (an edge dragged: each resize handled, and painted, before the next) lays the plots out once
+    the resizes pause, at the size the window has then, not once per resize: only the last size is shown for long."""
+    laid_out = collections.Counter()  # pyqtgraph's scene layouts at a new size (GraphicsView.resizeEvent), by plot
+    plots = [(vid, gv) for vid in PLOT_VIEWS for gv in window.views[vid].findChildren(pg.GraphicsView)]
+    for vid, gv in plots:
+        update_matrix = gv.updateMatrix  # the scene's rect and transform for the view's size: twice per layout
+
+        def counted(*args, gv=gv, update_matrix=update_matrix):
+            laid_out[gv] += 0.5
+            return update_matrix(*args)
+
+        gv.updateMatrix = counted
+    counter = PaintCounter(window)
+    resize_alone(qapp, window, (1600, 900))
+    laid_out.clear()
+    window.plot_relayout.CATCH_UP_S = 60.0  # a drag shorter than that: no catch-up within it, whatever this machine's pace
+    sizes = [(1600 - 20 * k, 900 - 12 * k) for k in range(1, 8)]
+    started = time.perf_counter()
+    for size in sizes:  # back to back, as a drag delivers them
+        window.resize(*size)
+        qapp.processEvents()
+    first = sizes[0]
+    assert window.plot_relayout.pending
+    assert all(laid_out[gv] <= 1 for _, gv in plots), laid_out  # at most with the burst's first resize
+    while window.plot_relayout.pending:  # the user stops dragging: the plots follow on their own
+        qapp.processEvents()
+        time.sleep(0.005)
+    idle(qapp)
+    assert time.perf_counter() - started >= PlotRelayout.SETTLE_MS / 1e3
+    assert window.size().toTuple() == sizes[-1] != first
+    assert all(1 <= laid_out[gv] <= 2 for _, gv in plots), laid_out  # with the first resize, and once it paused
+    assert all(counter.counts[vid] >= 1 for vid in PLOT_VIEWS)
+    for vid in PLOT_VIEWS:
+        view = window.views[vid]
+        assert not view.errors
+        # laid out at the last size: the view rendered afresh now is what the window shows, pixel for pixel
+        assert np.array_equal(on_screen(window, view), pixels(view.grab().toImage())), vid
+        for gv in view.findChildren(pg.GraphicsView):
+            assert gv.range.size().toTuple() == gv.size().toTuple(), vid  # the scene has the view's size
+
+
+def test_a_burst_ends_as_the_same_size_reached_alone_does(qapp, window):
+    """What a dragged edge leaves on screen once it pauses is what one resize to that size shows: the memory view's
+    columns, each plot's range and pixels."""
+    resize_alone(qapp, window, (1600, 900))
+    window.plot_relayout.CATCH_UP_S = 60.0
+    for size in ((1580, 860), (1560, 800), (1540, 700), (1530, 650)):
+        window.resize(*size)
+        qapp.processEvents()
+    while window.plot_relayout.pending:
+        qapp.processEvents()
+        time.sleep(0.005)
+    idle(qapp)
+
+    def state():
+        shown = {}
+        for vid in PLOT_VIEWS:
+            view = window.views[vid]
+            ranges = [tuple(tuple(r) for r in it.viewRange()) for gv in view.findChildren(pg.GraphicsView)
+                      for it in gv.scene().items() if isinstance(it, pg.ViewBox)]
+            shown[vid] = (on_screen(window, view), ranges, getattr(view, "_ncols", None))
+        return shown
+
+    after_burst = state()
+    resize_alone(qapp, window, (1600, 900))
+    resize_alone(qapp, window, (1530, 650))
+    alone = state()
+    for vid in PLOT_VIEWS:
+        assert np.array_equal(after_burst[vid][0], alone[vid][0]), vid
+        assert after_burst[vid][1:] == alone[vid][1:], vid
+        assert not window.views[vid].errors
 
 
 def axes_of(window) -> list:
@@ -110,10 +203,8 @@ def test_a_resize_sets_no_axis_title_again_and_a_theme_still_does(qapp, window):
                 for ax in axes if ax.isVisible()}
 
     before = titles()
-    window.resize(1500, 860)
-    idle(qapp)
-    window.resize(1600, 900)
-    idle(qapp)
+    resize_alone(qapp, window, (1500, 860))
+    resize_alone(qapp, window, (1600, 900))
     # pyqtgraph set each title's HTML again (and re-sized its axis) on every range change of its view
     assert sum(calls.values()) == 0
     assert titles() == before
@@ -144,7 +235,7 @@ def test_a_resize_lays_no_plot_out_a_second_time(qapp, window):
     qapp.installEventFilter(counter)
     try:
         for size in ((1540, 870), (1480, 840), (1600, 900)):
-            window.resize(*size)
+            resize_alone(qapp, window, size)
             counter.n.clear()
             idle(qapp)
             assert not counter.n, size
@@ -173,8 +264,7 @@ def test_plots_change_columns_by_moving_in_their_grid_and_show_what_a_fresh_rend
         plot.itemChange = watched
     columns = set()
     for size in ((1600, 600), (1600, 900), (1600, 600), (1600, 900)):
-        window.resize(*size)
-        idle(qapp)
+        resize_alone(qapp, window, size)
         columns.add(view._ncols)
         assert all(plot.scene() is scene for plot in plots)
         assert np.array_equal(on_screen(window, view), pixels(view.grab().toImage())), size

@@ -55,7 +55,7 @@ from .export_html import export_html_dialog
 from .launch import LaunchPanel
 from .session import Session
 from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
-from .views.base import TraceView, available_views, settle_plots_before_paint, slotted
+from .views.base import PlotRelayout, TraceView, available_views, settle_plots_before_paint, slotted
 from .plaintext import plain_tooltip
 from .views.details import trace_origin, trace_origin_short
 
@@ -328,6 +328,8 @@ class MainWindow(QMainWindow):
         self._open_jobs: list = []  # it, and cancelled ones still winding down
         self._opened_file: tuple | None = None  # (file identity, weakref to its trace) of the last file opened
         self.session = session or Session(theme=theme, parent=self)
+        # a burst of resizes (an edge dragged) lays the plots out once it pauses, not on every resize
+        self.plot_relayout = PlotRelayout(self)
         self.views: dict[str, TraceView] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._presenting = False
@@ -1162,6 +1164,9 @@ class MainWindow(QMainWindow):
     def event(self, ev) -> bool:
         if ev.type() == QEvent.Type.UpdateRequest:  # about to paint: plots settle first, and paint once
             settle_plots_before_paint(self.views.values())
+            handled = super().event(ev)
+            self.plot_relayout.painted()
+            return handled
         return super().event(ev)
 
     def resizeEvent(self, ev) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
+from shiboken6 import isValid
 
 from ...model.frames import LaneState, format_block
 from .. import render
@@ -92,12 +93,14 @@ class BarrierView(TraceView):
         self.on_theme_changed()
 
     # -- theme -------------------------------------------------------------------------------------
-    def resizeEvent(self, ev) -> None:
-        super().resizeEvent(ev)
+    def plots_resized(self) -> None:
+        super().plots_resized()
         QtCore.QTimer.singleShot(0, self._thin_sync_labels)
 
     def _thin_sync_labels(self, *_signal_args) -> None:
         """Barrier labels that would cover each other in a narrow plot: every other one steps aside."""
+        if not isValid(self):
+            return  # the window closed before this turn came: its lines went with it
         lines = self.sync_lines[: getattr(self, "_shown_syncs", 0)]
         for line in lines:
             line.label.updatePosition()  # where the current view puts it (pyqtgraph moves it only later)

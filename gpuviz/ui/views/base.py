@@ -19,7 +19,10 @@ How another view plugs in
                                  at a million threads;
      ``on_selection_changed()``  ``self.session.selection`` changed: light the selected block / warp /
                                  thread / cell if it is yours.
-   and, if the view has its own colours or fonts, ``on_theme_changed()`` (read ``self.theme``).
+   and, if the view has its own colours or fonts, ``on_theme_changed()`` (read ``self.theme``); a view that fits
+   something to its plots' size (a range, which labels fit) does it in ``plots_resized()``, not in ``resizeEvent``:
+   while the window is resized in quick succession, the plots are laid out once the resizes pause
+   (:class:`PlotRelayout`), and ``plots_resized`` follows them.
 4. To select on click, call ``self.session.selection.select_block(b)`` / ``select_warp(b, w)`` /
    ``select_thread(b, t)`` / ``select_cell(array_id, flat_index)``; every view and the details panel
    follow.
@@ -37,12 +40,14 @@ from __future__ import annotations
 
 import importlib
 import logging
+import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPixmapCache
-from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QLabel, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +140,7 @@ class TraceView(QWidget):
         self._started = True
         self._call(self.on_theme_changed)
         opaque_plots(self)
+        relaid_by_window(self)
         if self.session.trace is not None:
             self._call(self.on_trace_changed)
             self._call(self.on_frame_changed)
@@ -358,6 +364,17 @@ class TraceView(QWidget):
         super().resizeEvent(event)
         self.session.note_activity()  # a window being resized is not idle
         self.keep_labels_whole()
+        relayout = getattr(self.window(), "plot_relayout", None)
+        if relayout is not None and relayout.defers():
+            relayout.defer(self, self.plots_resized)  # with the plots, once the window's resizes pause
+        else:
+            if relayout is not None:
+                relayout.done(self)
+            self.plots_resized()
+
+    def plots_resized(self) -> None:
+        """The view's plots have their new size: fit what depends on it (a range, which labels fit, the columns of
+        plots). Called after a resize, once pyqtgraph has laid the plots out (see :class:`PlotRelayout`)."""
 
     def keep_labels_whole(self) -> None:
         """A wrapped caption or legend keeps the height its text needs at the view's width; the plot below it
@@ -555,6 +572,128 @@ def wrapped_text_height(label: QLabel, width: int) -> int:
 
 
 _WRAPPED_HEIGHTS: dict[tuple, int] = {}
+
+
+class PlotRelayout(QObject):
+    """While a window is resized in quick succession (an edge dragged), its plots are laid out again once the resizes
+    pause, not on every one of them; a lone resize lays them out at once, and so does any other relayout of a plot
+    (the window's first show, a label that needs another line, a dock's edge dragged).
+
+    A resize of the window lays its widgets out (Qt) and then, in each pyqtgraph view, the scene: the plot's
+    layout, its ViewBox, its axes' ranges and ticks, the view's own fitting (:meth:`TraceView.plots_resized`),
+    and the next paint draws every axis anew: more than half of the GUI thread's time per resize of reduce_sum's
+    full window, for a size that the next resize replaces. Within a burst the plots keep their layout (each view
+    shows its scene as it was, centred, until it catches up) and are laid out at the size they have
+    :data:`SETTLE_MS` after the burst's last resize, and with a resize at least every :data:`CATCH_UP_S` while it
+    goes on."""
+
+    #: a resize of the window this soon after it painted its last one is part of a burst (the pause before a resize
+    #: tells a burst, not the time between two: on a slow machine a resize handled in 150 ms is followed by the next
+    #: as closely as one handled in 15)
+    BURST_S = 0.1
+    #: the plots are laid out this long after a burst's last resize
+    SETTLE_MS = 100
+    #: and with a resize at least this often while a burst goes on: they follow a long drag
+    CATCH_UP_S = 0.25
+
+    def __init__(self, window: QWidget):
+        super().__init__(window)
+        self._decided: bool | None = None  # whether this resize's plots wait, until the window paints it
+        self._resized = False  # the plots resized since the last paint are the window's resize
+        self._painted_size = None  # the window's size when it last painted
+        self._resize_done = float("-inf")  # when the window painted its last resize
+        self._caught_up = float("-inf")
+        self._plots: dict = {}  # pyqtgraph views whose scene waits to be laid out -> how
+        self._views: dict = {}  # TraceViews whose plots_resized waits -> it
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.flush)
+
+    def bursting(self) -> bool:
+        """Whether a resize of the window now would be part of a burst: it painted its last one less than
+        :data:`BURST_S` ago."""
+        return time.perf_counter() - self._resize_done < self.BURST_S
+
+    def defers(self) -> bool:
+        """Whether a plot resized now waits for the burst to pause; the same answer for every plot until the window
+        paints (one resize of the window resizes each of them, in one or two layout passes)."""
+        if self._decided is None:
+            window = self.parent()
+            if not window.isVisible():
+                return False  # nothing painted, nothing to pause for
+            self._resized = window.size() != self._painted_size
+            if not self._resized:
+                self._decided = False  # not the window's resize: laid out at once
+                return False
+            now = time.perf_counter()
+            self._decided = self.bursting() and now - self._caught_up < self.CATCH_UP_S
+            if not self._decided:
+                self._caught_up = now  # laid out with this resize; what an earlier one deferred follows the timer
+            self._resize_done = now
+            if self._decided or self.pending:
+                self._timer.start(self.SETTLE_MS)
+        return self._decided
+
+    def painted(self) -> None:
+        """The window painted (its UpdateRequest is done): a resize of it before is handled by now."""
+        if self._decided is not None:
+            self._decided = None
+            if self._resized:
+                self._resize_done = time.perf_counter()
+        self._painted_size = self.parent().size()
+
+    def defer(self, what, relayout) -> None:
+        """``relayout()`` (``what``'s layout at its new size: a pyqtgraph view's scene, or a view's
+        :meth:`TraceView.plots_resized`) once the burst pauses; a later call for the same ``what`` replaces it."""
+        pending = self._plots if isinstance(what, QGraphicsView) else self._views
+        pending[what] = relayout
+        if not self._timer.isActive():
+            self._timer.start(self.SETTLE_MS)
+
+    def done(self, what) -> None:
+        """``what`` was laid out now: nothing of it waits."""
+        self._plots.pop(what, None)
+        self._views.pop(what, None)
+
+    def flush(self) -> None:
+        """Lay out now all that waits, at the sizes it has: the plots' scenes first, then the views fitting what
+        depends on them."""
+        self._timer.stop()
+        self._caught_up = time.perf_counter()
+        self._decided = None  # a window that does not paint (minimized) decides again at its next resize
+        for pending in (self._plots, self._views):
+            while pending:
+                what = next(iter(pending))
+                relayout = pending.pop(what)
+                if isValid(what):
+                    relayout()
+
+    @property
+    def pending(self) -> bool:
+        """Whether a plot or a view still waits to be laid out."""
+        return bool(self._plots or self._views)
+
+
+def relaid_by_window(view: QWidget) -> None:
+    """Each pyqtgraph view inside ``view`` lays its scene out at a new size when its window's
+    :class:`PlotRelayout` says so: at once, or once the window's resizes pause."""
+    for gv in view.findChildren(pg.GraphicsView):
+        if gv.__dict__.get("_gpuviz_relaid"):
+            continue
+        gv._gpuviz_relaid = True
+        lay_out = gv.resizeEvent  # pyqtgraph's: the scene's range and central item follow the view's size
+
+        def resized(ev, gv=gv, lay_out=lay_out) -> None:
+            relayout = getattr(gv.window(), "plot_relayout", None)
+            if ev is not None and relayout is not None and relayout.defers():
+                QGraphicsView.resizeEvent(gv, ev)  # Qt's own: the scene stays as it was, centred in the view
+                relayout.defer(gv, lambda: lay_out(None))
+            else:
+                if relayout is not None:
+                    relayout.done(gv)
+                lay_out(ev)
+
+        gv.resizeEvent = resized
 
 
 def settle_plots_before_paint(widgets) -> None:

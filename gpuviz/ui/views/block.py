@@ -213,8 +213,8 @@ class BlockView(TraceView):
         margin = max(0.5, ncols * share / (1 - share))
         vb.setRange(QRectF(-margin, 0, ncols + margin, nrows), padding=0.02)
 
-    def resizeEvent(self, ev) -> None:
-        super().resizeEvent(ev)
+    def plots_resized(self) -> None:
+        super().plots_resized()
         self._fit_range()
         self._fit_labels()
 

@@ -112,8 +112,8 @@ class GridView(TraceView):
         self._fit_labels()
         self._say_sms()
 
-    def resizeEvent(self, ev) -> None:
-        super().resizeEvent(ev)
+    def plots_resized(self) -> None:
+        super().plots_resized()
         self._fit_labels()
 
     def _fit_labels(self, *_signal_args) -> None:

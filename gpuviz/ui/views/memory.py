@@ -555,8 +555,8 @@ class ArrayPanelsMixin:
                 refit_left_axis(p.plot.getAxis("left"))
             arrange_plots(self.canvas, [p.plot for p in self._panels], ncols, bar)
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
+    def plots_resized(self) -> None:
+        super().plots_resized()
         self._arrange()
 
 

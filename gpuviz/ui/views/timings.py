@@ -321,8 +321,8 @@ class TimingsView(TraceView):
         style_plot(self.plot, self.theme)
         self.redraw()
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
+    def plots_resized(self) -> None:
+        super().plots_resized()
         self._place_legend()
 
     def _place_legend(self) -> None:
