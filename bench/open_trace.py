@@ -177,6 +177,9 @@ def child_window(path: str, size: str, bare: str | None) -> dict:
         app.processEvents()
     window.resize(w, h)
     app.processEvents()
+    # the user lets go: the plots, laid out once the resizes pause (PlotRelayout), are part of the resize
+    wait(lambda: not getattr(getattr(window, "plot_relayout", None), "pending", False))
+    app.processEvents()  # the paint that asks for
     t1 = time.perf_counter()
     out["resize_stall_ms"] = longest_gap(t0, t1)
     out["maxrss"] = status_mb("VmHWM")
