@@ -229,3 +229,96 @@ def test_every_array_is_outlined_in_the_grid_colour(qapp, view_id, theme):
         view.close()
         view.deleteLater()
         session.shutdown()
+
+
+# ---- text the views colour themselves, and selected rows: 4.5:1 in every theme, and after a theme change ------
+def ground_of(widget) -> str:
+    """The most common colour of ``widget`` as Qt paints it: the ground its text stands on."""
+    pixels = image_array(widget.grab().toImage())[..., :3].reshape(-1, 3)
+    colours, counts = np.unique(pixels, axis=0, return_counts=True)
+    return "#%02X%02X%02X" % tuple(colours[np.argmax(counts)])
+
+
+def other_theme(theme):
+    """A theme of the other kind (dark for a light one): every colour a view picks changes."""
+    return next(t for t in all_themes() if t.dark != theme.dark)
+
+
+def themed_window(theme):
+    from gpuviz.ui.window import MainWindow
+    from tests.ui_traces import matmul_tiled_trace
+
+    window = MainWindow(matmul_tiled_trace(), theme=theme)
+    window.resize(1280, 720)
+    window.show()
+    settle(3)
+    return window
+
+
+def close_window(window) -> None:
+    window.close()
+    window.deleteLater()
+    settle(1)
+
+
+def launch_record(kernel: str, status: str, reason: str = ""):
+    """An empty trace, as a recording holds for a launch it did not trace or that failed."""
+    from gpuviz.model.trace import EVENT_FIELDS, REQUIRED_FIELDS, Launch, Trace
+
+    record = {"number": None, "kernel": kernel, "grid": [4], "block": [32], "status": status, "events": 0,
+              "reason": reason}
+    launch = Launch(kernel_name=kernel, grid=(4, 1, 1), block=(32, 1, 1), backend="none", device="not traced",
+                    meta={"recording": record})
+    return Trace(launch, {f: np.empty(0, EVENT_FIELDS[f][0]) for f in REQUIRED_FIELDS})
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_the_launch_lists_dimmed_and_failed_rows_stand_4_5_to_1_and_follow_the_theme(qapp, theme):
+    """A launch not traced was #8A8A8A (3.45:1 on white), a failed one's status #C0392B (3.86:1 on black), set
+    when the row was added and kept through a theme change: a dark theme showed the light theme's colours."""
+    from gpuviz.ui.views.launches import show_recording
+    from tests.ui_traces import vector_add_trace
+
+    window = themed_window(theme)
+    try:
+        traces = [vector_add_trace(), launch_record("too_big", "untraced", "over the event limit"),
+                  launch_record("bad_barrier", "failed", "DivergentBarrierError")]
+        tree = show_recording(window, traces, "three launches").launch_list.tree
+        tree.clearSelection()
+        tree.setCurrentItem(None)
+        settle(3)
+        for current in (theme, other_theme(theme)):
+            if current is not theme:
+                window.session.set_theme(current)
+                settle(3)
+            ground = ground_of(tree.viewport())
+            assert ground == current.background.upper(), (current.name, ground)
+            untraced, failed = tree.topLevelItem(1), tree.topLevelItem(2)
+            for item in (untraced, failed):
+                for column in range(tree.columnCount() - 1):
+                    colour = item.foreground(column).color().name().upper()
+                    assert contrast(colour, ground) >= TEXT, (current.name, item.text(1), column, colour, ground)
+                    assert colour == current.dimmed.upper(), (current.name, item.text(1), column, colour)
+            status = failed.foreground(tree.columnCount() - 1).color().name().upper()
+            assert contrast(status, ground) >= TEXT and status == current.alert.upper(), (current.name, status, ground)
+    finally:
+        close_window(window)
+
+
+def test_the_themes_text_roles_stand_4_5_to_1_and_keep_vermillions_hue():
+    """Dimmed text (a launch not traced) and alert text (a failed launch, a value recording changed), on the
+    background and on the panel."""
+    import colorsys
+
+    from gpuviz.ui.theme import OKABE_ITO, hex_to_rgba
+
+    def hue(colour):
+        r, g, b, _ = hex_to_rgba(colour)
+        return colorsys.rgb_to_hsv(r / 255, g / 255, b / 255)[0] * 360
+
+    for theme in all_themes():
+        for name in ("dimmed", "alert"):
+            for ground in (theme.background, theme.panel):
+                assert contrast(getattr(theme, name), ground) >= TEXT, (theme.name, name, ground)
+        assert abs(hue(theme.alert) - hue(OKABE_ITO["vermillion"])) <= 2, theme.name
+        assert contrast(theme.dimmed, theme.foreground) >= GREYS, theme.name  # dimmed text is told from the rest

@@ -71,6 +71,9 @@ class Theme:
     load: str = OKABE_ITO["blue"]
     store: str = OKABE_ITO["vermillion"]
     conflict: str = ORANGE_ON_WHITE  # shared memory's bank conflicts (outline and legend), 3:1 or more on the ground
+    # text roles beside foreground and muted, each 4.5:1 or more on the background and on the panel
+    dimmed: str = "#6A6A6A"  # text of what is listed but inactive (a launch not traced): lighter than muted
+    alert: str = "#B04D00"  # text that must catch the eye (a value recording changed, a failed launch): vermillion's hue
     heatmap: str = "cividis"
     font_px: int = 16  # base text size in pixels at scale 1
     scale: float = 1.0
@@ -132,6 +135,8 @@ LIGHT = Theme(
     current=OKABE_ITO["black"],
     selected=OKABE_ITO["vermillion"],
     highlight_line="#FBE7A1",
+    dimmed="#6A6A6A",  # 5.41:1 on white, 4.75:1 on the panel
+    alert="#B04D00",  # vermillion darkened, same hue: 5.37:1 on white, 4.72:1 on the panel (vermillion 3.87:1)
     **state_colours(not_begun="#8E8E8E", idle="#686868", done="blue", diverged=ORANGE_ON_WHITE),
 )
 
@@ -145,6 +150,8 @@ DARK = Theme(
     current=OKABE_ITO["yellow"],
     selected=OKABE_ITO["orange"],
     highlight_line="#5A4A00",
+    dimmed="#8C8C8C",  # 6.25:1 on black, 5.18:1 on the panel
+    alert="#E06300",  # vermillion lightened, same hue: 4.93:1 on the panel (vermillion itself 4.50:1)
     **state_colours(not_begun="#5E5E5E", idle="#828282", done="blue"),
     load=OKABE_ITO["sky_blue"],
     store=OKABE_ITO["vermillion"],

@@ -47,6 +47,9 @@ from ..launch import kill_worker
 from ..plaintext import plain_tooltip
 
 _COLUMNS = ("#", "kernel", "grid", "block", "events", "status")
+_STATUS_COLUMN = _COLUMNS.index("status")
+#: item data of a row's first column: (traced, status), what its colours follow
+_LOOK_ROLE = Qt.ItemDataRole.UserRole + 1
 _STACK_GRACE_MS = 400
 
 
@@ -295,6 +298,7 @@ class LaunchList(QWidget):
         self.job.output.connect(self._append_output)
         self.job.finished.connect(self._run_finished)
         self.job.busy_changed.connect(self._busy)
+        window.session.theme_changed.connect(self._restyle_rows)
 
     # ---- a recording ----------------------------------------------------------------------------------
     def set_recording(self, traces: list[Trace], label: str = "") -> None:
@@ -328,16 +332,28 @@ class LaunchList(QWidget):
         number = info.get("number") or (self.tree.topLevelItemCount() + 1)
         item = QTreeWidgetItem([str(number), trace.launch.kernel_name, _dims(trace.launch.grid),
                                 _dims(trace.launch.block), f"{len(trace):,}", text])
-        item.setToolTip(5, plain_tooltip(reason or text))
+        item.setToolTip(_STATUS_COLUMN, plain_tooltip(reason or text))
         item.setData(0, Qt.ItemDataRole.UserRole, self.tree.topLevelItemCount())
-        if not len(trace):
-            grey = QBrush(QColor("#8a8a8a"))
-            for c in range(len(_COLUMNS)):
-                item.setForeground(c, grey)
-        if status == "failed":
-            item.setForeground(5, QBrush(QColor("#c0392b")))
+        item.setData(0, _LOOK_ROLE, (bool(len(trace)), status))
+        self._style_row(item)
         self.tree.addTopLevelItem(item)
         return item
+
+    def _style_row(self, item: QTreeWidgetItem) -> None:
+        """A launch not traced in the theme's dimmed text, a failed one's status in its alert colour (both
+        4.5:1 or more on the list): the theme's, so that a theme change restyles the rows."""
+        theme = self.window_.session.theme
+        traced, status = item.data(0, _LOOK_ROLE)
+        if not traced:  # a traced row keeps the list's own text colour
+            dimmed = QBrush(QColor(theme.dimmed))
+            for c in range(len(_COLUMNS)):
+                item.setForeground(c, dimmed)
+        if status == "failed":
+            item.setForeground(_STATUS_COLUMN, QBrush(QColor(theme.alert)))
+
+    def _restyle_rows(self) -> None:
+        for row in range(self.tree.topLevelItemCount()):
+            self._style_row(self.tree.topLevelItem(row))
 
     def _picked(self) -> None:
         item = self.tree.currentItem()
