@@ -322,3 +322,36 @@ def test_the_themes_text_roles_stand_4_5_to_1_and_keep_vermillions_hue():
                 assert contrast(getattr(theme, name), ground) >= TEXT, (theme.name, name, ground)
         assert abs(hue(theme.alert) - hue(OKABE_ITO["vermillion"])) <= 2, theme.name
         assert contrast(theme.dimmed, theme.foreground) >= GREYS, theme.name  # dimmed text is told from the rest
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_the_details_views_changed_values_stand_4_5_to_1_on_the_details_as_drawn(qapp, theme):
+    """What recording changed (registers, occupancy: plain | instrumented) was in vermillion, 3.87:1 on white
+    and 3.39:1 on the light panel."""
+    import re
+
+    from tests.ui_traces import matmul_tiled_trace
+
+    trace = matmul_tiled_trace()
+    trace.launch.meta.update(plain={"registers_per_thread": 32, "resident_blocks_per_sm": 8},
+                             instrumented={"registers_per_thread": 40, "resident_blocks_per_sm": 6})
+    window = themed_window(theme)
+    try:
+        window.set_trace(trace, "a GPU recording")
+        dock = window.docks["details"]
+        dock.show()
+        dock.raise_()
+        settle(3)
+        label = window.views["details"].launch_label
+        for current in (theme, other_theme(theme)):
+            if current is not theme:
+                window.session.set_theme(current)
+                settle(3)
+            marks = re.findall(r"<td style='color:(#[0-9A-Fa-f]{6}); font-weight:bold'>", label.text())
+            assert len(marks) >= 2, label.text()  # the registers and the resident blocks changed
+            ground = ground_of(label)
+            assert ground == current.panel.upper(), (current.name, ground)
+            assert all(contrast(m, ground) >= TEXT for m in marks), (current.name, marks, ground)
+            assert {m.upper() for m in marks} == {current.alert.upper()}, (current.name, marks)
+    finally:
+        close_window(window)

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
 from ...model.frames import BlockState, LaneState, format_block, format_thread
 from ...model.trace import EventKind
-from ..theme import OKABE_ITO
 from .base import TraceView, WrappedLabel, register_view
 
 
@@ -239,7 +238,7 @@ class DetailsView(TraceView):
             for what, plain, inst in cost:
                 lines.append(f"  {what}: {plain} | {inst}")
                 changed = plain != inst
-                mark = f" style='color:{OKABE_ITO['vermillion']}; font-weight:bold'" if changed else ""
+                mark = f" style='color:{t.alert}; font-weight:bold'" if changed else ""
                 cells.append(f"<tr><td style='color:{t.muted}; padding-right:12px'>{esc(what)}</td>"
                              f"<td style='padding-right:16px'>{esc(plain)}</td><td{mark}>{esc(inst)}</td></tr>")
             cost_html = (
