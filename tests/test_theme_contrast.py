@@ -355,3 +355,36 @@ def test_the_details_views_changed_values_stand_4_5_to_1_on_the_details_as_drawn
             assert {m.upper() for m in marks} == {current.alert.upper()}, (current.name, marks)
     finally:
         close_window(window)
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_the_per_line_tables_selected_row_stands_4_5_to_1(qapp, theme):
+    """The row of the line executing was Qt's highlight blue under white text (#308CC6, 3.69:1), focused or
+    not; the theme's selection colours now, and a theme switch changes them."""
+    from PySide6.QtGui import QPalette
+
+    window = themed_window(theme)
+    try:
+        dock = window.docks["lines"]
+        dock.show()
+        dock.raise_()
+        table = window.views["lines"].table
+        table.selectRow(0)
+        settle(3)
+        for current in (theme, other_theme(theme)):
+            if current is not theme:
+                window.session.set_theme(current)
+                settle(3)
+            palette = table.palette()
+            for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+                ground = palette.color(group, QPalette.ColorRole.Highlight).name().upper()
+                text = palette.color(group, QPalette.ColorRole.HighlightedText).name().upper()
+                assert contrast(text, ground) >= TEXT, (current.name, group, text, ground)
+                assert (ground, text) == (current.selection.upper(), current.selection_text.upper()), (current.name, group)
+            assert contrast(current.selection, current.background) >= GRAPHICS, current.name  # a selected row shows
+            row = table.visualItemRect(table.item(0, 0))
+            pixels = image_array(table.viewport().grab(row).toImage())[..., :3].reshape(-1, 3)
+            painted = {"#%02X%02X%02X" % tuple(c) for c in np.unique(pixels, axis=0)}
+            assert current.selection.upper() in painted, (current.name, sorted(painted)[:8])
+    finally:
+        close_window(window)
