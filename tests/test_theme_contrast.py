@@ -388,3 +388,41 @@ def test_the_per_line_tables_selected_row_stands_4_5_to_1(qapp, theme):
             assert current.selection.upper() in painted, (current.name, sorted(painted)[:8])
     finally:
         close_window(window)
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_the_barriers_header_names_the_last_warps_4_5_to_1_on_the_header_as_drawn(qapp, theme):
+    """'warps 0, 2 wait for warp 1': the last arrivals were named in vermillion, 3.87:1 on the white header."""
+    import re
+
+    from gpuviz.ui.session import Session
+    from gpuviz.ui.views.base import available_views
+    from tests.ui_traces import reduction_trace
+
+    session = Session(theme=theme)
+    session.set_trace(reduction_trace(2, 96), "block_sum")  # blocks of 3 warps: they reach each barrier apart
+    view = available_views()["barriers"](session)
+    try:
+        view.resize(640, 420)
+        view.show()
+        settle(3)
+        marked = re.compile(r"<span style='color:(#[0-9A-Fa-f]{6})'>warp")
+        for frame in range(session.frames.n_frames):  # the first frame at a barrier some warps wait at
+            session.set_frame(frame)
+            if marked.search(view.header.text()):
+                break
+        else:
+            pytest.fail("no frame where warps wait for others")
+        for current in (theme, other_theme(theme)):
+            if current is not theme:
+                session.set_theme(current)
+                settle(3)
+            assert session.frame == frame
+            colour = marked.search(view.header.text()).group(1)
+            ground = ground_of(view.header)
+            assert contrast(colour, ground) >= TEXT, (current.name, colour, ground)
+            assert colour.upper() == current.alert.upper(), (current.name, colour)
+    finally:
+        view.close()
+        view.deleteLater()
+        session.shutdown()

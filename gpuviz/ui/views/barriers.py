@@ -239,6 +239,6 @@ class BarrierView(TraceView):
         return (
             head
             + f": at sync {p + 1}, warps {_warp_list(early)} wait for "
-            + f"<span style='color:{colour_css(render.rgba('vermillion'))}'>warp{'s' if len(last) > 1 else ''} "
+            + f"<span style='color:{self.theme.alert}'>warp{'s' if len(last) > 1 else ''} "
             + f"{_warp_list(last)}</span> (up to {wait} step{'s' if wait != 1 else ''})"
         )
