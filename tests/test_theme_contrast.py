@@ -426,3 +426,29 @@ def test_the_barriers_header_names_the_last_warps_4_5_to_1_on_the_header_as_draw
         view.close()
         view.deleteLater()
         session.shutdown()
+
+
+@pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
+def test_error_messages_stand_4_5_to_1_on_their_vermillion_as_drawn(qapp, theme):
+    """A capture or a program that failed: its message was the theme's background on vermillion, white on it in
+    the light themes (3.87:1)."""
+    from PySide6.QtGui import QPalette
+
+    window = themed_window(theme)
+    try:
+        window.launch_panel.runner.failed.emit("Capture failed: KernelFault", {"kernel": "vector_add"})
+        dock = window.docks["launch"]
+        dock.show()
+        dock.raise_()
+        label = window.launch_panel.error
+        settle(3)
+        for current in (theme, other_theme(theme)):
+            if current is not theme:
+                window.session.set_theme(current)
+                settle(3)
+            assert label.isVisible(), current.name
+            text = label.palette().color(QPalette.ColorRole.WindowText).name().upper()
+            ground = ground_of(label)
+            assert contrast(text, ground) >= TEXT, (current.name, text, ground)
+    finally:
+        close_window(window)

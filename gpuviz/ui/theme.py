@@ -216,7 +216,8 @@ def stylesheet(theme: Theme) -> str:
     QProgressBar::chunk {{ background: {OKABE_ITO['bluish_green']}; }}
     QLabel#frameText {{ font-size: {t.px(20)}px; font-weight: bold; padding: {t.px(4)}px; }}
     QLabel#captionText {{ font-size: {t.px(17)}px; padding: 0 {t.px(4)}px {t.px(4)}px {t.px(4)}px; }}
-    QLabel#errorText {{ color: {t.background}; background: {OKABE_ITO['vermillion']}; padding: {t.px(6)}px;
+    /* black on vermillion in every theme, 5.43:1 (white on it is 3.87:1), as the window's warnings */
+    QLabel#errorText {{ color: #000000; background: {OKABE_ITO['vermillion']}; padding: {t.px(6)}px;
         border-radius: 4px; }}
     QLabel#viewTitle {{ color: {t.muted}; }}
     QLabel#viewLegend {{ background: {t.background}; }}
