@@ -8,6 +8,8 @@ Everything is read from the widgets as they are laid out and, for colours, from 
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt
@@ -386,3 +388,32 @@ def click_grid(target: QWidget, n: int = 5) -> int:
             k += 1
     QApplication.processEvents()
     return k
+
+
+# ---- one view on its own -----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def view_alone(view_id: str, theme, trace, size=(640, 420), styled: bool = True, frame=None):
+    """The view ``view_id`` on its own, on ``trace`` in ``theme`` (with the window's style sheet when ``styled``),
+    shown at ``size`` and drawn, at ``frame(frames)`` if given; closed, with its session, afterwards."""
+    from gpuviz.ui.session import Session
+    from gpuviz.ui.theme import stylesheet
+    from gpuviz.ui.views.base import available_views
+
+    session = Session(theme=theme)
+    session.set_trace(trace, "trace")
+    if frame is not None:
+        session.set_frame(frame(session.frames))
+    view = available_views()[view_id](session)
+    if styled:
+        view.setStyleSheet(stylesheet(theme))
+    try:
+        view.resize(*size)
+        view.show()
+        settle(3)
+        view.refresh()
+        settle(3)
+        yield view
+    finally:
+        view.close()
+        view.deleteLater()
+        session.shutdown()

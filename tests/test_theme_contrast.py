@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np
 import pytest
 
-from tests.acceptance_checks import image_array, settle
+from tests.acceptance_checks import image_array, settle, view_alone
 
 TEXT = 4.5
 GRAPHICS = 3.0
@@ -104,21 +104,9 @@ def test_a_state_keeps_its_hue_in_every_theme():
 def test_the_legend_chips_stand_3_to_1_against_the_legend_as_drawn(qapp, view_id, theme):
     """The legend as Qt paints it (the window's style sheet decides its ground, not the theme's fields): each
     state's chip is there, and stands out from the most common colour of the legend, its ground."""
-    from gpuviz.ui.session import Session
-    from gpuviz.ui.theme import stylesheet
-    from gpuviz.ui.views.base import available_views
     from tests.ui_traces import matmul_tiled_trace
 
-    session = Session(theme=theme)
-    session.set_trace(matmul_tiled_trace(), "matmul")
-    view = available_views()[view_id](session)
-    view.setStyleSheet(stylesheet(theme))
-    try:
-        view.resize(640, 420)
-        view.show()
-        settle(3)
-        view.refresh()
-        settle(3)
+    with view_alone(view_id, theme, matmul_tiled_trace()) as view:
         pixels = image_array(view.legend.grab().toImage())[..., :3].reshape(-1, 3)
         colours, counts = np.unique(pixels, axis=0, return_counts=True)
         ground = "#%02X%02X%02X" % tuple(colours[np.argmax(counts)])
@@ -127,10 +115,6 @@ def test_the_legend_chips_stand_3_to_1_against_the_legend_as_drawn(qapp, view_id
         for state, colour in chips.items():
             assert colour.upper() in painted, (theme.name, view_id, state.name, colour)
             assert contrast(colour, ground) >= GRAPHICS, (theme.name, view_id, state.name, colour, ground)
-    finally:
-        view.close()
-        view.deleteLater()
-        session.shutdown()
 
 
 @pytest.mark.parametrize("theme", all_themes(), ids=theme_ids())
@@ -204,31 +188,17 @@ def test_an_arrays_edge_goes_round_its_cells_and_no_others(first, count, cols):
 def test_every_array_is_outlined_in_the_grid_colour(qapp, view_id, theme):
     """An array no one has touched yet is its 'untouched' colour, 1.2:1 to 1.3:1 on the background (a pale
     yellow hot array on white, 1.2:1): its outline in the grid colour (3:1 or more) shows where it is."""
-    from gpuviz.ui.session import Session
-    from gpuviz.ui.views.base import available_views
     from tests.ui_traces import matmul_tiled_trace
 
-    session = Session(theme=theme)
-    session.set_trace(matmul_tiled_trace(), "matmul")
-    view = available_views()[view_id](session)
-    try:
-        view.resize(640, 420)
-        view.show()
-        settle(3)
-        view.refresh()
-        settle(3)
+    with view_alone(view_id, theme, matmul_tiled_trace(), styled=False) as view:
         assert view._panels
         for panel in view._panels:
             assert panel.edge.pen().color().name().upper() == theme.grid.upper()
             assert panel.edge.parentItem() is not None  # in the plot
         other = next(t for t in all_themes() if t.grid != theme.grid)
-        session.set_theme(other)
+        view.session.set_theme(other)
         settle(2)
         assert {p.edge.pen().color().name().upper() for p in view._panels} == {other.grid.upper()}
-    finally:
-        view.close()
-        view.deleteLater()
-        session.shutdown()
 
 
 # ---- text the views colour themselves, and selected rows: 4.5:1 in every theme, and after a theme change ------
