@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     from gpuviz.app import default_trace
     from gpuviz.export import gif as gif_module
     from gpuviz.export.gif import GifWriter
-    from gpuviz.export.render import Stage, export_film
+    from gpuviz.ui.film import Stage, export_film
 
     trace = default_trace()
     tmp = Path(tempfile.mkdtemp(prefix="gpuviz_gif_bench_"))

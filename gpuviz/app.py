@@ -182,7 +182,7 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int
 def open_main_window(trace_path=None, present: bool = False, theme: str = "light"):
     """The window ``run_app`` shows (sized to the screen, presenting if asked), or an exit status (int) when
     there is nothing to show. Needs a QApplication."""
-    from .ui.theme import get_theme
+    from .style.theme import get_theme
     from .ui.window import MainWindow
 
     if isinstance(trace_path, (str, os.PathLike)):
@@ -270,7 +270,7 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
     from PySide6.QtCore import Qt
 
     from .ui.session import Session
-    from .ui.theme import get_theme
+    from .style.theme import get_theme
     from .ui.views.base import available_views
     from .ui.window import MainWindow
 
@@ -288,7 +288,7 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
         if live:  # the embedded default was captured just now, here
             widget.mark_live(trace)
     else:
-        from .ui.theme import stylesheet
+        from .style.theme import stylesheet
 
         widget = views[view](session)
         widget.setWindowTitle(views[view].title)
@@ -346,7 +346,7 @@ def snapshot_window(size=(1920, 1080), theme: str = "light", scale: float = 1.0)
     from PySide6.QtCore import Qt
 
     from .ui.session import Session
-    from .ui.theme import get_theme
+    from .style.theme import get_theme
     from .ui.window import MainWindow
 
     window = MainWindow(session=Session(theme=get_theme(theme, scale)))

@@ -428,7 +428,7 @@ def _export_html(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from gpuviz.export import export
+    from gpuviz.ui.film import export
     from gpuviz.model.tracefile import TraceFileError
 
     if args.format == "html":
@@ -499,7 +499,7 @@ def _play_lesson_window(lesson, present: bool, theme: str) -> int:
 
     from gpuviz.lessons import LessonError
     from gpuviz.ui.lesson_player import play_lesson
-    from gpuviz.ui.theme import get_theme
+    from gpuviz.style.theme import get_theme
     from gpuviz.ui.window import MainWindow
 
     from gpuviz.app import fit_to_screen, install_error_reporting

@@ -396,7 +396,7 @@ def view_alone(view_id: str, theme, trace, size=(640, 420), styled: bool = True,
     """The view ``view_id`` on its own, on ``trace`` in ``theme`` (with the window's style sheet when ``styled``),
     shown at ``size`` and drawn, at ``frame(frames)`` if given; closed, with its session, afterwards."""
     from gpuviz.ui.session import Session
-    from gpuviz.ui.theme import stylesheet
+    from gpuviz.style.theme import stylesheet
     from gpuviz.ui.views.base import available_views
 
     session = Session(theme=theme)

@@ -77,7 +77,7 @@ def person(qapp, monkeypatch):
     made: list[MainWindow] = []
 
     def open_window(trace, size=(1280, 720), label="", theme=None):
-        from gpuviz.ui.theme import get_theme
+        from gpuviz.style.theme import get_theme
 
         kw = {"theme": get_theme(theme)} if theme else {}
         w = MainWindow(trace, source_label=label, **kw)

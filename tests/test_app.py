@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 from gpuviz.model import playback as pbm
 from gpuviz.model.frames import BlockState, LaneState
 from gpuviz.model.trace import EventKind
-from gpuviz.ui.theme import hex_to_rgba
+from gpuviz.style.theme import hex_to_rgba
 from gpuviz.ui.window import MainWindow
 from tests.ui_traces import matmul_tiled_trace, reduction_trace
 

@@ -149,7 +149,7 @@ def test_keys_step_through_the_frames_the_window_describes(browser, mm, mm_page)
 
 
 def test_the_lanes_drawn_are_the_models_lane_states(browser, mm, mm_page):
-    from gpuviz.ui.theme import DARK, LIGHT
+    from gpuviz.style.theme import DARK, LIGHT
 
     trace, frames, _ = mm
     page = Opened(browser, mm_page)

@@ -9,7 +9,8 @@ import pytest
 
 import gpuviz
 from gpuviz.cli import main
-from gpuviz.export import export, trace_events
+from gpuviz.export import trace_events
+from gpuviz.ui.film import export
 from gpuviz.model.frames import Frames
 from kernels import get_kernel
 
@@ -108,7 +109,7 @@ def test_the_progress_bar_moves_with_the_encoding_and_ends_when_the_film_is_writ
     import tqdm as tqdm_module
 
     from gpuviz.export import gif as gif_module
-    from gpuviz.export.render import export_film
+    from gpuviz.ui.film import export_film
 
     bars = []
     real_tqdm = tqdm_module.tqdm
@@ -174,7 +175,7 @@ def test_a_window_film_at_1280x720_is_laid_out_roomily_with_its_band_below(qapp)
     dozen characters, memory plots a few pixels tall) and drew its caption band over the transport. Now the
     window is laid out at no less than 1600x900 and scaled into the picture, menus hidden, and the band sits below
     the picture: the transport and the status line stay in sight."""
-    from gpuviz.export.render import Stage
+    from gpuviz.ui.film import Stage
     from tests.acceptance_checks import source_problems
     from tests.test_acceptance import kernel_trace
 

@@ -99,7 +99,7 @@ def test_leaving_restores_the_desk(window, qapp):
 def test_projector_themes_keep_pale_states_visible():
     """Idle lanes and waiting blocks must stand apart from the background on a washed-out projector."""
     from gpuviz.model.frames import BlockState, LaneState
-    from gpuviz.ui.theme import hex_to_rgba
+    from gpuviz.style.theme import hex_to_rgba
 
     def lum(c):
         r, g, b, _ = hex_to_rgba(c)

@@ -18,14 +18,14 @@ GREYS = 1.5
 
 
 def contrast(a: str, b: str) -> float:
-    from gpuviz.ui.theme import contrast_ratio
+    from gpuviz.style.theme import contrast_ratio
 
     return contrast_ratio(a, b)
 
 
 def all_themes():
     from gpuviz.ui.presenter import PRESENT_THEMES
-    from gpuviz.ui.theme import THEMES
+    from gpuviz.style.theme import THEMES
 
     return [*THEMES.values(), *PRESENT_THEMES.values()]
 
@@ -46,7 +46,7 @@ def test_the_contrast_ratio_is_wcags():
 def test_plotted_series_take_colours_that_stand_3_to_1_on_the_background(theme):
     """The timings view's series: Okabe-Ito's black was its eighth colour on the dark themes' black (1:1), its
     yellow, orange and sky blue stood 1.3, 2.2 and 2.3:1 on white."""
-    from gpuviz.ui.theme import series_colours
+    from gpuviz.style.theme import series_colours
 
     colours = series_colours(theme)
     assert len(colours) >= 5 and len(set(colours)) == len(colours), (theme.name, colours)
@@ -86,7 +86,7 @@ def test_a_state_keeps_its_hue_in_every_theme():
     import colorsys
 
     from gpuviz.model.frames import BlockState, LaneState
-    from gpuviz.ui.theme import hex_to_rgba
+    from gpuviz.style.theme import hex_to_rgba
 
     def hue(colour):
         r, g, b, _ = hex_to_rgba(colour)
@@ -123,7 +123,7 @@ def test_the_barrier_swimlanes_and_the_sms_warp_slots_stand_3_to_1_against_the_b
     occupancy view its SM's warp slots in (blocks, free slots): the waits were a grey of their own (2.0:1 on
     white), the free slots too (1.6:1 on white, 1.9:1 on black)."""
     from gpuviz.ui.session import Session
-    from gpuviz.ui.theme import stylesheet
+    from gpuviz.style.theme import stylesheet
     from gpuviz.ui.views.base import available_views
     from tests.ui_traces import reduction_trace
 
@@ -174,7 +174,7 @@ def test_an_arrays_edge_goes_round_its_cells_and_no_others(first, count, cols):
     may start mid-row (its first cells another array's)."""
     from PySide6.QtCore import QPointF
 
-    from gpuviz.ui.theme import DARK
+    from gpuviz.style.theme import DARK
     from gpuviz.ui.views.memory import cells_edge_item, memory_style
 
     path = cells_edge_item(first, count, cols, memory_style(DARK)).path()
@@ -280,7 +280,7 @@ def test_the_themes_text_roles_stand_4_5_to_1_and_keep_vermillions_hue():
     background and on the panel."""
     import colorsys
 
-    from gpuviz.ui.theme import OKABE_ITO, hex_to_rgba
+    from gpuviz.style.theme import OKABE_ITO, hex_to_rgba
 
     def hue(colour):
         r, g, b, _ = hex_to_rgba(colour)

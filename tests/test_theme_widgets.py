@@ -13,7 +13,7 @@ from tests.acceptance_checks import image_array, settle
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_the_size_spinner_has_real_up_and_down_buttons_with_arrows(qapp, theme):
-    from gpuviz.ui.theme import get_theme
+    from gpuviz.style.theme import get_theme
     from gpuviz.ui.window import MainWindow
 
     w = MainWindow(theme=get_theme(theme))

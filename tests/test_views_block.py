@@ -16,7 +16,7 @@ def test_the_issuing_warps_lanes_show_inside_its_outline_at_presenter_size(qapp)
     and the gaps between lanes)."""
     from gpuviz.model.frames import LaneState
     from gpuviz.ui.presenter import PRESENT_DARK
-    from gpuviz.ui.theme import hex_to_rgba
+    from gpuviz.style.theme import hex_to_rgba
     from tests.ui_traces import matmul_tiled_trace
 
     theme = PRESENT_DARK.scaled(1.3)
@@ -39,7 +39,7 @@ def test_every_warp_label_shown_is_whole_inside_the_plot(qapp):
     """At presenter size warp 0's label, centred on its first row a few pixels tall, had its upper half cut off
     by the view's caption above the plot."""
     from gpuviz.ui.presenter import PRESENT_DARK
-    from gpuviz.ui.theme import LIGHT
+    from gpuviz.style.theme import LIGHT
     from tests.ui_traces import matmul_tiled_trace
 
     for theme, size in ((PRESENT_DARK.scaled(1.3), (290, 270)), (PRESENT_DARK.scaled(1.3), (290, 420)),

@@ -23,7 +23,7 @@ from gpuviz.model import analysis  # noqa: E402
 from gpuviz.model.devices import occupancy  # noqa: E402
 from gpuviz.model.frames import Frames  # noqa: E402
 from gpuviz.model.trace import EventKind as K  # noqa: E402
-from gpuviz.ui import render  # noqa: E402
+from gpuviz.style import render  # noqa: E402
 from kernels import get_kernel  # noqa: E402
 
 try:  # tests/ may or may not be a package, depending on the checkout
@@ -55,7 +55,7 @@ def make_view(qtbot):
     sessions, views = [], []
 
     def make(view_cls, trace, size=(1280, 720), theme=None):
-        from gpuviz.ui.theme import LIGHT
+        from gpuviz.style.theme import LIGHT
 
         session = Session(trace, theme=theme or LIGHT)
         sessions.append(session)
@@ -200,7 +200,7 @@ def test_render_module_needs_neither_qt_nor_numba():
     code = (
         "import sys\n"
         "for m in ('PySide6', 'pyqtgraph', 'numba'): sys.modules[m] = None\n"
-        "import gpuviz.ui.render\n"
+        "import gpuviz.style.render\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
@@ -608,7 +608,7 @@ def _shot_frame(frames: Frames, trace, how) -> int:
 
 @pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
 def test_screenshots(make_view, qtbot, size, tmp_path):
-    from gpuviz.ui.theme import get_theme
+    from gpuviz.style.theme import get_theme
     from gpuviz.ui.views.base import available_views
 
     views = available_views()
@@ -628,7 +628,7 @@ def test_screenshots(make_view, qtbot, size, tmp_path):
 def test_the_colour_bar_shows_the_heat_map_of_each_theme(make_view):
     """Colour maps are shared between colour bars (one per heat map): a theme's bar shows its own heat map."""
     from gpuviz.ui.views.memory import GlobalMemoryView, memory_style
-    from gpuviz.ui.theme import get_theme
+    from gpuviz.style.theme import get_theme
 
     def bar_colours(view):
         return view.colour_bar._colorMap.getLookupTable(nPts=16, alpha=True).tolist()

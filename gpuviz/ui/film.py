@@ -1,5 +1,9 @@
 """Pictures and films of a trace: a view or the whole window to PNG or SVG, a frame range to GIF or MP4.
 
+The whole window or one of its views, offscreen, photographed frame by frame (:class:`Stage`); it lives beside
+the window because it drives a :class:`~gpuviz.ui.window.MainWindow`. Qt is imported when a stage is made, so
+:func:`export` of a Qt-free format (Perfetto JSON, HTML) does not load it.
+
 Everything renders offscreen (no window appears), through the same views the app shows. Films are
 encoded by imageio (Pillow for GIF, imageio-ffmpeg's libx264 for MP4), never by hand; a tqdm progress
 bar runs on stderr for long exports. Each film frame can carry the frame's narration caption in a band
@@ -14,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..export import FORMATS
+from ..export.framerange import parse_frames
 from ..model.frames import Frames
 from ..model.narration import Narrator
 
@@ -26,27 +32,6 @@ def _application():
     from PySide6.QtWidgets import QApplication
 
     return QApplication.instance() or QApplication(sys.argv[:1])
-
-
-def parse_frames(text, n_frames: int) -> tuple[int, int]:
-    """``"A:B"`` (B exclusive, either may be empty or negative, as a Python slice) -> (start, stop)."""
-    if text is None or text == "":
-        return 0, n_frames
-    if isinstance(text, tuple):
-        a, b = text
-    else:
-        parts = str(text).split(":")
-        if len(parts) != 2:
-            raise ValueError(f"frames {text!r}: write A:B (B exclusive), e.g. 0:120, :50 or -30:")
-        try:
-            a = int(parts[0]) if parts[0].strip() else None
-            b = int(parts[1]) if parts[1].strip() else None
-        except ValueError:
-            raise ValueError(f"frames {text!r}: A and B must be whole numbers") from None
-    start, stop, _ = slice(a, b).indices(n_frames)
-    if stop <= start:
-        raise ValueError(f"frames {text!r} select nothing: this trace has {n_frames} frames (0..{n_frames - 1})")
-    return start, stop
 
 
 #: the smallest size the whole window is laid out at in a picture or film (the app opens at it on a large screen)
@@ -64,10 +49,10 @@ class Stage:
         self.app = _application()
         from PySide6.QtCore import Qt
 
-        from ..ui.session import Session
-        from ..ui.theme import get_theme
-        from ..ui.views.base import available_views
-        from ..ui.window import MainWindow
+        from ..style.theme import get_theme
+        from .session import Session
+        from .views.base import available_views
+        from .window import MainWindow
 
         self.width, self.height = (int(v) for v in size)
         if self.width < 64 or self.height < 64:
@@ -289,7 +274,7 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
                     writer.close()
                     bar.update(1)
             else:
-                from .gif import GifWriter
+                from ..export.gif import GifWriter
 
                 # the palette from a few frames across the range (a window's colours barely change over a film),
                 # then each frame is encoded as it is drawn: the bar covers the encoding, and ends with the file
@@ -302,3 +287,27 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
         finally:
             bar.close()
     return out
+
+
+def export(trace, out, fmt: str, frames=None, frame: int = 0, view: str | None = None, size=(1280, 720),
+           theme: str = "light", scale: float = 1.0, fps: float = 8.0, caption: bool | None = None,
+           progress: bool = True, timing_sets=()):
+    """Export ``trace`` to ``out`` in ``fmt`` (one of :data:`gpuviz.export.FORMATS`); returns the path written."""
+    fmt = fmt.lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if fmt == "html":
+        from ..export.html import export_html
+
+        return export_html(trace, out, frames=frames, theme=theme)
+    if fmt == "perfetto":
+        from ..export.perfetto import write_perfetto
+
+        fr = Frames(trace)
+        rng = parse_frames(frames, fr.n_frames) if fr.n_frames else (0, 0)
+        return write_perfetto(out, trace, frames=fr, frame_range=rng, timing_sets=timing_sets)
+    stage = dict(view=view, size=size, theme=theme, scale=scale)
+    if fmt in ("png", "svg"):
+        return export_image(trace, out, fmt, frame=frame, caption=bool(caption), **stage)
+    return export_film(trace, out, fmt, frames=frames, fps=fps, progress=progress,
+                       caption=True if caption is None else caption, **stage)

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from .plaintext import esc
-from .theme import OKABE_ITO
+from ..style.theme import OKABE_ITO
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
 

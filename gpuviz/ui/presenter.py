@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidge
 
 from ..model import playback as pb
 from ..model.narration import Narrator
-from .theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, state_colours
+from ..style.theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, state_colours
 
 MIN_TEXT_PX = 18
 #: Ctrl+- goes below the automatic scale (a teacher may want more on screen), down to this smallest text

@@ -24,7 +24,7 @@ from ..model.frames import Frames
 from ..model.playback import Playback, demo_fps
 from ..model.selection import Selection
 from ..model.trace import Trace
-from .theme import LIGHT, Theme, get_theme
+from ..style.theme import LIGHT, Theme, get_theme
 
 
 class Session(QObject):

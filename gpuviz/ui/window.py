@@ -54,7 +54,7 @@ from .actions import Action, ActionRegistry
 from .export_html import export_html_dialog
 from .launch import LaunchPanel
 from .session import Session
-from .theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
+from ..style.theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
 from .views.base import PlotRelayout, TraceView, available_views, settle_plots_before_paint, slotted
 from .plaintext import plain_tooltip
 from .views.details import trace_origin, trace_origin_short

@@ -15,7 +15,7 @@ words, with the bundled kernel's notes), lane and block states :meth:`Frames.lan
 :meth:`Frames.block_states`, the figures beside the memory views (sectors, n-way conflicts)
 :meth:`Narrator.facts`, a lesson's beats, notes, questions and answers the :class:`LessonPlayer`'s
 slides. The page only draws them and steps through them. Colours are the app's themes
-(:mod:`gpuviz.ui.theme`, Okabe-Ito and cividis). numpy only: no Qt.
+(:mod:`gpuviz.style.theme`, Okabe-Ito and cividis). numpy only: no Qt.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def kernel_notes(trace) -> tuple:
 
 
 def _palettes() -> dict:
-    from ...ui.theme import DARK, LIGHT, OKABE_ITO
+    from ...style.theme import DARK, LIGHT, OKABE_ITO
 
     out = {}
     for t in (LIGHT, DARK):
@@ -83,7 +83,7 @@ def _palettes() -> dict:
 
 
 def _layout(info) -> dict:
-    from ...ui.render import array_layout, bank_layout
+    from ...style.render import array_layout, bank_layout
 
     if info.space == "shared":
         g = bank_layout(info.nbytes)
@@ -174,7 +174,7 @@ def trace_page_data(trace, frames_range=None, frames: Frames | None = None, narr
                     title: str = "") -> dict:
     """The page data of one trace; ``frames_range``: frame indices ``"A:B"`` (from 0, B exclusive, as a Python
     slice) or ``(A, B)``, default all. (The command line takes frames as the window numbers them.)"""
-    from ..render import parse_frames
+    from ..framerange import parse_frames
 
     frames = frames if frames is not None else Frames(trace)
     if frames.n_frames == 0:

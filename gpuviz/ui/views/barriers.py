@@ -18,8 +18,8 @@ from PySide6 import QtCore, QtGui
 from shiboken6 import isValid
 
 from ...model.frames import LaneState, format_block
-from .. import render
-from ..theme import hex_to_rgba
+from ...style import render
+from ...style.theme import hex_to_rgba
 from .base import TraceView, hide_overlapping_texts, register_view
 from .memory import (
     MemoryStyle,

@@ -835,7 +835,7 @@ def outline_pen(color: str, theme, width: float = 3.0) -> "pg.QtGui.QPen":
 
 
 def rgba_lut(colors: list[str]) -> np.ndarray:
-    from ..theme import hex_to_rgba
+    from ...style.theme import hex_to_rgba
 
     return np.array([hex_to_rgba(c) for c in colors], dtype=np.uint8)
 

@@ -17,8 +17,8 @@ from PySide6.QtGui import QFont, QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from ...model.frames import LaneState, format_block
-from .. import render
-from ..theme import hex_to_rgba
+from ...style import render
+from ...style.theme import hex_to_rgba
 from .base import (
     captioned_layout, drawn_from_cache, TraceView, legend_html, legend_label, make_image_plot, outline_pen, register_view,
     style_plot, text_item,

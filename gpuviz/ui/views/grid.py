@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from ...model.frames import BlockState, format_block
-from ..theme import hex_to_rgba
+from ...style.theme import hex_to_rgba
 from .base import captioned_layout, TraceView, legend_html, legend_label, make_image_plot, outline_pen, register_view, style_plot, text_item
 
 

@@ -12,7 +12,7 @@ visible as one lit row segment. Per frame only the colours change:
 * outlines in the theme's "selected" colour: every access of the selected thread, and the selected cell.
 
 Clicking a cell selects it (``session.selection.select_cell``). The running counts come from
-:class:`gpuviz.ui.render.RunningCounts` (checkpoints + incremental updates), so scrubbing through a
+:class:`gpuviz.style.render.RunningCounts` (checkpoints + incremental updates), so scrubbing through a
 million events stays interactive. The per-line table and the occupancy panel are in ``occupancy.py``.
 """
 
@@ -26,9 +26,9 @@ import pyqtgraph.colormap as pg_colormap
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...model.trace import EventKind
-from .. import render
+from ...style import render
 from ..plaintext import esc
-from ..theme import hex_to_rgba
+from ...style.theme import hex_to_rgba
 from .base import PREDICT_TEXT, TraceView, keep_label_unless_changed, register_view, slotted, thin_tick_labels
 
 # ---- small Qt pieces the memory views share (shared.py, barriers.py and occupancy.py import them) --

@@ -20,8 +20,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...model import analysis
 from ...model.devices import DEVICES, get_device, occupancy
 from ...model.frames import BlockState
-from .. import render
-from ..theme import hex_to_rgba
+from ...style import render
+from ...style.theme import hex_to_rgba
 from .base import TraceView, register_view
 from .memory import colour_css, fit_left_axis, header_label, memory_style, restyle_label, style_axes
 

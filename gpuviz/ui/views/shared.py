@@ -22,7 +22,7 @@ from PySide6 import QtCore, QtGui
 
 from ...model import analysis
 from ...model.trace import EventKind, Trace
-from .. import render
+from ...style import render
 from ..plaintext import esc
 from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
 from .memory import (

@@ -32,7 +32,7 @@ from PySide6.QtCore import Signal
 
 from ...model.timings import Series, TimingSet, blocks_on_sms, waves
 from ..plaintext import esc
-from ..theme import series_colours
+from ...style.theme import series_colours
 from .base import TraceView, register_view, style_plot
 
 PLOTS = (
