@@ -62,7 +62,7 @@ INDEX_FORMAT_MAGIC = "gpuviz-index"
 _READ_CHUNK = 1 << 24  # bytes read from a member at a time, so a huge field never needs two full copies
 _MAX_META_BYTES = validate.Limits.max_meta_bytes  # a manifest larger than this is not one gpuviz wrote
 
-__all__ = ["TraceFileError", "load_trace", "load_traces", "read_manifest", "save_traces"]
+__all__ = ["TraceFileError", "load_file", "load_trace", "load_traces", "read_manifest", "save_traces"]
 
 
 def _member(trace_no: int, field_name: str) -> str:
@@ -83,11 +83,17 @@ def _gpuviz_version() -> str:
 
 
 # ---- writing ---------------------------------------------------------------------------------------
-def save_traces(path, traces, index: bool = True) -> None:
-    """Write ``traces`` (a list of :class:`Trace`) to one file at ``path``, atomically.
+def save_traces(path, traces, index: bool = True, recording: dict | None = None) -> None:
+    """Write ``traces`` (a list of :class:`Trace`) to one file at ``path``, atomically, and check that it opens.
 
     ``index``: also store each trace's index (:mod:`gpuviz.model.index`; the one the trace already uses, else
-    it is built now), so opening the file reads it instead of computing it.
+    it is built now), so opening the file reads it instead of computing it. ``recording``: the metadata of the
+    run the traces come from (JSON: script, argv, status, every launch traced or not), stored as the manifest's
+    ``recording`` entry (:mod:`gpuviz.model.recording` reads it).
+
+    Nothing is said saved that does not open again: the finished temporary file is read back by
+    :func:`load_traces` (every check a reader makes) before it is moved over ``path``; a file that would not
+    load is never put in place, and the :class:`TraceFileError` names the trace (number and kernel) and why.
 
     The file is written under a temporary name in the same folder and moved over ``path`` only once
     complete, so a crash or a full disk never leaves half a file where a good one was; a ``path`` that
@@ -111,6 +117,10 @@ def save_traces(path, traces, index: bool = True) -> None:
         "gpuviz_version": _gpuviz_version(),
         "traces": entries,
     }
+    if recording is not None:
+        if not isinstance(recording, dict):
+            raise TypeError(f"save_traces({str(path)!r}): recording must be a dict, not {type(recording).__name__}")
+        meta["recording"] = recording
     try:
         json.dumps(meta, allow_nan=True)
     except (TypeError, ValueError) as exc:
@@ -132,7 +142,20 @@ def save_traces(path, traces, index: bool = True) -> None:
                     _write_npy(zf, _index_member(i, name), arr)
                 entry["index"] = {**idx.info, "arrays": list(idx.arrays), "events_crc": crcs}
 
-    _write_archive(path, write, lambda: meta)
+    def reopen(tmp: Path) -> None:
+        try:
+            back = load_traces(tmp)
+        except TraceFileError as exc:
+            raise TraceFileError(f"cannot save {path}: what was written would not open again: "
+                                 f"{str(exc).replace(str(tmp), str(path))}") from exc
+        for i, (tr, got) in enumerate(zip(traces, back)):
+            if len(got) != len(tr) or got.launch.kernel_name != tr.launch.kernel_name:
+                raise TraceFileError(f"cannot save {path}: trace {i} ({tr.launch.kernel_name}) read back as "
+                                     f"{len(got):,} events of {got.launch.kernel_name}, not {len(tr):,}")
+        if len(back) != len(traces):
+            raise TraceFileError(f"cannot save {path}: {len(traces)} traces written, {len(back)} read back")
+
+    _write_archive(path, write, lambda: meta, check=reopen)
 
 
 def _index_to_save(tr: Trace):
@@ -143,16 +166,20 @@ def _index_to_save(tr: Trace):
     return index_mod.build_index(tr)
 
 
-def _write_archive(path: Path, write, meta_of) -> None:
+def _write_archive(path: Path, write, meta_of, check=None) -> None:
     """A zip of stored, aligned members written by ``write(zf)``, then ``meta.json`` from ``meta_of()``,
-    atomically at ``path``."""
+    atomically at ``path``; ``check(tmp)``, when given, reads the finished temporary file back and raises
+    to keep it from replacing ``path``."""
     try:
-        with replace_atomically(path, "trace file") as tmp, open(tmp, "wb") as fh:
-            with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
-                write(zf)
-                zf.writestr(META_NAME, json.dumps(meta_of(), indent=1, allow_nan=True))
-            fh.flush()
-            os.fsync(fh.fileno())
+        with replace_atomically(path, "trace file") as tmp:
+            with open(tmp, "wb") as fh:
+                with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
+                    write(zf)
+                    zf.writestr(META_NAME, json.dumps(meta_of(), indent=1, allow_nan=True))
+                fh.flush()
+                os.fsync(fh.fileno())
+            if check is not None:
+                check(Path(tmp))
     except OutputPathError as exc:
         raise TraceFileError(f"cannot save {path}: {exc}") from exc
 
@@ -180,7 +207,13 @@ def load_trace(path, with_index: bool = True) -> Trace:
 
 
 def load_traces(path, with_index: bool = True, max_bytes: int | None = None) -> list[Trace]:
-    """Every trace stored in ``path``, in the order they were saved.
+    """Every trace stored in ``path``, in the order they were saved (see :func:`load_file`)."""
+    return load_file(path, with_index=with_index, max_bytes=max_bytes)[0]
+
+
+def load_file(path, with_index: bool = True, max_bytes: int | None = None) -> tuple[list[Trace], dict]:
+    """Every trace stored in ``path``, in the order they were saved, and the file's manifest (checked; its
+    ``recording`` entry, when there is one, describes the run the traces come from).
 
     Stored (schema 2) fields are memory-mapped, read-only; deflated (schema 1) ones are read into memory.
     ``with_index``: use the index the file carries (when it fits the events; ``gpuviz.model.index.has_index``
@@ -201,7 +234,7 @@ def load_traces(path, with_index: bool = True, max_bytes: int | None = None) -> 
             src.check_crcs()
         finally:
             src.stop_crcs()
-        return traces
+        return traces, meta
 
 
 @contextlib.contextmanager

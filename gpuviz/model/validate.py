@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import fileformat
 from .frames import Frames, frames_at
 from .trace import EVENT_FIELDS, REQUIRED_FIELDS, SITE_KINDS, EventKind, Launch
 
@@ -209,6 +210,16 @@ def check_manifest(meta, where: str, lim: Limits = DEFAULT_LIMITS) -> None:
     _need(len(traces) > 0, where, "meta.json lists no trace: a gpuviz file holds at least one")
     if "gpuviz_version" in meta:
         _text(meta["gpuviz_version"], where, "gpuviz_version", lim)
+    if "recording" in meta:  # the run the traces come from (gpuviz.model.recording): read, never executed
+        rec = meta["recording"]
+        _need(isinstance(rec, dict), where, f"meta.json 'recording' must be a JSON object, not {type(rec).__name__}")
+        launches = rec.get("launches", [])
+        _need(isinstance(launches, list) and len(launches) <= lim.max_list
+              and all(isinstance(x, dict) for x in launches), where,
+              "meta.json 'recording' must list its launches as JSON objects under 'launches'")
+        for key in ("script", "status", "backend"):
+            if key in rec:
+                _text(rec[key], where, f"recording {key}", lim)
 
 
 def check_entry(entry: dict, where: str, label: str, lim: Limits = DEFAULT_LIMITS) -> None:
@@ -450,6 +461,32 @@ class _Tally:
             self.count += c
 
 
+#: the event fields whose ranges are checked, in the order their messages take precedence (array and index,
+#: stored together or not at all, come last)
+_EVENT_CHECK_ORDER = ("kind", "block", "thread", "seq", "step", "line", "sm", "site")
+_EVENT_NOUNS = {"kind": "a kind", "block": "a block", "thread": "a thread", "seq": "a seq", "step": "a step",
+                "line": "a source line", "sm": "an SM", "site": "a site", "array": "an array id",
+                "index": "a flat index"}
+
+
+def _event_check(name: str, env: dict, launch: Launch):
+    """(field, what its bad values are, the test of a span) for one event field, from its declared range."""
+    col = fileformat.EVENTS[name]
+    lo, hi = fileformat.bound(col.lo, env), fileformat.bound(col.hi, env)
+    noun = _EVENT_NOUNS[name]
+    if hi is None:
+        what = f"a negative {name}" if lo == 0 else f"{noun} below {lo}"
+        return name, what, (lambda v: v < lo)
+    what = f"{noun} outside {lo}..{hi}"
+    if name == "kind":
+        what = f"a kind outside EventKind ({lo}..{hi})"
+    elif name == "site":
+        what += f" (the launch lists {len(launch.sites)} recorded site(s))"
+    if lo is None or (lo == 0 and name == "kind"):  # unsigned: nothing lies below
+        return name, what, (lambda v: v > hi)
+    return name, what, (lambda v: (v < lo) | (v > hi))
+
+
 def check_events(where: str, label: str, launch: Launch, cols: dict[str, np.ndarray], release=None) -> None:
     """The stored event fields against each other and against the launch, a span of :data:`CHUNK` events at a
     time (every field's span checked, then the next span). ``release(array, start, stop)``: told when a span of
@@ -463,22 +500,14 @@ def check_events(where: str, label: str, launch: Launch, cols: dict[str, np.ndar
         _need(len(col) == n, at, f"field {name!r} has {len(col):,} events, others {n:,}")
     n = n or 0
     release = release or _no_release
-    n_sites, n_arrays, tpb = len(launch.sites), len(launch.arrays), launch.threads_per_block
-    # (field, what its bad values are, the test of a span): in the order the messages take precedence
-    checks = [("kind", f"a kind outside EventKind (0..{len(EventKind) - 1})", lambda v: v >= len(EventKind)),
-              ("block", f"a block outside 0..{launch.n_blocks - 1}", lambda v: (v < 0) | (v >= launch.n_blocks)),
-              ("thread", f"a thread outside 0..{tpb - 1}", lambda v: (v < 0) | (v >= tpb)),
-              ("seq", "a negative seq", lambda v: v < 0),
-              ("step", "a step below -1", lambda v: v < -1),
-              ("line", "a source line below -1", lambda v: v < -1),
-              ("sm", "an SM below -1", lambda v: v < -1),
-              ("site", f"a site outside -1..{n_sites - 1} (the launch lists {n_sites} recorded site(s))",
-               lambda v: (v < -1) | (v >= n_sites))]
-    checks = [c for c in checks if c[0] in cols]
+    n_arrays = len(launch.arrays)
+    env = fileformat.env_of(launch, n)
+    # (field, what its bad values are, the test of a span): in the order the messages take precedence; the
+    # ranges are the format's (fileformat.EVENTS)
+    checks = [_event_check(name, env, launch) for name in _EVENT_CHECK_ORDER if name in cols]
     memory = "array" in cols and "index" in cols
     if memory:
-        checks += [("array", f"an array id outside -1..{n_arrays - 1}", lambda v: (v < -1) | (v >= n_arrays)),
-                   ("index", "a flat index below -1", lambda v: v < -1)]
+        checks += [_event_check("array", env, launch), _event_check("index", env, launch)]
         sizes = np.array([a.size for a in launch.arrays] + [0], dtype=np.int64)  # id -1 -> the trailing 0
     tallies = [_Tally() for _ in checks]
     no_array, outside = _Tally(), _Tally()
@@ -522,10 +551,6 @@ def check_events(where: str, label: str, launch: Launch, cols: dict[str, np.ndar
 
 
 # ---- a trace's saved index (schema 2: gpuviz.model.index) -------------------------------------------------
-_PER_FRAME = ("block", "warp", "step", "phase", "line", "array", "kind_mask", "kind", "n_lanes", "release_frame",
-              "waiting_warps", "_by_block_key")
-_PER_BLOCK = ("block_first", "block_last", "block_phases")
-_FRAME_LISTS = ("barrier_frames", "barrier_complete_frames", "step_starts", "unit_starts", "block_starts")
 
 
 def check_index_spec(spec, where: str, label: str, lim: Limits = DEFAULT_LIMITS) -> None:
@@ -582,8 +607,8 @@ def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_
     fr = {k[len("frames."):]: v for k, v in arrays.items() if k.startswith("frames.")}
     if not fr:
         return
-    for k in ("perm", "offsets", "frame_of_event", *_PER_FRAME, *_PER_BLOCK, *_FRAME_LISTS):
-        if k in fr:
+    for k in fr:
+        if k != "line_count_table" and fileformat.index_member_column("frames." + k) is not None:
             _need(fr[k].ndim == 1 and fr[k].dtype.kind in "iub", at, f"frames.{k} is not a 1-d integer array")
     for k in ("perm", "offsets", "frame_of_event"):
         _need(k in fr, at, f"lacks frames.{k}")
@@ -626,38 +651,20 @@ def check_index_arrays(where: str, label: str, arrays: dict[str, np.ndarray], n_
             want = _line_counts(cols["line"], release)
             _need(bool(np.array_equal(table.astype(np.int64), want)), at,
                   "frames.line_count_table disagrees with the events")
-    for k in _PER_FRAME:
-        if k in fr:
-            _need(len(fr[k]) == n_frames, at, f"frames.{k} has {len(fr[k]):,} entries, the trace {n_frames:,} frames")
-    if "block" in fr and n_frames:
-        b = fr["block"]
-        _need(int(b.min()) >= 0 and int(b.max()) < launch.n_blocks, at, "frames.block names a block outside the launch")
-    if "warp" in fr and n_frames:
-        w = fr["warp"]
-        _need(int(w.min()) >= 0 and int(w.max()) < launch.warps_per_block, at, "frames.warp outside the block")
-    if "kind" in fr and n_frames:
-        _need(int(fr["kind"].max()) < len(EventKind), at, "frames.kind outside EventKind")
-    for k in ("phase", "step", "n_lanes", "waiting_warps"):
-        if k in fr and n_frames:
-            _need(int(fr[k].min()) >= (0 if k != "step" else -1) and int(fr[k].max()) <= max(n, 1), at,
-                  f"frames.{k} out of range")
-    if "n_lanes" in fr and n_frames:
-        _need(int(fr["n_lanes"].max()) <= launch.warp_size, at, "frames.n_lanes over the warp size")
-    if "array" in fr and n_frames:
-        _need(int(fr["array"].min()) >= -1 and int(fr["array"].max()) < len(launch.arrays), at,
-              "frames.array names an array outside the launch")
-    for k in _PER_BLOCK:
-        if k in fr:
-            _need(len(fr[k]) == launch.n_blocks, at, f"frames.{k} does not have one entry per block")
-    for k in ("block_first", "block_last", "release_frame"):
-        if k in fr and len(fr[k]):
-            _need(int(fr[k].min()) >= -1 and int(fr[k].max()) < n_frames, at, f"frames.{k} names a frame outside the trace")
-    if "block_phases" in fr and len(fr["block_phases"]):
-        _need(int(fr["block_phases"].min()) >= 0 and int(fr["block_phases"].max()) <= max(n, 1), at,
-              "frames.block_phases out of range")
-    for k in _FRAME_LISTS:
-        if k in fr and len(fr[k]):
-            _need(int(fr[k].min()) >= 0 and int(fr[k].max()) <= n_frames, at, f"frames.{k} names a frame outside the trace")
+    # lengths and value ranges: the format's (fileformat.FRAMES)
+    env = fileformat.env_of(launch, n, n_frames)
+    for k, arr in fr.items():
+        declared = fileformat.index_member_column("frames." + k)
+        if declared is None:
+            continue
+        table, col = declared
+        want = fileformat.table_length(table, n, n_frames, launch.n_blocks)
+        if want is not None:
+            _need(len(arr) == want, at, f"frames.{k} has {len(arr):,} entries, the format says one per "
+                  f"{table.length.rstrip('s').replace('+1', '')} ({want:,})")
+        if arr.ndim == 1 and len(arr) and k not in ("perm", "frame_of_event"):  # those two were checked above
+            why = fileformat.column_problem(col, arr, env)
+            _need(not why, at, f"frames.{k} {why}")
     ph = arrays.get("trace.phase")
     if ph is not None:
         _need(ph.ndim == 1 and ph.dtype.kind in "iu" and len(ph) == n, at, "trace.phase is not one phase per event")
@@ -747,18 +754,6 @@ def _fits(v, ref, depth: int = 0) -> bool:
     return False
 
 
-#: report array columns that index something, and the bound each must respect (given the launch)
-def _column_bounds(launch: Launch) -> dict:
-    return {"block": (0, launch.n_blocks - 1), "warp": (0, launch.warps_per_block - 1),
-            "array": (-1, len(launch.arrays) - 1), "kind": (0, len(EventKind) - 1),
-            "lanes": (0, launch.warp_size), "active": (0, launch.warp_size), "idle": (0, launch.warp_size),
-            "thread_a": (-1, launch.threads_per_block - 1), "thread_b": (-1, launch.threads_per_block - 1),
-            "block_a": (-1, launch.n_blocks - 1), "block_b": (-1, launch.n_blocks - 1),
-            "kind_a": (0, len(EventKind) - 1), "kind_b": (0, len(EventKind) - 1), "ways": (0, 1 << 16),
-            "wavefronts": (0, 1 << 16), "extra": (0, 1 << 16), "sectors": (0, 1 << 20), "ideal_sectors": (0, 1 << 20),
-            "lines": (0, 1 << 20), "step": (-1, _INT31), "phase": (0, _INT31)}
-
-
 def check_index_reports(where: str, label: str, arrays: dict[str, np.ndarray], reports, launch: Launch) -> None:
     """The analysis reports an index carries: their JSON in the form the analyses write, their tables'
     columns of equal length, and the columns that index blocks, warps, arrays or kinds within the launch."""
@@ -766,7 +761,7 @@ def check_index_reports(where: str, label: str, arrays: dict[str, np.ndarray], r
     if not isinstance(reports, dict):
         return
     ref = _reference_reports()
-    bounds = _column_bounds(launch)
+    env = fileformat.env_of(launch)
     for name, fields in reports.items():
         if name not in ref:
             continue
@@ -782,14 +777,21 @@ def check_index_reports(where: str, label: str, arrays: dict[str, np.ndarray], r
         for group, keys in groups.items():
             lengths = {len(arrays[k]) for k in keys}
             _need(len(lengths) <= 1, at, f"the columns of {group} differ in length")
+            table = fileformat.REPORTS.get(group)
             for k in keys:
                 arr = arrays[k]
-                cols = [(k.split(".")[-1], arr)] if arr.dtype.names is None else \
-                    [(f, arr[f]) for f in arr.dtype.names]
+                if arr.dtype.names is None:
+                    cols = [(k.split(".")[-1], arr)]
+                    declared = table.columns if table is not None and not table.record else {}
+                else:
+                    cols = [(f, arr[f]) for f in arr.dtype.names]
+                    declared = table.columns if table is not None and table.record and k == group else {}
+                    missing = [c for c in declared if c not in arr.dtype.names]
+                    _need(not missing, at, f"{k} lacks the column(s) {', '.join(missing)} the format declares")
                 for col, values in cols:
-                    if col in bounds and values.dtype.kind in "iu" and len(values):
-                        lo, hi = bounds[col]
-                        _need(int(values.min()) >= lo and int(values.max()) <= hi, at,
-                              f"{k}{'.' + col if arr.dtype.names else ''} holds values outside {lo}..{hi:,}")
-                    if values.dtype.kind == "U" and len(values):
-                        _need(int(np.char.str_len(values).max()) <= 1000, at, f"{k}.{col} holds overlong text")
+                    where_col = f"{k}{'.' + col if arr.dtype.names else ''}"
+                    if col in declared:
+                        why = fileformat.column_problem(declared[col], values, env)
+                        _need(not why, at, f"{where_col} {why}")
+                    elif values.dtype.kind == "U" and len(values):  # a column the format does not know: safe text
+                        _need(int(np.char.str_len(values).max()) <= 1000, at, f"{where_col} holds overlong text")
