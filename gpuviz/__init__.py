@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import types
 
-__version__ = "0.1.0"
+from .version import __version__  # in a module of its own: the model and the capture read it without this one
 
 from .model.trace import ArrayInfo, EventKind, Launch, Trace  # noqa: E402  (numpy only)
 

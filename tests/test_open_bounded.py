@@ -260,3 +260,53 @@ def test_the_manifest_parsed_in_pieces_is_json_loads(saved):
         samples.append(small[:k] + chr(int(rng.choice([34, 44, 58, 91, 93, 123, 125, 48, 32, 110]))) + small[k + 1:])
     for s in samples:
         assert _json_outcome(tracefile.loads_in_pieces, s) == _json_outcome(json.loads, s), repr(s[:80])
+
+
+def _lying_member(path: Path, name: str, inflated: bytes, declared: int, others: dict[str, bytes]) -> None:
+    """A zip whose member ``name`` deflates ``inflated`` but whose directory (local and central) says it holds
+    ``declared`` bytes: what a decompression bomb aimed past a size budget looks like."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for other, data in others.items():
+            zf.writestr(other, data)
+        zf.writestr(name, inflated)
+    raw = bytearray(path.read_bytes())
+    key = name.encode()
+    for sig, size_at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        pos = 0
+        while (pos := raw.find(sig, pos)) >= 0:
+            name_at = 30 if sig == b"PK\x03\x04" else 46
+            n = int.from_bytes(raw[pos + (26 if sig == b"PK\x03\x04" else 28):][:2], "little")
+            if raw[pos + name_at: pos + name_at + n] == key:
+                raw[pos + size_at: pos + size_at + 4] = declared.to_bytes(4, "little")
+            pos += 4
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("member", ["meta.json", "trace0/index/frames.perm.npy"])
+def test_a_member_that_inflates_past_its_declared_size_is_refused_without_inflating_it(saved, tmp_path, member):
+    """The zip directory's sizes are what the byte budget counts, so a member that says 1 KB and inflates to
+    hundreds of MB must be read a bounded chunk at a time and refused at its declared end (its CRC then fails):
+    one read of the whole member grew the process by the whole inflated size before refusing it."""
+    path, _trace = saved
+    bomb = tmp_path / "bomb.gpuviz"
+    with zipfile.ZipFile(path) as zf:
+        others = {n: zf.read(n) for n in zf.namelist() if n != member}
+    if member == "meta.json":
+        inflated = b"{" + b" " * (400 << 20)
+    else:  # a valid .npy header, then far more data than declared
+        import io
+
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, np.zeros(100 << 20, dtype=np.int32), allow_pickle=False)
+        inflated = buf.getvalue()
+    _lying_member(bomb, member, inflated, 1024 if member == "meta.json" else 1 << 16, others)
+    del inflated
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceFileError) as err:
+            load_trace(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, f"refusing the bomb allocated {peak / 2**20:.0f} MB"
+    assert "bomb.gpuviz" in str(err.value)

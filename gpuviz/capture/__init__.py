@@ -47,7 +47,7 @@ STALLED_TRACE_EVENTS = 1_000_000  # events a launch stopped by the watchdog keep
 def versions() -> dict[str, str]:
     import sys
 
-    from .. import __version__
+    from ..version import __version__
 
     out = {"gpuviz": __version__, "python": platform.python_version(), "numpy": np.__version__}
     for mod in ("numba", "numba_cuda"):

@@ -75,7 +75,7 @@ def _index_member(trace_no: int, name: str) -> str:
 
 def _gpuviz_version() -> str:
     try:
-        from .. import __version__
+        from ..version import __version__
 
         return str(__version__)
     except ImportError:  # the model used on its own, outside the gpuviz package
@@ -432,9 +432,26 @@ def _read_member_bytes(zf: zipfile.ZipFile, where: str, name: str, limit: int) -
         raise TraceFileError(f"{where}: {name!r} is {info.file_size:,} bytes, more than a gpuviz file ever holds")
     try:
         with zf.open(info) as fh:
-            return fh.read()
+            return _read_bounded(fh, info.file_size)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError) as exc:
         raise TraceFileError(f"{where}: {name!r} is damaged ({exc})") from exc
+
+
+_INFLATE_CHUNK = 1 << 20
+
+
+def _read_bounded(fh, declared: int) -> bytes:
+    """A member's bytes, inflated a chunk at a time up to the size its zip directory declares. ``fh.read()`` of a
+    deflated member asks zlib for up to 2 GB at once (zipfile cuts it to the declared size only afterwards), so a
+    member that declares 1 KB and inflates to 3 GB grew the process by gigabytes before it was refused; read in
+    chunks, it stops at its declared end and fails its CRC check there."""
+    parts, got = [], 0
+    while True:
+        chunk = fh.read(min(_INFLATE_CHUNK, declared - got + 1))
+        if not chunk:
+            return b"".join(parts)
+        got += len(chunk)
+        parts.append(chunk)
 
 
 _JSON = json.JSONDecoder()
