@@ -1,6 +1,6 @@
 """Drive the real app as a person would, under a real X server, and fail on any traceback in its log.
 
-    nice -n 10 python bench/drive_app.py --minutes 10 --out bench/results/drive_app_2026-12-01.txt
+    nice -n 10 python bench/drive_app.py --minutes 10 --out bench/results/drive_app.txt
 
 What it does: starts Xvfb (1920x1080) and openbox, clones this repository's HEAD into a temporary folder (the
 committed code, nothing else of the working tree), starts the app from that clone the way ``bash dev app``

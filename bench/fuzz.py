@@ -1,7 +1,7 @@
 """Fuzz bench: tens of thousands of mutated trace files and lessons, each in a worker under memory and time limits.
 
     nice -n 10 .venv/bin/python bench/fuzz.py --traces 25000 --lessons 1000 [--seed 1] [--snapshot-every 1]
-        [--start 0] [--numbers 6100-6199,7042] [--out bench/results/fuzz_DATE.json]
+        [--start 0] [--numbers 6100-6199,7042] [--out bench/results/fuzz.json]
 
 Inputs are made from (seed, number) by ``tests/fuzzing.py`` (flipped bits, truncations, zip members removed,
 renamed, duplicated or added under path-traversal names, other compression methods, wrong JSON types, huge
@@ -121,7 +121,7 @@ def main() -> int:
     p.add_argument("--deadline", default=None,
                    help="UTC time (HH:MM) after which no new batch starts; the report says how many inputs ran")
     p.add_argument("--work", default=None, help="scratch folder (default: a temporary one)")
-    p.add_argument("--out", default=None, help="results JSON (default: bench/results/fuzz_DATE.json)")
+    p.add_argument("--out", default=None, help="results JSON (default: bench/results/fuzz.json)")
     args = p.parse_args()
     import tempfile
 
@@ -154,7 +154,7 @@ def main() -> int:
             out_lines += [f"{r.kind} inputs that went wrong ({len(entries):,}; `--numbers N` makes one again):", ""]
             out_lines += [problem_line(r.kind, e) for e in entries] + [""]
     print("\n".join(out_lines))
-    out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"fuzz_{dt.date.today().isoformat()}.json"
+    out = Path(args.out) if args.out else ROOT / "bench" / "results" / "fuzz.json"
     commit = os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip()
     out_lines.insert(2, f"Code: commit {commit}")
     data = {"command": command, "commit": commit,

@@ -2,7 +2,7 @@
 
 Run on a machine with an NVIDIA GPU (not under NUMBA_ENABLE_CUDASIM):
 
-    python3 bench/gpu_overhead.py [--out bench/results/gpu_overhead_<device>_<date>.md]
+    python3 bench/gpu_overhead.py [--out bench/results/gpu_overhead_h200.md]
 
 Cases: tiled matmul N=1024 (16x16 blocks) and vector add n=2^24 (256 threads per block), each as
 

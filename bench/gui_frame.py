@@ -1,7 +1,7 @@
 """Benchmark: what one frame costs in the app, with the real views, on traces from 4 thousand to a million threads.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/gui_frame.py [--frames 150] [--size 1920x1080]
-        [--quick] [--only LABEL-TEXT] [--save bench/results/gui_frame_DATE.txt]
+        [--quick] [--only LABEL-TEXT] [--save bench/results/gui_frame.txt]
 
 For each trace a :class:`~gpuviz.ui.window.MainWindow` is built (offscreen, default layout, every view
 docked as the app docks it), and the loop a user scrubbing or playing drives is timed frame by frame:

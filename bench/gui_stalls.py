@@ -1,7 +1,7 @@
 """Profile of the GUI thread's stalls while stepping, scrubbing and resizing a big trace in the full window.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/gui_stalls.py [--file T.gpuviz] [--size 1920x1080]
-        [--phases step,scrub,resize] [--cprofile] [--save bench/results/gui_stalls_DATE.txt]
+        [--phases step,scrub,resize] [--cprofile] [--save bench/results/gui_stalls.txt]
 
 The trace and the drive are bench/open_trace.py's (reduce_sum over 1<<20 elements, 16.8M events; 200 frames
 stepped with the step action, the slider set to 200 sorted random positions, 20 window sizes and back, then the

@@ -12,7 +12,7 @@ Three steps, two machines:
 
     # anywhere (no GPU needed): the same launches through gpuviz's CPU executor, and the table
     .venv/bin/python bench/ncu_compare.py table --ncu DIR/ncu_raw.csv --launches DIR/launches.json \\
-        [--md bench/results/ncu_compare_h200_DATE.md] [--json ...]
+        [--md bench/results/ncu_compare_h200.md] [--json ...]
 
 Compared per kernel (ncu counts are for the whole launch, summed over SMs):
 

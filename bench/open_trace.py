@@ -1,7 +1,7 @@
 """Benchmark: opening a big trace in the window, against numpy's raw read of the same file's arrays.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/open_trace.py [--file T.gpuviz] [--repeat 3]
-        [--size 1920x1080] [--save bench/results/open_trace_DATE.txt]
+        [--size 1920x1080] [--save bench/results/open_trace.txt]
 
 The trace: ``reduce_sum`` over 1<<20 elements captured with the CPU executor (4,096 blocks, 16.8M events), saved
 by ``Trace.save`` (schema 2: stored, aligned members and the index), unless ``--file`` names one. A copy

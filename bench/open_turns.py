@@ -1,7 +1,7 @@
 """The GUI thread's turns while a big trace is opened in the full window: how much CPU each one took, and what in.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/open_turns.py FILE.gpuviz [--size 1920x1080] [--opens 2]
-        [--top 10] [--save bench/results/open_turns_DATE.txt]
+        [--top 10] [--save bench/results/open_turns.txt]
 
 The window opens FILE (``open_in_background``, as bench/open_trace.py drives it) ``--opens`` times, each time under
 another name (a hard link: the same pages, read again, a new trace adopted, as a second file would be). A 5 ms

@@ -4,7 +4,7 @@ whose trace is too large, and how many processes a SIGTERM of `gpuviz run` leave
     .venv/bin/python bench/runaway.py [--repeat 1]
 
 Every figure is a wall-clock time of a command run here, next to a baseline measured in the same run
-(endless kernels on the cpu and sim backends; a GPU's is bench/results/device_runaway_gpu.sh):
+(endless kernels on the cpu and sim backends; a GPU's is `STEPS=runaway bash bench/gpu_session.sh`):
 `gpuviz run` / `gpuviz capture` of a program or kernel that does almost nothing (what starting Python,
 numba and gpuviz costs). Before issue 16 (from the issue): the endless kernel ran ~250 s, the 2G-event
 launch 73 s before its refusal, and a SIGTERM left the worker running.

@@ -1,6 +1,6 @@
 """Benchmark: ``gpuviz`` (no argument: the embedded default) from process start to its first painted frame.
 
-    .venv/bin/python bench/startup.py [--repeat 5] [--size 1920x1080] [--save bench/results/startup_DATE.txt]
+    .venv/bin/python bench/startup.py [--repeat 5] [--size 1920x1080] [--save bench/results/startup.txt]
 
 Each launch is a fresh process, timed by this one from just before it is started until it says that its
 first frame was painted: the window's first paint event has been handled, the whole paint pass with it.

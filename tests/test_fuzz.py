@@ -260,7 +260,7 @@ def test_the_bench_names_every_input_whose_snapshot_ended_in_a_message(tmp_path)
 @pytest.mark.parametrize("number, trace", [(7530, 0), (7798, 2)])
 def test_an_index_lacking_a_frame_array_is_refused_in_any_trace_of_a_recording(tmp_path, number, trace):
     # fuzz inputs of seed 1 among the 18 whose `gpuviz snapshot` ended in "saved frames lack ..." on e96b948
-    # (bench/results/fuzz_2026-12-01_final_c.md): 7530 lost frames.phase from trace 0's index; 7798 lost one
+    # (the fuzz bench of 2026-12-01 on e96b948, bench/results/fuzz_2026-12-01_final_c.md in git history): 7530 lost frames.phase from trace 0's index; 7798 lost one
     # from trace 2 of a recording, which the snapshot (trace 0) never showed but the launch list opens
     seeds, _which, desc, path = _fuzz_input(tmp_path, number)
     assert f"json delete ('traces', {trace}, 'index', 'arrays'" in desc
