@@ -77,7 +77,7 @@ def test_installed_console_script_runs(tmp_path):
 
 def test_cli_frames_are_numbered_as_the_window_numbers_them(tmp_path, monkeypatch, capsys):
     """Finding 4: `snapshot --frame N` showed the window's frame N+1 (0-based there, 1-based in the window)."""
-    import gpuviz.cli as cli
+    from gpuviz.export.framerange import window_frames
 
     seen = {}
     monkeypatch.setattr("gpuviz.app.snapshot", lambda source, frame=None, **kw: seen.setdefault("frame", frame))
@@ -90,8 +90,8 @@ def test_cli_frames_are_numbered_as_the_window_numbers_them(tmp_path, monkeypatc
     assert seen["frame"] == -1  # the last one
     assert main(["snapshot", str(trace), "--frame", "0", "-o", str(tmp_path / "a.png")]) == 1
     assert "numbered from 1" in capsys.readouterr().err
-    assert cli.window_frames("1:5") == "0:5" and cli.window_frames("-30:") == "-30:"
-    assert cli.window_frames(":-1") == ":" and cli.window_frames("3:-2") == "2:-1"
+    assert window_frames("1:5") == "0:5" and window_frames("-30:") == "-30:"
+    assert window_frames(":-1") == ":" and window_frames("3:-2") == "2:-1"
 
 
 def test_lesson_print_numbers_frames_as_the_window(capsys):

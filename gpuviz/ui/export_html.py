@@ -10,6 +10,8 @@ from __future__ import annotations
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
+from ..export.framerange import window_frames  # a range as the window numbers frames (from 1, both ends included)
+
 
 class HtmlExportJob(QThread):
     """Writes one page off the GUI thread; ``error`` holds what went wrong ("" when it worked)."""
@@ -50,8 +52,6 @@ def export_html_dialog(window, path: str | None = None, frame_range=None):
     if getattr(window, "_narrator_frames", None) is not s.frames:
         narrator = None  # the page narrates the launch itself
     theme = "dark" if s.theme.dark else "light"
-    from ..cli import window_frames  # a range typed as the window numbers frames (from 1, both ends included)
-
     job = HtmlExportJob(s.trace, s.frames, narrator, path, window_frames(frame_range), theme, window)
     job.finished.connect(lambda: _done(window, job))
     window.statusBar().showMessage(f"writing {path} …")
