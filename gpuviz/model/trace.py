@@ -91,17 +91,43 @@ REQUIRED_FIELDS = ("block", "thread", "seq", "kind")
 
 @dataclass(frozen=True)
 class ArrayInfo:
-    """One array a kernel touches: a kernel argument (global), a ``cuda.shared.array`` or a local one."""
+    """One array a kernel touches: a kernel argument (global), a ``cuda.shared.array`` or a local one.
+
+    An array of records (a structured dtype: ``numba.cuda.random``'s states, a user's struct) has ``record``,
+    its element's layout as :func:`gpuviz.model.dtypes.dtype_text` writes it, and ``dtype`` is that layout in
+    words (``record(s0 uint64 @0, s1 uint64 @8; 16 bytes, aligned)``); events index whole records, and
+    ``itemsize`` is the record's. A trace file names plain number types only, so there the array's ``dtype`` is
+    ``"uint8"`` (its bytes) and ``record`` says what the bytes hold; loading restores the words. Build one from a
+    numpy dtype with :meth:`of`."""
 
     name: str
     shape: tuple[int, ...]
     dtype: str
     space: str = "global"  # "global" | "shared" | "local"
     line: int = -1  # where a shared/local array is declared
+    record: str = ""  # a record element's layout (dtype_text); "" for plain number types
+
+    @classmethod
+    def of(cls, name: str, shape, dtype, space: str = "global", line: int = -1) -> "ArrayInfo":
+        """The description of an array of ``dtype`` (any numpy dtype, plain or record)."""
+        from .dtypes import describe, dtype_text, is_record
+
+        dt = np.dtype(dtype)
+        shape = tuple(int(s) for s in shape)
+        if is_record(dt):
+            return cls(name, shape, describe(dt), space, line, record=dtype_text(dt))
+        return cls(name, shape, str(dt), space, line)
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The element's numpy dtype (the record itself for an array of records)."""
+        from .dtypes import parse_dtype
+
+        return parse_dtype(self.record) if self.record else np.dtype(self.dtype)
 
     @property
     def itemsize(self) -> int:
-        return np.dtype(self.dtype).itemsize
+        return self.numpy_dtype.itemsize
 
     @property
     def size(self) -> int:
@@ -112,10 +138,24 @@ class ArrayInfo:
         return self.size * self.itemsize
 
     def to_json(self) -> dict:
-        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "space": self.space, "line": self.line}
+        d = {"name": self.name, "shape": list(self.shape), "dtype": "uint8" if self.record else self.dtype,
+             "space": self.space, "line": self.line}
+        if self.record:
+            d["record"] = self.record
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "ArrayInfo":
+        if d.get("record"):
+            from .dtypes import describe, parse_dtype
+
+            record = str(d["record"])
+            try:
+                dt = parse_dtype(record)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"array {d.get('name')!r}: its record layout cannot be read ({exc})") from exc
+            return cls(name=str(d["name"]), shape=tuple(int(s) for s in d["shape"]), dtype=describe(dt),
+                       space=str(d.get("space", "global")), line=int(d.get("line", -1)), record=record)
         return cls(
             name=str(d["name"]),
             shape=tuple(int(s) for s in d["shape"]),
