@@ -4,7 +4,7 @@
 #   bash bench/window_screenshots.sh 1280x720 assets/screenshots
 #   bash bench/window_screenshots.sh 1920x1080 assets/screenshots
 # writes window_<size>_normal.png, window_<size>_presenter.png, window_<size>_dark.png (the view-by-view
-# pictures come from python -m gpuviz.ui.screenshots). The frame shown: two barriers on, three steps more.
+# pictures come from python bench/readme_screenshots.py). The frame shown: two barriers on, three steps more.
 set -u
 SIZE=${1:-1280x720}; OUT=${2:-assets/screenshots}
 W=${SIZE%x*}; H=${SIZE#*x}

@@ -218,6 +218,29 @@ def open_main_window(trace_path=None, present: bool = False, theme: str = "light
     return window
 
 
+def open_window(path, present: bool = False, argv=(), **options) -> int:
+    """The window with its launch list on a recording, or on a program it runs (``.py``) in a worker (``gpuviz
+    open``); returns the exit status."""
+    from .ui.views.launches import load_recording, run_program
+    from .ui.window import MainWindow
+
+    app = _application()
+    window = MainWindow()
+    fit_to_screen(window)
+    if Path(path).suffix == ".py":
+        if not Path(path).is_file():
+            print(f"gpuviz: no such program: {path}", file=sys.stderr)
+            return 2
+        run_program(window, path, argv, **options)
+    elif not load_recording(window, path):
+        print(f"gpuviz: {window.launch_list_dock.launch_list.error.text().splitlines()[0]}", file=sys.stderr)
+        return 2
+    if present:
+        window.toggle_present()
+    else:
+        window.show()
+    return app.exec()
+
 def _lay_out_now(window) -> None:
     """Run the layout requests that showing ``window`` posted (its docks moved into the tabs and sizes of
     ``arrange_default``), and nothing else: no paint, no timer, no input."""

@@ -220,12 +220,11 @@ def cmd_info(args) -> int:
 
 
 def cmd_open(args) -> int:
-    from gpuviz.ui.views.launches import needs_launch_list, open_window
+    from gpuviz.app import open_window, run_app
+    from gpuviz.ui.views.launches import needs_launch_list
 
     if needs_launch_list(args.file):  # a program to run, or a recording of several launches
         return open_window(args.file, present=args.present)
-    from gpuviz.app import run_app
-
     return run_app(trace_path=args.file, present=args.present)
 
 

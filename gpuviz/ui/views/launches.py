@@ -14,7 +14,7 @@ Hooks for the main window (all in this module, none needs window.py changed to w
     show_recording(window, traces, label)           fill it with a recording's traces
     load_recording(window, path) -> bool            open a recording file (errors shown, window stays)
     run_program(window, script, argv, backend=...)  run a program and show its launches as they come
-    needs_launch_list(path), open_window(path)      what ``gpuviz open`` uses
+    needs_launch_list(path)                          whether ``gpuviz open`` shows the list (gpuviz.app.open_window)
 """
 
 from __future__ import annotations
@@ -545,28 +545,3 @@ def needs_launch_list(path) -> bool:
         return len(traces) > 1 or any("recording" in (t.get("launch", {}).get("meta") or {}) for t in traces)
     except Exception:  # noqa: BLE001 - unreadable files go the ordinary way, which reports them
         return False
-
-
-def open_window(path, present: bool = False, argv=(), **options) -> int:
-    """The window on a recording, or on a program it runs (``.py``) in a worker; returns the exit status."""
-    from ...app import _application
-    from ..window import MainWindow
-
-    app = _application()
-    window = MainWindow()
-    from ...app import fit_to_screen
-
-    fit_to_screen(window)
-    if Path(path).suffix == ".py":
-        if not Path(path).is_file():
-            print(f"gpuviz: no such program: {path}", file=sys.stderr)
-            return 2
-        run_program(window, path, argv, **options)
-    elif not load_recording(window, path):
-        print(f"gpuviz: {window.launch_list_dock.launch_list.error.text().splitlines()[0]}", file=sys.stderr)
-        return 2
-    if present:
-        window.toggle_present()
-    else:
-        window.show()
-    return app.exec()

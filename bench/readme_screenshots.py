@@ -1,14 +1,17 @@
-"""Regenerate the README screenshots of the app's own views: ``python -m gpuviz.ui.screenshots [OUTDIR]``.
+"""Regenerate the README screenshots of the app's own views: ``python bench/readme_screenshots.py [OUTDIR]``.
 
 The grid, block, source and details views, at 1920x1080 and 1280x720, rendered headless through
 :func:`gpuviz.app.snapshot` from kernels captured on the spot. The whole window (normal, presenter, dark) is
-taken on a real X server with a window manager by ``bench/window_screenshots.sh``.
+taken on a real X server with a window manager by ``bench/window_screenshots.sh``. A tool of the repository, not
+of the package: it drives the app (:mod:`gpuviz.app`) from above, as the command line does.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout: gpuviz and kernels
 
 SIZES = ((1920, 1080), (1280, 720))
 
