@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from ..model.trace import ArrayInfo, Launch, Trace
+from .dtypes import plain
 from .errors import (
     BackendUnavailable,
     CaptureError,
@@ -60,7 +61,7 @@ def versions() -> dict[str, str]:
 def _arrays_of(rt) -> list[ArrayInfo]:
     out = []
     for h in rt.arrays:
-        out.append(ArrayInfo(name=h.name, shape=tuple(h.shape), dtype=str(h.dtype), space=h.space if h.space != "const" else "global", line=h.line))
+        out.append(ArrayInfo.of(h.name, h.shape, plain(h.dtype), h.space if h.space != "const" else "global", h.line))
     return out
 
 

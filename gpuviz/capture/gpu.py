@@ -75,6 +75,7 @@ if not hasattr(np, "row_stack"):
 
 from ..model.trace import EVENT_FIELDS, ArrayInfo, EventKind, Launch, Trace  # noqa: E402
 from . import device_wait  # noqa: E402
+from .dtypes import to_dtype  # noqa: E402
 from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge, UnsupportedConstruct  # noqa: E402
 from .gpu_rewrite import CNT_COLUMNS, OFF_COLUMNS  # noqa: E402
 from .limits import check_launch, normalize_dims  # noqa: E402
@@ -958,7 +959,7 @@ def array_arguments(root, args) -> dict[str, ArrayInfo]:
             for k, e in enumerate(a):
                 add(f"{name}[{k}]", e)
         elif hasattr(a, "shape") and hasattr(a, "dtype"):
-            out[name] = ArrayInfo(name, tuple(int(s) for s in a.shape), str(np.dtype(a.dtype)), "global")
+            out[name] = ArrayInfo.of(name, a.shape, to_dtype(a.dtype), "global")
 
     for p, a in zip(root.params, args):
         add(p, a)

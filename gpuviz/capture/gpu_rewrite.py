@@ -76,6 +76,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..model.trace import ArrayInfo, EventKind
+from .dtypes import to_dtype
 from .errors import UnsupportedConstruct
 from .perthread import PREFIX, PerThreadRewriter
 from .source import FunctionSource, assigned_names
@@ -208,10 +209,10 @@ class GpuRewriter(PerThreadRewriter):
         # {line: (shape, dtype)} of the plan's shared declarations with constant shapes; a dynamic one (shape 0)
         # holds as many elements as the launch's ``dynamic_shared_bytes`` fit
         self.shared_decls = {
-            d.line: ((int(dynamic_shared_bytes) // np.dtype(d.dtype).itemsize,) if d.shape == (0,) else d.shape, d.dtype)
+            d.line: ((int(dynamic_shared_bytes) // to_dtype(d.dtype).itemsize,) if d.shape == (0,) else d.shape, d.dtype)
             for d in self.fplan.shared if d.shape is not None}
         for line, (shape, dtype) in self.resolved_shared_decls().items():
-            self.shared_decls[line] = ((int(dynamic_shared_bytes) // np.dtype(dtype).itemsize,) if shape == (0,)
+            self.shared_decls[line] = ((int(dynamic_shared_bytes) // to_dtype(dtype).itemsize,) if shape == (0,)
                                        else shape, dtype)
         self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
         self.members: dict[tuple[str, int], int] = {}  # (tuple parameter, k): id of the array x[k] (_init_arrays)
@@ -344,7 +345,7 @@ class GpuRewriter(PerThreadRewriter):
             else:
                 self.arrays[p] = PREFIX + "a_" + p
         for name, obj in self.fplan.host_arrays.items():  # module-level host arrays the plan found it reading
-            self.arrays[name] = self.info.array(("const", name), ArrayInfo(name, tuple(obj.shape), str(obj.dtype), "global"))
+            self.arrays[name] = self.info.array(("const", name), ArrayInfo.of(name, obj.shape, to_dtype(obj.dtype), "global"))
         # the arrays in a tuple parameter (``x[0][i]``), and names bound only to one of them (``v0 = data[0]``,
         # in each branch of an if): recorded as the CPU executor names them, ``x[0]``
         if self.is_kernel:
@@ -664,7 +665,7 @@ class GpuRewriter(PerThreadRewriter):
                                         f"{self.fs.name}")
             if var in self.rebound_more_than_once():
                 raise self.error(where, f"shared array {var!r} is assigned twice; give each shared array its own name")
-            self.arrays[var] = self.info.array(("shared", self.fs.file, line), ArrayInfo(var, decl[0], decl[1], "shared", line))
+            self.arrays[var] = self.info.array(("shared", self.fs.file, line), ArrayInfo.of(var, decl[0], to_dtype(decl[1]), "shared", line))
             return None
         if name in ("ld", "st"):
             base, idx = args[0], args[1]

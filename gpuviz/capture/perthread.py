@@ -30,6 +30,7 @@ import threading
 import numpy as np
 
 from ..model.trace import ArrayInfo, EventKind, Launch, Trace
+from .dtypes import to_dtype
 from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
 from .limits import check_launch
 from .simt_compile import _WARP
@@ -436,7 +437,7 @@ class SimRecorder:
             aid = self.aid_of_name.get(key)
             if aid is None:
                 aid = len(self.arrays)
-                self.arrays.append(ArrayInfo(name, tuple(int(s) for s in shape), str(np.dtype(dtype)), space, line))
+                self.arrays.append(ArrayInfo.of(name, shape, to_dtype(dtype), space, line))
                 self.aid_of_name[key] = aid
             return aid
 

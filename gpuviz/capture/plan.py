@@ -87,7 +87,9 @@ class ArrayDecl:
     def nbytes(self) -> int:
         if self.shape is None or self.dtype is None:
             return 0
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+        from .dtypes import to_dtype
+
+        return int(np.prod(self.shape, dtype=np.int64)) * to_dtype(self.dtype).itemsize
 
 
 @dataclass(frozen=True)
@@ -490,7 +492,7 @@ def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnosti
                 table.append(ArrayDecl(fp.fs.name, name, node.lineno, None, None))  # sized when it runs
                 continue
             shape = comp.const_eval(shape_node)
-            dtype = str(np.dtype(comp.np_dtype(comp.const_eval(dtype_node), node)))
+            dtype = comp.np_dtype(comp.const_eval(dtype_node), node)
             if space == "shared" and isinstance(shape, (int, np.integer)) and int(shape) == 0:
                 # dynamic shared memory: its size is the launch's, kernel[grid, block, stream, nbytes]
                 table.append(ArrayDecl(fp.fs.name, name, node.lineno, (0,), dtype))

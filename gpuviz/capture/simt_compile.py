@@ -748,12 +748,13 @@ class SimtCompiler:
         raise self.error(n, "unsupported call")
 
     def np_dtype(self, dtype, node) -> str:
-        name = getattr(dtype, "name", None)
+        """The dtype's text for the generated code: a plain name, or a record's layout (dtypes.dtype_text), which
+        the runtime reads back (str() of a record, aligned or with a nested array field, does not)."""
+        from .dtypes import dtype_text
+
         try:
-            if name is not None:
-                return str(np.dtype(name))
-            return str(np.dtype(dtype))
-        except TypeError as exc:
+            return dtype_text(dtype)
+        except (TypeError, ValueError, NotImplementedError) as exc:
             raise self.error(node, f"unknown dtype {dtype!r}") from exc
 
 

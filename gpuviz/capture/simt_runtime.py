@@ -20,12 +20,14 @@ import time
 import numpy as np
 
 from ..model.trace import EventKind
+from .dtypes import to_dtype
 from .errors import DivergentBarrierError, KernelFault, KernelRaised, TraceTooLarge
 from .limits import normalize_dims
 
 #: spaces whose accesses are not events: local arrays (a thread's own), and a record's field that is an array
 #: (reached through the record, whose subscript was the access, as for its fields that are numbers)
 _UNRECORDED = ("local", "field")
+_PER_LANE_ARRAY_FIELD = object()  # _field_of: an array field of records that differ between lanes
 _POISON_INT = -0x21524111  # 0xDEADBEEF as a signed 32-bit integer
 MAX_CPU_THREADS = 2**25  # ~33M threads: each per-thread int64 variable is then 256 MB
 
@@ -327,7 +329,7 @@ class SimtRuntime:
         key = ("shared", line)
         h = self._by_site.get(key)
         if h is None:
-            dt = np.dtype(dtype)
+            dt = to_dtype(dtype)
             if isinstance(shape, (int, np.integer)) and int(shape) == 0:
                 return self._dynamic_shared_array(dt, line)
             shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -369,7 +371,7 @@ class SimtRuntime:
         h = self._by_site.get(key)
         if h is None:
             shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-            h = ArrayHandle(-1, f"local@{line}", np.zeros((self.N,) + shape, dtype=np.dtype(dtype)), "local", shape, line)
+            h = ArrayHandle(-1, f"local@{line}", np.zeros((self.N,) + shape, dtype=to_dtype(dtype)), "local", shape, line)
             self._by_site[key] = h
         return h
 
@@ -845,7 +847,7 @@ class SimtRuntime:
         result is recorded as the first element of the array it overlays."""
         from .errors import UnsupportedConstruct
 
-        dt = np.dtype(self.dtype_name(dtype))
+        dt = to_dtype(self.dtype_name(dtype))
         base, start, length = obj, 0, None
         if isinstance(obj, View) and obj.lengths is not None:
             self._fixed_length(obj, line)
@@ -1122,9 +1124,11 @@ class SimtRuntime:
     @staticmethod
     def dtype_name(d):
         """numpy's dtype name for a dtype given at run time (a numpy type, a numba type, a dtype)."""
+        from .dtypes import dtype_text
+
         if isinstance(d, type) and issubclass(d, np.generic):
             return np.dtype(d).name
-        return np.dtype(getattr(d, "name", None) or str(d)).name
+        return dtype_text(d)  # a record's layout as text that reads back
 
     def kernel_print(self, m, line, *args):
         act = np.flatnonzero(m & self.alive)
@@ -1231,13 +1235,7 @@ class SimtRuntime:
         if rec.h.dtype[field].shape:
             if rec.h.space in ("global", "const") and all(not isinstance(w, np.ndarray) for w in rec.where):
                 return None  # an array field of one record: get_field / set_field make it an array of its own
-            from .errors import UnsupportedConstruct
-
-            raise UnsupportedConstruct(
-                f"{self.where(line)}: field {field!r} of {rec.h.name} is itself an array, and the record differs "
-                f"between threads (or lives in shared or local memory): gpuviz's executor reads such a field of one "
-                f"record the same for every thread; else pass the field as an array argument of its own "
-                f"({rec.h.name}['{field}']), or make each element a field\n    {self.line_text(line)}", file=self.file, line=line)
+            return _PER_LANE_ARRAY_FIELD  # each lane's own record (or one in shared/local memory): a view per lane
         return rec.h.data[field]
 
     def _field_name(self, rec, idx, line) -> str:
@@ -1259,6 +1257,16 @@ class SimtRuntime:
         record array's memory, so writes go through; its accesses are not events (see _UNRECORDED)."""
         data = rec.h.data[field][tuple(int(w) for w in rec.where)]
         return ArrayHandle(-1, f"{rec.h.name}.{field}", data, "field", data.shape, rec.h.line)
+
+    @staticmethod
+    def _array_field_view(rec, field):
+        """The array field of each lane's record (``sm[t].j`` of a shared array of records with a nested array
+        field): a view whose leading axes are fixed at each lane's record, over the field's memory, so ``j[a, b]``
+        reads and writes that lane's element; like an array field of one record, its accesses are not events."""
+        data = rec.h.data[field]
+        base = ArrayHandle(-1, f"{rec.h.name}.{field}", data, "field", data.shape, rec.h.line)
+        field_shape = rec.h.dtype[field].shape
+        return View(base, [("fix", w) for w in rec.where] + [("ax", 0, 1)] * len(field_shape), field_shape)
 
     def record_for_store(self, m, base, idx, line):
         """The record ``base[idx]`` about to be written through a field (``ary[i].x = v``): recorded as a store."""
@@ -1292,6 +1300,8 @@ class SimtRuntime:
         data = self._field_of(rec, field, line)
         if data is None:
             return self._array_field(rec, field)
+        if data is _PER_LANE_ARRAY_FIELD:
+            return self._array_field_view(rec, field)
         act = np.flatnonzero(m)
         vals = data[tuple(w[act] if isinstance(w, np.ndarray) else w for w in rec.where)]
         if np.ndim(vals) == 0 and self.covers(m):
@@ -1305,6 +1315,12 @@ class SimtRuntime:
             raise UnsupportedConstruct(f"{self.where(line)}: cannot assign to '.{field}' of a {type(rec).__name__} "
                                        f"in a kernel\n    {self.line_text(line)}", file=self.file, line=line)
         data = self._field_of(rec, field, line)
+        if data is _PER_LANE_ARRAY_FIELD:
+            from .errors import UnsupportedConstruct
+
+            raise UnsupportedConstruct(f"{self.where(line)}: field {field!r} of {rec.h.name} is an array: assign its "
+                                       f"elements ({rec.h.name}[i].{field}[k] = v)\n    {self.line_text(line)}",
+                                       file=self.file, line=line)
         if data is None:  # rec.arr = an array of its shape, or a number for every element
             target = self._array_field(rec, field)
             if isinstance(value, ArrayHandle) and value.space in ("global", "const", "field"):
