@@ -44,11 +44,14 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", **options) -> Trac
     return run_capture(kernel, grid, block, *args, backend=backend, **options)
 
 
-def load(path) -> Trace:
-    """Load a trace saved with :meth:`Trace.save` (no pickle; damaged files give a clear error)."""
-    from .model.tracefile import load_trace
+def load(path):
+    """Load a file: the :class:`Trace` of a one-trace file (saved with :meth:`Trace.save`), or a
+    :class:`~gpuviz.model.recording.Recording` (every launch of a run, a sequence of traces with the run's
+    metadata) for a recording (``gpuviz run``, ``gpuviz.recording()``). No pickle; damaged files give a
+    clear error."""
+    from .model.recording import load as load_file
 
-    return load_trace(path)
+    return load_file(path)
 
 
 def recording(backend: str = "cpu", **options):

@@ -192,30 +192,122 @@ def trace_info(trace) -> dict:
     return info
 
 
+def launch_info(la, trace) -> dict:
+    """One launch of a recording for ``gpuviz info --json``: what the runner knew of it (number, status, why it
+    was not traced or not saved) and, when its trace is in the file, everything :func:`trace_info` says."""
+    entry = trace_info(trace) if trace is not None else {
+        "kernel": la.kernel, "backend": la.backend, "grid": list(la.grid), "block": list(la.block),
+        "n_events": la.events}
+    entry.update({"number": la.number, "status": la.status, "in_file": trace is not None,
+                  "saved": la.category != "unsaved", "reason": la.reason, "save_error": la.save_error,
+                  "kernel_call": la.kernel_call})
+    return entry
+
+
+def _print_launch(la, info: dict | None, indent: str = "") -> None:
+    dims = f"grid {info['grid'] if info else list(la.grid)} x block {info['block'] if info else list(la.block)}"
+    state = {"saved": "", "untraced": "  NOT TRACED", "unsaved": "  NOT SAVED", "stopped": "  STOPPED THE PROGRAM"}
+    print(f"{indent}launch {la.number}: {la.kernel}  {dims}{state[la.category]}")
+    inner = indent + "  "
+    if la.save_error:
+        print(f"{inner}not in the file: {la.save_error}")
+    if la.reason:
+        print(f"{inner}{'failed' if la.status == 'failed' else 'not traced'}: {la.reason.strip().splitlines()[0]}")
+    if info is None or not info.get("n_events"):
+        return
+    print(f"{inner}{info['backend']}: {info.get('device', '')}, {info['threads']:,} threads, {info['n_events']:,} events")
+    for kind, n in info["events"].items():
+        if n:
+            print(f"{inner}{kind:<13} {n:>12,}")
+    print(f"{inner}barriers per thread: {info['barriers_per_thread']}   dropped: {info['dropped']}")
+    for key in ("sectors_per_request", "bank_conflicts", "races"):
+        if key in info:
+            print(f"{inner}{key}: {info[key]}")
+    for w in info["warnings"]:
+        print(f"{inner}warning: {w}")
+
+
+def _print_trace(info: dict) -> None:
+    """What `gpuviz info` printed for a one-trace file before recordings were listed (kept as it was)."""
+    print(f"{info['kernel']}  ({info['backend']}: {info.get('device', '')})")
+    print(f"  grid {info['grid']} x block {info['block']} = {info['threads']:,} threads, {info['n_events']:,} events")
+    for kind, n in info["events"].items():
+        if n:
+            print(f"  {kind:<13} {n:>12,}")
+    print(f"  barriers per thread: {info['barriers_per_thread']}   dropped: {info['dropped']}")
+    for key in ("sectors_per_request", "bank_conflicts", "races"):
+        if key in info:
+            print(f"  {key}: {info[key]}")
+    for w in info["warnings"]:
+        print(f"  warning: {w}")
+
+
+def load_for_launch(path, number: int | None, what: str):
+    """(recording, trace to show) of a file; ``number``: that launch's trace (from 1, as ``gpuviz run`` and
+    ``gpuviz info`` number them), else the first launch with events. A launch the file does not hold, or one
+    without a trace to show, is a ValueError that says why (and how many launches the file holds)."""
+    from gpuviz.model.recording import load_recording
+
+    rec = load_recording(path)
+    if number is not None:
+        try:
+            return rec, rec.trace_of(number)
+        except ValueError as exc:
+            raise ValueError(f"{path}: --launch {number}: {exc}") from None
+    shown = next((tr for tr in rec if len(tr)), None)
+    return rec, shown if shown is not None else rec[0]
+
+
 def cmd_info(args) -> int:
-    from gpuviz.model.tracefile import TraceFileError, load_traces
+    from pathlib import Path
+
+    from gpuviz.model.recording import Recording, holds_recording, load_file_contents
+    from gpuviz.model.tracefile import TraceFileError
 
     try:
-        traces = load_traces(args.file)
+        traces, manifest = load_file_contents(args.file)
+        rec = Recording.from_file(traces, manifest, str(args.file))
     except (TraceFileError, OSError) as exc:
         print(f"gpuviz info: {exc}", file=sys.stderr)
         return 1
-    infos = [trace_info(t) for t in traces]
-    if args.json:
-        print(json.dumps(infos[0] if len(infos) == 1 else infos, indent=2, default=str))
+    pairs = [(la, rec[la.trace] if la.trace is not None else None) for la in rec.launches]
+    if args.launch is not None:
+        chosen = [(la, tr) for la, tr in pairs if la.number == args.launch]
+        if not chosen:
+            print(f"gpuviz info: {args.file}: --launch {args.launch}: no such launch: {rec.describe_numbers()}",
+                  file=sys.stderr)
+            return 2
+        la, tr = chosen[0]
+        info = launch_info(la, tr)
+        if args.json:
+            print(json.dumps(info, indent=2, default=str))
+        else:
+            _print_launch(la, info if tr is not None else None)
         return 0
-    for info in infos:
-        print(f"{info['kernel']}  ({info['backend']}: {info.get('device', '')})")
-        print(f"  grid {info['grid']} x block {info['block']} = {info['threads']:,} threads, {info['n_events']:,} events")
-        for kind, n in info["events"].items():
-            if n:
-                print(f"  {kind:<13} {n:>12,}")
-        print(f"  barriers per thread: {info['barriers_per_thread']}   dropped: {info['dropped']}")
-        for key in ("sectors_per_request", "bank_conflicts", "races"):
-            if key in info:
-                print(f"  {key}: {info[key]}")
-        for w in info["warnings"]:
-            print(f"  warning: {w}")
+    infos = [launch_info(la, tr) for la, tr in pairs]
+    is_recording = holds_recording(traces, manifest)
+    if args.json:
+        out = dict(infos[0]) if len(traces) == 1 else {}  # a one-trace file keeps its top-level keys
+        for key in ("number", "status", "in_file", "saved", "reason", "save_error", "kernel_call"):
+            out.pop(key, None)
+        if is_recording:
+            out["recording"] = {"script": rec.script, "argv": rec.argv, "status": rec.status, "backend": rec.backend,
+                                "error": rec.error, "seconds": rec.seconds}
+        out["summary"] = rec.summary_line()
+        out["counts"] = rec.counts()
+        out["launches"] = infos
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    if not is_recording:
+        _print_trace(infos[0])
+        return 0
+    head = Path(rec.script).name if rec.script else Path(args.file).name
+    status = f", {rec.status}" if rec.status else ""
+    print(f"{head} ({rec.backend or 'recording'}{status}): {rec.summary_line()}")
+    if rec.error:
+        print(f"  {rec.error.splitlines()[0]}")
+    for (la, tr), info in zip(pairs, infos):
+        _print_launch(la, info if tr is not None else None, indent="  ")
     return 0
 
 
@@ -311,23 +403,33 @@ def cmd_run(args) -> int:
         procs.reap(procs.end_tree(os.getpid(), include_self=False, spare=ours_before))
     progress.done()
     sys.stdout.flush()
-    n = len(result.launches)
-    traced = sum(1 for r in result.launches if r.traced)
-    print(f"gpuviz: {script.name}: {n} launch(es), {traced} traced ({result.backend}), {result.seconds:.1f} s")
+    # the counts are of what the file holds, as read back after its last save
+    held = result.saved
+    if held is not None:
+        counted = held.summary_line()
+    else:
+        counted = f"{len(result.launches)} launch(es), none saved"
+    print(f"gpuviz: {script.name}: {counted} ({result.backend}), {result.seconds:.1f} s")
     for line in result.summary_lines():
         print(f"  {line}")
     if result.error:
         print(f"gpuviz run: {result.message}", file=sys.stderr)
+    for number, problem in sorted(result.save_failures.items()):
+        kernel = next((r.kernel for r in result.launches if r.number == number), "?")
+        print(f"gpuviz run: launch {number} ({kernel}) is not in {output}: {problem}", file=sys.stderr)
+    not_saved = next((note for note in result.notices if note.startswith("could not save the recording")), None)
     for note in result.notices:
         if "gpuviz's event log" in note:  # found by this process, not printed by the worker
             print(f"gpuviz run: {note}", file=sys.stderr)
-        if note.startswith("could not save the recording"):
-            print(f"gpuviz run: {note}", file=sys.stderr)
-            return 1
-    if result.traces:
+    if not_saved:
+        print(f"gpuviz run: {not_saved}", file=sys.stderr)
+        return 1
+    if held is not None:
         print(f"recording -> {output}   (open it with: gpuviz open {output})")
     else:
         print("gpuviz: the program launched no kernel: nothing to save")
+    if result.save_failures:
+        return 1  # the recording lacks launches the program made: not a success, whatever the program did
     return {"ok": 0, "exited": result.exit_code or 1, "timeout": 124}.get(result.status, 1)
 
 
@@ -335,6 +437,8 @@ def cmd_snapshot(args) -> int:
     from gpuviz.app import snapshot
     from gpuviz.export.framerange import window_frame
     from gpuviz.model.tracefile import TraceFileError
+
+    from gpuviz.export.verify import check_export
 
     source = args.file
     if not os.path.exists(source):
@@ -344,30 +448,46 @@ def cmd_snapshot(args) -> int:
             print(f"gpuviz snapshot: {source!r} is neither a trace file nor a bundled kernel (see `gpuviz kernels`)",
                   file=sys.stderr)
             return 2
+        if args.launch is not None:
+            print(f"gpuviz snapshot: --launch picks a launch of a recording file; {source!r} is a bundled kernel",
+                  file=sys.stderr)
+            return 2
         source, _spec, _ = capture_bundled(source, None, None, "cpu")
+    else:
+        try:
+            _rec, source = load_for_launch(source, args.launch, "snapshot")
+        except ValueError as exc:  # TraceFileError too: a damaged file, or a launch it does not hold
+            print(f"gpuviz snapshot: {exc}", file=sys.stderr)
+            return 2 if args.launch is not None and not isinstance(exc, TraceFileError) else 1
+        except OSError as exc:
+            print(f"gpuviz snapshot: {exc}", file=sys.stderr)
+            return 1
     from gpuviz.model.safewrite import replace_atomically
 
     try:
         with replace_atomically(args.output, "snapshot") as tmp:
             snapshot(source, frame=window_frame(args.frame), view=args.view, size=args.size, out_png=tmp)
+            # read back before it is moved into place (its size is reported: a window has a least size of its own)
+            held = check_export(tmp, "png", name=args.output)
     except (TraceFileError, ValueError, KeyError, OSError) as exc:
         print(f"gpuviz snapshot: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 1
-    print(args.output)
+    print(f"{args.output} ({held})")
     return 0
 
 
-def _trace_or_kernel(source: str, what: str):
-    """A trace file, or a bundled kernel captured now on the CPU executor (its small size)."""
+def _trace_or_kernel(source: str, what: str, launch: int | None = None):
+    """A trace file (``launch``: that launch of a recording, else its first with events), or a bundled kernel
+    captured now on the CPU executor (its small size)."""
     if os.path.exists(source):
-        from gpuviz.model.tracefile import load_trace
-
-        return load_trace(source)
+        return load_for_launch(source, launch, what)[1]
     from kernels import all_kernels
 
     specs = all_kernels()
     if source not in specs:
         raise FileNotFoundError(f"{source!r} is neither a trace file nor a bundled kernel (see `gpuviz kernels`)")
+    if launch is not None:
+        raise ValueError(f"--launch picks a launch of a recording file; {source!r} is a bundled kernel")
     trace, _spec, _ = capture_bundled(source, specs[source].small_size, None, "cpu")
     return trace
 
@@ -382,19 +502,23 @@ def _export_html(args) -> int:
     src = args.file
     try:
         is_lesson = src.endswith((".toml", ".json")) or (not os.path.exists(src) and src in builtin_lessons())
-        source = load_lesson(src) if is_lesson else _trace_or_kernel(src, "export")
+        if is_lesson and args.launch is not None:
+            raise ValueError("--launch picks a launch of a recording file; a lesson has scenes of its own")
+        source = load_lesson(src) if is_lesson else _trace_or_kernel(src, "export", args.launch)
         from pathlib import Path
 
+        from gpuviz.export.verify import check_export
         from gpuviz.model.safewrite import replace_atomically
 
         with replace_atomically(args.output, "page") as tmp:  # a regular file or a new one, complete or not at all
             export_html(source, tmp, frames=window_frames(args.frames), theme=args.theme,
                         max_bytes=int(args.max_mb * 1e6))
+            held = check_export(tmp, "html", name=args.output)  # read back before it is moved into place
         out = Path(args.output)
     except (FileNotFoundError, TraceFileError, LessonError, ValueError, KeyError, OSError) as exc:
         print(f"gpuviz export: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 1
-    print(f"{out} ({out.stat().st_size / 1e6:.2f} MB)")
+    print(f"{out} ({out.stat().st_size / 1e6:.2f} MB: {held})")
     return 0
 
 
@@ -406,7 +530,7 @@ def cmd_export(args) -> int:
     if args.format == "html":
         return _export_html(args)
     try:
-        trace = _trace_or_kernel(args.file, "export")
+        trace = _trace_or_kernel(args.file, "export", args.launch)
         timing_sets = []
         for path in args.timings or []:
             from gpuviz.model.timings import TimingSet
@@ -414,17 +538,32 @@ def cmd_export(args) -> int:
             timing_sets.append(TimingSet.load(path))
         from gpuviz.model.safewrite import replace_atomically
 
+        from gpuviz.export.verify import check_export
+
         with replace_atomically(args.output, "export") as tmp:
             export(trace, tmp, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
                    view=args.view, size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
                    caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets)
+            # read back before it is moved into place: what is reported written is there, whole
+            held = check_export(tmp, args.format, size=None if args.format == "perfetto" else args.size,
+                                n_frames=_film_frames(trace, args.frames) if args.format in ("gif", "mp4") else None,
+                                name=args.output)
         out = args.output
     except (FileNotFoundError, TraceFileError, ValueError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gpuviz export: {msg}", file=sys.stderr)
         return 1
-    print(out)
+    print(f"{out} ({held})")
     return 0
+
+
+def _film_frames(trace, frames_text) -> int:
+    """How many frames a film of ``--frames`` holds (what export_film draws: frames A..B of the trace)."""
+    from gpuviz.export.framerange import parse_frames, window_frames
+    from gpuviz.model.frames import Frames
+
+    start, stop = parse_frames(window_frames(frames_text), Frames(trace).n_frames)
+    return stop - start
 
 
 def cmd_lesson(args) -> int:
@@ -545,9 +684,11 @@ def build_parser() -> ca.Parser:
                    help="stop a launch that makes no progress toward its end for this long (10; 0: never)")
     s.set_defaults(func=cmd_capture)
 
-    s = sub.add_parser("info", help="summarise a trace file")
+    s = sub.add_parser("info", help="summarise a trace file or a recording (every launch)")
     s.add_argument("file", type=ca.input_file)
-    s.add_argument("--json", action="store_true", help="one JSON object")
+    s.add_argument("--json", action="store_true", help="one JSON object (its 'launches' list: one entry per launch)")
+    s.add_argument("--launch", type=ca.int_range(1, ca.MAX_INT, "--launch"), default=None, metavar="N",
+                   help="describe launch N only (numbered from 1, as gpuviz run numbers them)")
     s.set_defaults(func=cmd_info)
 
     s = sub.add_parser("snapshot", help="render a view or the whole window to PNG, headless")
@@ -556,6 +697,8 @@ def build_parser() -> ca.Parser:
                    help="frame number as the window shows it (1 = first, -1 = last)")
     s.add_argument("--view", default=None, help="view id (default: the whole window)")
     s.add_argument("--size", type=ca.image_size, default=(1920, 1080), help="WIDTHxHEIGHT, 64..8192 px each")
+    s.add_argument("--launch", type=ca.int_range(1, ca.MAX_INT, "--launch"), default=None, metavar="N",
+                   help="launch N of a recording (numbered from 1, as gpuviz run and gpuviz info number them)")
     s.add_argument("-o", "--output", type=ca.output_file, required=True)
     s.set_defaults(func=cmd_snapshot)
 
@@ -588,6 +731,8 @@ def build_parser() -> ca.Parser:
     s.add_argument("--no-caption", action="store_true", help="no narration band on gif/mp4 frames")
     s.add_argument("--timings", action="append", type=ca.input_file, help="a timings JSON file to add to a perfetto export")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--launch", type=ca.int_range(1, ca.MAX_INT, "--launch"), default=None, metavar="N",
+                   help="launch N of a recording (numbered from 1, as gpuviz run and gpuviz info number them)")
     s.add_argument("-o", "--output", type=ca.output_file, required=True)
     s.set_defaults(func=cmd_export)
     return p

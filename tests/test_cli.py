@@ -80,7 +80,15 @@ def test_cli_frames_are_numbered_as_the_window_numbers_them(tmp_path, monkeypatc
     from gpuviz.export.framerange import window_frames
 
     seen = {}
-    monkeypatch.setattr("gpuviz.app.snapshot", lambda source, frame=None, **kw: seen.setdefault("frame", frame))
+
+    def fake_snapshot(source, frame=None, out_png=None, **kw):
+        import imageio.v3 as iio
+        import numpy as np
+
+        iio.imwrite(out_png, np.zeros((8, 8, 3), np.uint8), extension=".png")  # the snapshot is read back
+        seen.setdefault("frame", frame)
+
+    monkeypatch.setattr("gpuviz.app.snapshot", fake_snapshot)
     trace = tmp_path / "va.gpuviz"
     assert main(["capture", "vector_add", "--size", "64", "-o", str(trace)]) == 0
     assert main(["snapshot", str(trace), "--frame", "1", "-o", str(tmp_path / "a.png")]) == 0

@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..model.recording import Recording as ModelRecording
 from ..model.trace import Trace
 from .intercept import Interceptor, LaunchPolicy, LaunchRecord, Selection
 
@@ -40,6 +41,8 @@ class Recording:
             on_notice=self._on_notice,
         )
         self._interceptor: Interceptor | None = None
+        self.status = "recording"  # then "ok", or "error" when the code inside raised
+        self.error = ""
 
     @property
     def launches(self) -> list[LaunchRecord]:
@@ -69,16 +72,30 @@ class Recording:
         if self._interceptor is not None:
             self._interceptor.__exit__(*exc)
             self._interceptor = None
+        self.status = "ok" if exc[0] is None else "error"
+        self.error = "" if exc[0] is None else f"{exc[0].__name__}: {exc[1]}"
         return False
 
-    def save(self, path) -> Path:
-        """Save every launch (traced or not, in order) to one recording file."""
-        from ..model.tracefile import save_traces
+    def recording(self) -> ModelRecording:
+        """What was captured as a :class:`~gpuviz.model.recording.Recording` (the traces, every launch, this
+        process's script and argv, the backend, how the code inside ended)."""
+        from .script import recorded_launches
 
+        positions = {}
+        for i, tr in enumerate(self.traces):
+            number = (tr.launch.meta.get("recording") or {}).get("number")
+            if isinstance(number, int):
+                positions[number] = i
+        return ModelRecording(self.traces, recorded_launches(self.launches, positions, {}),
+                              script=sys.argv[0] if sys.argv and sys.argv[0] else "", argv=sys.argv[1:],
+                              status=self.status, backend=self._policy.backend, error=self.error)
+
+    def save(self, path) -> Path:
+        """Save every launch (traced or not, in order) and the run's metadata to one recording file; it is read
+        back before it is put in place, and a launch that would not load back is an error naming it."""
         if not self.traces:
             raise ValueError("no kernel launch was recorded, so there is nothing to save")
-        save_traces(path, self.traces)
-        return Path(path)
+        return self.recording().save(path)
 
     def summary(self) -> str:
         return "\n".join(r.summary() for r in self.launches)
@@ -102,9 +119,17 @@ def _path_for(obj) -> tuple[Path, bool]:
         if not path.exists():
             raise FileNotFoundError(f"gpuviz.show: no such file {path}")
         return path, False
+    if isinstance(obj, (Recording, ModelRecording)) or callable(getattr(obj, "recording", None)):
+        rec = obj if isinstance(obj, ModelRecording) else obj.recording()
+        if not len(rec):
+            raise ValueError("gpuviz.show: the recording holds no launches")
+        fd, name = tempfile.mkstemp(prefix="gpuviz-show-", suffix=".gpuviz")
+        os.close(fd)
+        rec.save(name)
+        return Path(name), True
     if isinstance(obj, Trace):
         traces = [obj]
-    elif isinstance(obj, Recording) or hasattr(obj, "traces"):
+    elif hasattr(obj, "traces"):
         traces = list(obj.traces)
     elif isinstance(obj, (list, tuple)) and all(isinstance(t, Trace) for t in obj):
         traces = list(obj)

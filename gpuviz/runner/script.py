@@ -38,7 +38,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.recording import RecordedLaunch, Recording
 from ..model.trace import Trace
+from ..model.validate import TraceFileError
 from . import procs
 from .intercept import LaunchRecord
 
@@ -68,6 +70,12 @@ class RunResult:
     stdout: str = ""
     stderr: str = ""
     seconds: float = 0.0
+    #: launch number -> position in ``traces`` of its trace (a launch not in it left none, or lost it)
+    trace_positions: dict[int, int] = field(default_factory=dict)
+    #: launch number -> why its trace is not in the recording (could not be saved or read back)
+    save_failures: dict[int, str] = field(default_factory=dict)
+    #: what the output file holds, as read back after the last save (None: nothing was written)
+    saved: "Recording | None" = None
 
     @property
     def ok(self) -> bool:
@@ -85,16 +93,38 @@ class RunResult:
         return f"{self.script}: the run ended ({self.status})"
 
     def summary_lines(self) -> list[str]:
-        return [rec.summary() for rec in self.launches]
+        """One line per launch; a launch whose trace is not in the recording says so, and why."""
+        lines = []
+        for rec in self.launches:
+            problem = self.save_failures.get(rec.number)
+            if problem:
+                lines.append(f"launch {rec.number:>3}  {rec.kernel}  grid {_d(rec.grid)} x block {_d(rec.block)}  "
+                             f"NOT SAVED: {problem}")
+            else:
+                lines.append(rec.summary())
+        return lines
+
+    def recording(self) -> Recording:
+        """The run as a :class:`~gpuviz.model.recording.Recording`: its traces and every launch it made."""
+        return Recording(self.traces, recorded_launches(self.launches, self.trace_positions, self.save_failures),
+                         script=self.script, argv=self.argv, status=self.status, backend=self.backend,
+                         error=self.message, seconds=self.seconds)
 
     def save(self, path) -> Path:
-        """Write the recording (every launch, traced or not, in order) to ``path``."""
-        from ..model.tracefile import save_traces
+        """Write the recording (every launch, traced or not, in order, and the run's metadata) to ``path``; it
+        is read back before it is put in place, and a launch that would not load back is an error naming it."""
+        return self.recording().save(path)
 
-        if not self.traces:
-            raise ValueError(f"{self.script}: no kernel launch was recorded, so there is nothing to save")
-        save_traces(path, self.traces)
-        return Path(path)
+
+def recorded_launches(records, positions: dict[int, int], failures: dict[int, str]) -> list[RecordedLaunch]:
+    """The recording's launch list from the runner's launch records, where their traces are, and which failed."""
+    out = []
+    for rec in records:
+        d = rec.to_json()
+        d.pop("dynamic_shared_bytes", None)
+        out.append(RecordedLaunch.from_json({**d, "trace": positions.get(rec.number),
+                                             "save_error": failures.get(rec.number, "")}, "launch record"))
+    return out
 
 
 def format_error(err: dict) -> str:
@@ -206,11 +236,15 @@ def _interrupt_handlers():
 
 
 class _Output:
-    """The recording file, rewritten (atomically) as launches finish."""
+    """The recording file, rewritten (atomically) as launches finish. Each save is read back before it replaces
+    the file (:meth:`Recording.save`); a launch whose trace would not load back is left out of the file and
+    marked, with the reason, in the recording's launch list: never dropped without a word."""
 
     def __init__(self, path):
         self.path = Path(path)
-        self.count = 0
+        self.count = 0  # launches (traced or not) in the file
+        self.seen = 0  # launches of the last recording asked to be saved
+        self.held: Recording | None = None  # what the file holds, as last written and read back
         self.error: str | None = None
         self.last_duration = 0.0
         self.last_save = 0.0
@@ -223,21 +257,39 @@ class _Output:
     def due(self) -> bool:
         return not self.slow or time.monotonic() - self.last_save > 2 * self.last_duration
 
-    def save(self, traces: list, status: str = "running") -> None:
-        from ..model.tracefile import save_traces
-
-        if not traces or len(traces) == self.count and status == "running":
-            return
+    def save(self, recording: Recording, final: bool = False) -> Recording | None:
+        """Write ``recording``; returns what the file holds now (None: nothing could be written)."""
+        if not recording.launches or (not final and len(recording.launches) == self.seen):
+            return self.held
+        self.seen = len(recording.launches)
         t0 = time.monotonic()
-        try:
-            for tr in traces:
-                tr.launch.meta.setdefault("run", {})["status"] = status
-            save_traces(self.path, traces)
-            self.count = len(traces)
-        except (OSError, ValueError) as exc:
-            self.error = f"could not save the recording to {self.path}: {exc}"
+        for tr in recording.traces:
+            tr.launch.meta.setdefault("run", {})["status"] = recording.status
+        rec = recording
+        self.error = None
+        while True:
+            if not rec.traces:
+                self.error = (f"could not save the recording to {self.path}: no launch left a trace that can be "
+                              f"saved ({rec.summary_line()})")
+                break
+            try:
+                rec.save(self.path)
+            except TraceFileError as exc:
+                culprit = rec.launch_in_error(exc)
+                if culprit is None:
+                    self.error = f"could not save the recording to {self.path}: {exc}"
+                    break
+                # the others are saved without it; it stays listed, with why its trace is not there
+                rec = rec.without_trace(culprit.number, f"its trace would not load back ({exc})")
+                continue
+            except (OSError, ValueError) as exc:
+                self.error = f"could not save the recording to {self.path}: {exc}"
+                break
+            self.held, self.count = rec, len(rec.launches)
+            break
         self.last_save = time.monotonic()
         self.last_duration = self.last_save - t0
+        return self.held
 
 
 def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = None, launches=None,
@@ -313,7 +365,7 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
                 stop_worker(proc, ask_where=False)
             if writer is not None:
                 _follow(reader, writer, None, None)
-                writer.save(reader.traces(), status="cancelled")
+                writer.save(reader.recording("cancelled"), final=True)
             if isinstance(exc, RunInterrupted) and writer is not None:
                 exc.saved, exc.output = writer.count, writer.path
             raise
@@ -333,10 +385,15 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
             procs.kill_group(proc.pid)
         result = collect_run(folder, proc.returncode, ended=ended, timeout=timeout,
                              seconds=time.perf_counter() - t0, reader=reader, silence=silence or 0.0)
-        if writer is not None and result.traces:
-            writer.save(result.traces, status=result.status)
+        if writer is not None and result.launches:
+            writer.save(result.recording(), final=True)
             if writer.error:
                 result.notices.append(writer.error)
+            else:  # launches the writer had to leave out of the file are failures of this run, named
+                for la in writer.held.unsaved():
+                    result.save_failures.setdefault(la.number, la.save_error)
+                    result.trace_positions.pop(la.number, None)
+            result.saved = writer.held
         return result
     finally:
         forget_run(folder)
@@ -364,7 +421,7 @@ def _follow(reader: "RunReader", writer: _Output | None, proc, on_progress) -> l
     if not finished:
         return new
     if writer is not None and (writer.due() or not writer.slow):
-        writer.save(reader.traces())
+        writer.save(reader.recording("running"))
     if proc is not None and proc.stdin is not None:
         _tell(proc, str(max(finished)))
     return new
@@ -509,9 +566,14 @@ class RunReader:
 
         new = self.log.poll()
         for ev in new:
-            if ev["event"] != "launch" or not self.load or not ev.get("trace_file"):
+            if ev["event"] != "launch" or not self.load:
                 continue
             number = int(ev["number"])
+            if ev.get("save_error"):  # the worker could not write its trace (or it would not load back)
+                self.problems[number] = f"its trace could not be saved ({ev['save_error']})"
+                continue
+            if not ev.get("trace_file"):
+                continue
             problem = trace_file_problem(self.folder, ev)
             if problem:
                 self.problems[number] = problem
@@ -525,6 +587,31 @@ class RunReader:
     def traces(self) -> list[Trace]:
         """The traces loaded so far, in launch order."""
         return [tr for k in sorted(self.loaded) for tr in self.loaded[k]]
+
+    def recording(self, status: str) -> Recording:
+        """Every launch finished so far, with its trace or why it has none, as a recording with ``status``."""
+        try:
+            request = json.loads(Path(self.folder, "request.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            request = {}
+        backend = next((str(ev.get("backend", "")) for ev in self.log.events if ev["event"] == "started"),
+                       str(request.get("backend", "")))
+        records = [LaunchRecord.from_json(ev) for ev in self.log.events if ev["event"] == "launch"]
+        traces, positions = launch_traces(records, self.loaded)
+        return Recording(traces, recorded_launches(records, positions, self.problems),
+                         script=str(request.get("script", "")), argv=request.get("argv", []), status=status,
+                         backend=backend)
+
+
+def launch_traces(records, loaded: dict[int, list[Trace]]) -> tuple[list[Trace], dict[int, int]]:
+    """The traces of ``records`` in launch order, and where each launch's trace is (one trace per launch file)."""
+    traces, positions = [], {}
+    for rec in records:
+        got = loaded.get(rec.number)
+        if got:
+            positions[rec.number] = len(traces)
+            traces.append(got[0])
+    return traces, positions
 
 
 _STACK_LINE = re.compile(r'^\s*File "(.+)", line (\d+) in (\S+)')
@@ -585,10 +672,11 @@ def collect_run(folder, returncode, *, ended: str = "exited", timeout: float = D
             begun.pop(number, None)
             rec = LaunchRecord.from_json(ev)
             result.launches.append(rec)
-            if number in reader.loaded:
-                result.traces.extend(reader.loaded[number])
-            elif number in reader.problems:
-                rec.reason = (rec.reason + "; " if rec.reason else "") + reader.problems[number]
+            if reader.loaded.get(number):
+                result.trace_positions[number] = len(result.traces)
+                result.traces.append(reader.loaded[number][0])
+            elif number in reader.problems:  # listed, and counted as failed to save: never dropped silently
+                result.save_failures[number] = reader.problems[number]
         elif kind == "error":
             result.error = {k: v for k, v in ev.items() if k != "event"}
         elif kind == "exit":

@@ -281,9 +281,19 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
     def on_trace(rec, trace):
         from ..model.tracefile import save_traces
 
+        from ..model.validate import TraceFileError
+
         name = f"launch_{rec.number:04d}.gpuviz"
-        save_traces(folder / name, [trace])
-        log.write("launch", trace_file=name, sha256=_sha256(folder / name), **rec.to_json())
+        try:
+            save_traces(folder / name, [trace])  # read back before it is put in place
+        except (TraceFileError, OSError) as exc:
+            # the launch ran (the program has its results and goes on); its trace is lost, and the recording
+            # says so with the reason: a failure of gpuviz's own, never the program's, never silent
+            log.write("launch", save_error=str(exc), **rec.to_json())
+            print(f"gpuviz: launch {rec.number} ({rec.kernel}): its trace could not be saved: {exc}",
+                  file=sys.stderr, flush=True)
+        else:
+            log.write("launch", trace_file=name, sha256=_sha256(folder / name), **rec.to_json())
         if ack:  # the parent writes the recording as launches finish: wait until this one is in it
             parent.wait_saved(rec.number)
 

@@ -1277,11 +1277,14 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Save the trace", f"{self.session.trace.launch.kernel_name}.gpuviz",
                                               "gpuviz traces (*.gpuviz)")
         if path:
+            trace = self.session.trace
+            number = (trace.launch.meta.get("recording") or {}).get("number")
+            what = f"launch {number} ({trace.launch.kernel_name})" if number else trace.launch.kernel_name
             try:
-                self.session.trace.save(path)
-                self.statusBar().showMessage(f"saved {path}", 8000)
+                trace.save(path)  # read back before it is put in place: 'saved' only once it opens again
+                self.statusBar().showMessage(f"saved {path}: {what}, {len(trace):,} events, read back", 8000)
             except Exception as e:
-                self.launch_panel.show_error(f"Could not save {path}: {e}")
+                self.launch_panel.show_error(f"Could not save {what} to {path}: {e}")
 
     def snapshot_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save a picture of the window", "gpuviz.png", "PNG (*.png)")

@@ -310,6 +310,25 @@ class LaunchList(QWidget):
         self.title.setText(label or f"{len(self.traces)} launch(es)")
         self.show_first_traced()
 
+    def set_launches(self, recording, label: str = "") -> None:
+        """List every launch of ``recording`` (a :class:`gpuviz.model.recording.Recording`), those whose trace is
+        not in the file too (not traced, failed to save, the one the program died in), each with its reason."""
+        self._clear()
+        self.error.setVisible(False)  # what an earlier file or run went wrong with is not this one's
+        for la in recording.launches:
+            trace = recording[la.trace] if la.trace is not None else None
+            if trace is None:
+                trace = _untraced_launch_trace(la)
+            else:  # the launch list's record of it: what the recording says, its save problem included
+                trace.launch.meta["recording"] = {**recording_info(trace), **la.to_json()}
+            self.traces.append(trace)
+            self._add_row(trace)
+        self.title.setText(label or recording.summary_line())
+        unsaved = recording.unsaved()
+        if unsaved:
+            self.show_error("\n".join(f"{la.label} is not in the recording: {la.save_error}" for la in unsaved))
+        self.show_first_traced()
+
     def _clear(self) -> None:
         self.tree.blockSignals(True)
         self.tree.clear()
@@ -327,6 +346,8 @@ class LaunchList(QWidget):
         status = info.get("status", "traced")
         reason = str(info.get("reason") or "")
         text = {"traced": "traced", "untraced": "not traced", "failed": "FAILED"}.get(status, status)
+        if info.get("save_error"):  # the launch ran, its trace is not in the file: said as a failure
+            status, reason, text = "failed", str(info["save_error"]), "NOT SAVED"
         if reason:
             text += ": " + reason.strip().splitlines()[0]
         number = info.get("number") or (self.tree.topLevelItemCount() + 1)
@@ -365,9 +386,11 @@ class LaunchList(QWidget):
         trace = self.traces[row]
         info = recording_info(trace)
         if not len(trace):  # a launch that ran without a trace: say why, keep the current one on screen
+            why = str(info.get("save_error") or info.get("reason") or "").strip()
+            verb = "is not in the recording" if info.get("save_error") else "was not traced"
             self.window_.statusBar().showMessage(
-                f"launch {info.get('number')} ({trace.launch.kernel_name}) was not traced: "
-                f"{str(info.get('reason') or '').strip().splitlines()[0] if info.get('reason') else 'no events'}", 15000)
+                f"launch {info.get('number')} ({trace.launch.kernel_name}) {verb}: "
+                f"{why.splitlines()[0] if why else 'no events'}", 15000)
             return
         label = f"launch {info.get('number')} of {Path(self.script).name if self.script else 'the recording'}"
         self.window_.set_trace(trace, label)
@@ -435,18 +458,18 @@ class LaunchList(QWidget):
         n = len(result.launches)
         traced = sum(1 for r in result.launches if r.traced)
         state = {"ok": "finished", "exited": f"exited with status {result.exit_code}"}.get(result.status, result.status)
-        self._clear()
-        self.traces = list(result.traces)
-        # launches that left no trace (the run died inside them) are listed too
-        self.traces += [_untraced_launch_trace(rec) for rec in result.launches[len(result.traces):]]
-        for trace in self.traces:
-            self._add_row(trace)
+        # every launch, in order: those that left no trace (the run died inside them, or their trace could not be
+        # saved or read back) are listed where they ran, with why
+        recording = result.recording()
+        self.set_launches(recording)
         self.title.setText(f"{name}: {state} in {result.seconds:.1f} s · {n} launch(es), {traced} traced "
                            f"({result.backend})")
         if result.notices:
             self.title.setText(self.title.text() + "\n" + "\n".join(result.notices))
-        if result.error:
-            self.show_error(result.message)
+        problems = [result.message] if result.error else []
+        problems += [f"{la.label} is not in the recording: {la.save_error}" for la in recording.unsaved()]
+        if problems:
+            self.show_error("\n".join(problems))
         if traced:
             self.show_first_traced()
         elif not result.error:
@@ -467,8 +490,8 @@ def _untraced_launch_trace(rec) -> Trace:
 
     from ...model.trace import EVENT_FIELDS, REQUIRED_FIELDS, Launch
 
-    launch = Launch(kernel_name=rec.kernel, grid=rec.grid or (1,), block=rec.block or (1,), source_file=rec.file,
-                    backend="none", device="not traced", meta={"recording": rec.to_json()})
+    launch = Launch(kernel_name=rec.kernel, grid=tuple(rec.grid) or (1,), block=tuple(rec.block) or (1,),
+                    source_file=rec.file, backend="none", device="not traced", meta={"recording": rec.to_json()})
     return Trace(launch, {f: np.empty(0, EVENT_FIELDS[f][0]) for f in REQUIRED_FIELDS})
 
 
@@ -507,20 +530,20 @@ def show_recording(window, traces: list[Trace], label: str = "") -> LaunchListDo
 
 
 def load_recording(window, path) -> bool:
-    """Open a recording (or a single trace) file into ``window``; a damaged file is reported in the dock."""
-    from ...model.tracefile import TraceFileError, load_traces
+    """Open a recording (or a single trace) file into ``window``, every launch it lists in the launch list;
+    a damaged file is reported in the dock."""
+    from ...model.recording import load_recording as read_recording
+    from ...model.tracefile import TraceFileError
 
     dock = install_launch_list(window)
     try:
-        traces = load_traces(path)
+        recording = read_recording(path)
     except (TraceFileError, OSError) as exc:
         dock.launch_list.show_error(f"Could not open {path}: {exc}")
         dock.raise_()
         return False
-    if not traces:
-        dock.launch_list.show_error(f"{path} holds no launches")
-        return False
-    show_recording(window, traces, f"{Path(path).name}: {len(traces)} launch(es)")
+    dock.launch_list.set_launches(recording, f"{Path(path).name}: {recording.summary_line()}")
+    dock.raise_()
     return True
 
 
@@ -542,6 +565,7 @@ def needs_launch_list(path) -> bool:
     try:
         meta = read_manifest(p)  # the manifest alone, checked and bounded: nothing is loaded or executed
         traces = meta.get("traces", [])
-        return len(traces) > 1 or any("recording" in (t.get("launch", {}).get("meta") or {}) for t in traces)
+        return meta.get("recording") is not None or len(traces) > 1 or any("recording" in (t.get("launch", {}).get("meta") or {}) for t in traces)
     except Exception:  # noqa: BLE001 - unreadable files go the ordinary way, which reports them
         return False
+
