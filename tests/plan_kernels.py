@@ -30,7 +30,7 @@ def mixed(x, out, n):
 
 @cuda.jit
 def two_refusals(a):
-    d = {"x": 1.0}
+    d = {"x": 1.0}  # noqa: F841 - the dict literal is the construct the plan refuses, never run
     a[0] = 1.0
     while a[0] > 0:
         a[0] -= 1.0

@@ -42,7 +42,6 @@ def test_describe_says_what_happens_in_words():
 
 def test_navigation_barriers_blocks_steps():
     F = Frames(matmul_tiled_trace(16, 8))
-    tr = F.trace
     b1 = F.next_barrier(0)
     assert F.kind[b1] == EventKind.BARRIER and F.waiting_warps[b1] == 2
     assert F.prev_barrier(b1) == b1 if b1 == F.barrier_complete_frames[0] else True
@@ -108,7 +107,8 @@ def test_bad_frame_index_is_a_clear_error():
 
 
 def test_model_imports_no_qt_or_numba():
-    import subprocess, sys
+    import subprocess
+    import sys
     code = (
         "import sys\n"
         "class Block:\n"

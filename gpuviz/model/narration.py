@@ -587,32 +587,32 @@ class Narrator:
     # ---- composing one sentence ------------------------------------------------------------------------
     def _who(self, f: int, plural_lanes: bool) -> tuple[str, bool]:
         """Subject of the sentence and whether it is plural ("Warp 3" / "Lanes 0-15 of warp 3")."""
-        l = self._l
-        w = l["warp"][f]
+        col = self._l  # the per-frame columns, as lists where that is cheaper
+        w = col["warp"][f]
         width = self._width[w]
-        n = l["lanes"][f]
+        n = col["lanes"][f]
         if n >= width:
             return f"Warp {w}", False
-        lo, hi = l["lane_lo"][f], l["lane_hi"][f]
+        lo, hi = col["lane_lo"][f], col["lane_hi"][f]
         if n == 1:
             return f"Lane {lo} of warp {w}", False
         if hi - lo + 1 == n:
             return f"Lanes {lo}-{hi} of warp {w}", True
-        step = l["lane_step"][f]
+        step = col["lane_step"][f]
         if step > 1:
             return f"{n} lanes of warp {w} (every {_ordinal(step)} one)", True
         return f"{n} of {width} lanes of warp {w}", True
 
     def _waiting_clause(self, f: int) -> str:
         """"lanes 16-31 wait on the other branch, so divergence halves the warp's speed" or ""."""
-        l = self._l
-        n_wait = l["n_wait"][f]
+        col = self._l
+        n_wait = col["n_wait"][f]
         if n_wait == 0:
             return ""
-        width = self._width[l["warp"][f]]
-        d = l["d_row"][f]
-        active = self._req["active"][d] if d >= 0 else l["lanes"][f]
-        lo, hi = l["wait_lo"][f], l["wait_hi"][f]
+        width = self._width[col["warp"][f]]
+        d = col["d_row"][f]
+        active = self._req["active"][d] if d >= 0 else col["lanes"][f]
+        lo, hi = col["wait_lo"][f], col["wait_hi"][f]
         who = _lane_range(lo, hi) if hi - lo + 1 == n_wait else f"the other {n_wait} lanes"
         verb = "waits" if n_wait == 1 else "wait"
         if active * 2 == width:
@@ -624,8 +624,8 @@ class Narrator:
     def _expr(self, f: int) -> tuple[str, list[str] | None]:
         """``B[k, col]`` as written in the source (with its dimension texts), else the concrete elements."""
         F, L, tr = self.frames, self.launch, self.trace
-        l = self._l
-        a, kind, line = l["array"][f], l["kind"][f], l["line"][f]
+        col = self._l
+        a, kind, line = col["array"][f], col["kind"][f], col["line"][f]
         info = L.arrays[a]
         ndim = max(len(info.shape), 1)
         if L.sites and tr.has("site"):
@@ -671,19 +671,19 @@ class Narrator:
 
     def _pattern(self, f: int, dims: list[str] | None) -> str:
         """How the lanes' elements lie: " for 32 consecutive col", " down a column", " (one element)"."""
-        l = self._l
-        n = l["lanes"][f]
+        col = self._l
+        n = col["lanes"][f]
         if n <= 1:
             return ""
-        a = l["array"][f]
+        a = col["array"][f]
         info = self.launch.arrays[a]
         shape = info.shape or (info.size,)
-        stride = l["stride"][f]
-        if stride == 0 or not l["regular"][f]:  # a broadcast is said by the why-clause
+        stride = col["stride"][f]
+        if stride == 0 or not col["regular"][f]:  # a broadcast is said by the why-clause
             return ""
         # element strides of each dimension; the lanes walk one dimension when the stride is one of them
         el = self._strides[a]
-        lo, hi = l["idx_lo"][f], l["idx_hi"][f]
+        lo, hi = col["idx_lo"][f], col["idx_hi"][f]
         if lo < 0 or hi >= self._sizes[a]:
             return ""
         for d in range(len(shape)):
@@ -730,10 +730,10 @@ class Narrator:
                 f"lanes sat idle in {idle:.0%} of them (divergence)")
 
     def _compose(self, f: int) -> str:
-        F, L, l = self.frames, self.launch, self._l
-        kind = K(l["kind"][f])
-        w = l["warp"][f]
-        b = l["block"][f]
+        F, L, col = self.frames, self.launch, self._l
+        kind = K(col["kind"][f])
+        w = col["warp"][f]
+        b = col["block"][f]
         bname = self._block_names.get(b)
         if bname is None:
             bname = self._block_names[b] = format_block(L, b)
@@ -759,7 +759,7 @@ class Narrator:
             who, plural = self._who(f, True)
             return (f"{who} {'swap' if plural else 'swaps'} values with a warp shuffle: register to register, with no shared memory "
                     f"and no barrier") + self._waiting_clause(f)
-        if not kind.is_memory or not 0 <= l["array"][f] < len(L.arrays):
+        if not kind.is_memory or not 0 <= col["array"][f] < len(L.arrays):
             return f"Warp {w} of block {bname}: {F.describe_action(f)}"
         who, plural = self._who(f, True)
         expr, dims = self._expr(f)
@@ -767,18 +767,18 @@ class Narrator:
         waiting = self._waiting_clause(f)
         if kind == K.ATOMIC:
             verb = "atomically update" if plural else "atomically updates"
-            n, distinct, mult = l["lanes"][f], l["distinct"][f], l["max_mult"][f]
+            n, distinct, mult = col["lanes"][f], col["distinct"][f], col["max_mult"][f]
             if n <= 1 or mult <= 1:
                 why = f"{_plural(distinct, 'address')}, no two lanes collide"
             else:
                 why = (f"{n} lanes on {_plural(distinct, 'address')}: up to {mult} updates of one address "
                        f"queue one after another")
-            g = l["g_row"][f]
+            g = col["g_row"][f]
             if g >= 0:
                 why = f"{_plural(self._req['sectors'][g], 'sector')}, {why}"
             return self._join(f"{who} {verb} {expr}{pattern}", why, waiting)
         verb = ("read" if plural else "reads") if kind in (K.GLOBAL_LOAD, K.SHARED_LOAD) else ("write" if plural else "writes")
-        g, s = l["g_row"][f], l["s_row"][f]
+        g, s = col["g_row"][f], col["s_row"][f]
         if g >= 0:
             why = self._sectors_phrase(f, g)
         elif s >= 0:
