@@ -169,7 +169,7 @@ def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, ban
                              warp_lane_events_not_recorded=int(drop[3]), layout="uniform" if rec.uniform else "table",
                              slab_rows=int(rec.buffer_lengths[2]), recorded_blocks=len(rec.blocks)))
             del bufs, dargs
-        except Exception as exc:  # one broken configuration must not cost the rest of the run
+        except Exception as exc:  # noqa: BLE001 - one broken configuration must not cost the rest of the run
             import traceback
 
             traceback.print_exc()

@@ -44,7 +44,7 @@ def launch_once(cuda, label, kernel, grid, block, args, sass):
         argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
         try:
             text = dispatcher.inspect_sass(argtypes)
-        except Exception as exc:  # nvdisasm missing: say so in the file, keep profiling
+        except Exception as exc:  # noqa: BLE001 - nvdisasm missing: say so in the file, keep profiling
             text = f"(no SASS: {type(exc).__name__}: {exc})"
         sass.write(f"\n==== {kernel.__name__} {label} ====\n{text}\n")
 

@@ -113,7 +113,7 @@ def cmd_launch(args) -> int:
         if args.sass and name not in {s[0] for s in sass}:
             try:
                 text = "\n".join(spec.kernel.inspect_sass().values())
-            except Exception as exc:  # nvdisasm missing: the table still stands, without the SASS notes
+            except Exception as exc:  # noqa: BLE001 - nvdisasm missing: the table still stands, without the SASS notes
                 text = f"(no SASS: {type(exc).__name__}: {exc})"
             sass.append((name, text))
     Path(args.launches).write_text(json.dumps(launches, indent=1))

@@ -198,7 +198,7 @@ def open_main_window(trace_path=None, present: bool = False, theme: str = "light
     else:
         try:
             trace, label, live = _load(trace_path)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - the default capture or a trace object failing in any way: one line, exit 2
             print(f"gpuviz: {e}", file=sys.stderr)
             return 2
         # shown before the trace is set: a view that the window's layout puts behind a tab then computes nothing

@@ -122,13 +122,13 @@ def gpu_cuda():
         reason = ""
         try:
             mod.detect()  # prints; the driver error below is what we report
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - detect() fails as its driver binding does; the reason is reported
             reason = f" ({type(exc).__name__}: {exc})"
         try:
             from numba.cuda.cudadrv.driver import driver
 
             driver.cuInit  # noqa: B018 - touching the driver raises the real reason when it is broken
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken driver raises what its binding raises: that is the reason
             words = " ".join(str(exc).split()).replace(": :", ":").rstrip(": ")
             reason = f": {words or type(exc).__name__}"
         raise BackendUnavailable(
@@ -146,7 +146,7 @@ def driver_version() -> str:
         pynvml.nvmlInit()
         v = pynvml.nvmlSystemGetDriverVersion()
         return v.decode() if isinstance(v, bytes) else str(v)
-    except Exception:
+    except Exception:  # noqa: BLE001 - pynvml missing or broken (ImportError, NVMLError ...): try the next source
         pass
     try:
         with open("/proc/driver/nvidia/version") as f:
@@ -160,7 +160,7 @@ def driver_version() -> str:
 
         major, minor = driver.get_version()
         return f"CUDA driver API {major}.{minor}"
-    except Exception:
+    except Exception:  # noqa: BLE001 - no driver, or one that fails: the version is only reported
         return "unknown"
 
 
@@ -180,13 +180,13 @@ def device_info(cuda=None) -> dict:
                       ("max_registers_per_sm", "MAX_REGISTERS_PER_MULTIPROCESSOR")):
         try:
             info[key] = int(getattr(dev, attr))
-        except Exception:  # an attribute this driver binding does not name: leave it out
+        except Exception:  # noqa: BLE001 - an attribute this binding does not name, or this driver lacks: leave it out
             pass
     try:
         from numba.cuda.cudadrv.driver import driver
 
         info["cuda_driver_api"] = ".".join(str(x) for x in driver.get_version())
-    except Exception:
+    except Exception:  # noqa: BLE001 - the driver API version is only reported
         pass
     return info
 
@@ -199,7 +199,7 @@ def gpu_versions() -> dict[str, str]:
         try:
             m = __import__(mod)
             out[mod] = str(getattr(m, "__version__", "?"))
-        except Exception:
+        except Exception:  # noqa: BLE001 - a version is only reported: a package that fails to import has none
             pass
     return out
 
@@ -328,7 +328,7 @@ def kernel_resources(cuda, dispatcher, launch_args, block) -> dict:
     try:
         ctx = cuda.current_context()
         out["resident_blocks_per_sm"] = int(ctx.get_active_blocks_per_multiprocessor(kern._codelibrary.get_cufunc(), tpb, 0))
-    except Exception as exc:  # older numba-cuda: say so rather than guess
+    except Exception as exc:  # noqa: BLE001 - older numba-cuda: say so rather than guess
         out["resident_blocks_per_sm"] = -1
         out["resident_blocks_error"] = f"{type(exc).__name__}: {exc}"
     return out

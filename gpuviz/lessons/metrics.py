@@ -184,7 +184,7 @@ def recorded_fusion_timings_text() -> str:
     GPU), at its smallest and largest size, labelled with the device, driver and date."""
     none = "no GPU timings of a * x + b * y were recorded with this copy of gpuviz"
     try:
-        from ..model.timings import TimingSet
+        from ..model.timings import TimingFileError, TimingSet
         from ..timing.recordings import recordings_dir
     except ImportError:
         return none
@@ -193,7 +193,7 @@ def recorded_fusion_timings_text() -> str:
         return none
     try:
         ts = TimingSet.load(path)
-    except Exception:  # a damaged recording must not stop a lesson: say what is missing instead
+    except TimingFileError:  # a damaged recording must not stop a lesson: say what is missing instead
         return none
     for series in ts.by_kind("cpu_vs_gpu"):
         line = _gpu_sizes_line(ts, series, "out = a * x + b * y")

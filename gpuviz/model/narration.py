@@ -107,7 +107,7 @@ def _subscripts(launch) -> dict[int, list[_Subscript]]:
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         try:
             dims = [ast.unparse(e) for e in elts]
-        except Exception:  # an exotic node ast cannot print back: name the concrete elements instead
+        except Exception:  # noqa: BLE001 - an exotic node ast cannot print back: name the concrete elements instead
             continue
         out.setdefault(node.lineno + base, []).append(
             _Subscript(node.value.id, isinstance(node.ctx, ast.Store), dims)

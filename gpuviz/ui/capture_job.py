@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
     try:
         request = json.loads(argv[1])
         path = run(request)
-    except Exception as e:  # every failure becomes one readable line for the window
+    except Exception as e:  # noqa: BLE001 - every failure becomes one readable line for the window
         msg = str(e).strip() or type(e).__name__
         if isinstance(e, KeyError) and e.args:
             msg = str(e.args[0])

@@ -381,7 +381,7 @@ class LaunchPanel(QWidget):
             from kernels.catalog import kernel_catalog
 
             self._specs = kernel_catalog()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - a broken bundled kernel must not keep the panel from opening: it is shown
             self.show_error(f"the bundled kernels could not be loaded: {type(e).__name__}: {e}")
             return
         self.recordings = self.window_.gpu_recordings()

@@ -527,7 +527,7 @@ class MainWindow(QMainWindow):
                 from ..timing.recordings import list_recordings
 
                 self._recordings = list_recordings(kind="trace")
-            except Exception as e:  # a damaged index must not keep the window from opening
+            except Exception as e:  # noqa: BLE001 - a damaged index must not keep the window from opening
                 self._recordings = []
                 self.statusBar().showMessage(f"the GPU recordings could not be listed: {e}", 15000)
         return self._recordings
@@ -536,7 +536,7 @@ class MainWindow(QMainWindow):
         """Open one shipped GPU recording (a :class:`gpuviz.timing.recordings.Recording`)."""
         try:
             traces = rec.load()
-        except Exception as e:
+        except (OSError, ValueError) as e:  # unreadable, or TraceFileError: damaged
             self.launch_panel.show_error(f"Could not open the recording {rec.label}: {e}")
             return False
         if not traces:
@@ -756,7 +756,7 @@ class MainWindow(QMainWindow):
         for vid, cls in available_views().items():
             try:
                 view = cls(self.session, self)
-            except Exception as e:  # one broken view must not keep the window from opening
+            except Exception as e:  # noqa: BLE001 - one broken view must not keep the window from opening
                 self.statusBar().showMessage(f"view {vid} could not be built: {type(e).__name__}: {e}", 20000)
                 continue
             # A view whose controls are wide (occupancy, timings) must not force the whole window wider
@@ -1283,7 +1283,7 @@ class MainWindow(QMainWindow):
             try:
                 trace.save(path)  # read back before it is put in place: 'saved' only once it opens again
                 self.statusBar().showMessage(f"saved {path}: {what}, {len(trace):,} events, read back", 8000)
-            except Exception as e:
+            except (OSError, ValueError) as e:  # the disk, or TraceFileError: it would not read back
                 self.launch_panel.show_error(f"Could not save {what} to {path}: {e}")
 
     def snapshot_dialog(self) -> None:

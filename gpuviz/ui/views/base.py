@@ -90,7 +90,7 @@ def available_views() -> dict[str, type["TraceView"]]:
         except ModuleNotFoundError as e:
             if e.name != name:  # a view module that exists but imports something missing: say so
                 log.warning("view module %s could not be loaded: %s", name, e)
-        except Exception as e:  # a broken view must not keep the app from starting
+        except Exception as e:  # noqa: BLE001 - a broken view must not keep the app from starting
             log.warning("view module %s failed to load: %s: %s", name, type(e).__name__, e)
     return dict(sorted(_REGISTRY.items(), key=lambda kv: (kv[1].order, kv[0])))
 
@@ -122,7 +122,7 @@ class TraceView(QWidget):
     def _call(self, hook) -> None:
         try:
             hook()
-        except Exception as e:  # one broken view must not stop playback or the other views
+        except Exception as e:  # noqa: BLE001 - one broken view must not stop playback or the other views
             self._failed(hook, e)
 
     def _failed(self, hook, e: Exception) -> None:
@@ -261,7 +261,7 @@ class TraceView(QWidget):
             return
         try:
             more = next(pieces, StopIteration) is not StopIteration
-        except Exception as e:  # a broken view must not stop the others: it keeps what it built
+        except Exception as e:  # noqa: BLE001 - a broken view must not stop the others: it keeps what it built
             more = False
             self._failed(self.trace_changed_steps, e)
         if more and self.session.trace is not None:
@@ -301,7 +301,7 @@ class TraceView(QWidget):
             try:
                 for _ in pieces:
                     pass
-            except Exception as e:  # kept in view.errors as a hook's error is
+            except Exception as e:  # noqa: BLE001 - kept in view.errors as a hook's error is
                 self._failed(self.trace_changed_steps, e)
             self._end_adoption()
         elif self._trace_stale and self.session.trace is not None:

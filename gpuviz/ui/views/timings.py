@@ -85,7 +85,7 @@ def _sets_from_recordings() -> tuple[list[tuple[str, object]], str]:
         from ...timing.recordings import list_recordings
 
         return [(recording_set_text(r), r) for r in list_recordings(kind="timings")], ""
-    except Exception as exc:  # a damaged index: say so in the view, keep the CPU button working
+    except Exception as exc:  # noqa: BLE001 - a damaged index: say so in the view, keep the CPU button working
         return [], f"the recorded GPU timings could not be listed: {exc}"
 
 
@@ -265,7 +265,7 @@ class TimingsView(TraceView):
         if 0 <= i < len(self._sets):
             try:
                 self.timing_set = self._load(i)
-            except Exception as exc:
+            except ValueError as exc:  # TimingFileError: unreadable, not JSON, or not a timings file
                 self._load_error = f"cannot load {self._sets[i][0]}: {exc}"
         self.redraw()
 
