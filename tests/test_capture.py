@@ -142,9 +142,9 @@ def test_device_functions_are_instrumented_and_early_return_works():
     assert counts["global_load"] == 36 * 2  # two loads inside load_twice per live thread
     assert counts["global_store"] == 36
     # the store inside the device function is recorded at the device function's line
-    src_lines = {int(l) for l in trace.line[trace.kind == EventKind.GLOBAL_STORE]}
+    src_lines = {int(line) for line in trace.line[trace.kind == EventKind.GLOBAL_STORE]}
     fn_lines = K.clamp_store.py_func.__code__.co_firstlineno
-    assert all(fn_lines < l <= fn_lines + 6 for l in src_lines)
+    assert all(fn_lines < line <= fn_lines + 6 for line in src_lines)
 
 
 def test_loops_with_break_continue_and_per_thread_bounds():
@@ -184,7 +184,7 @@ def test_warp_shuffle_ballot_and_lane_id():
         if i % 32 != 31:
             want[i] = x[i + 1]
     np.testing.assert_array_equal(shfl, want)
-    bits = [sum(1 << l for l in range(32) if x[w * 32 + l] % 2 == 0) for w in range(2)]
+    bits = [sum(1 << lane for lane in range(32) if x[w * 32 + lane] % 2 == 0) for w in range(2)]
     np.testing.assert_array_equal(ballot, np.repeat(bits, 32))
     np.testing.assert_array_equal(lane, np.arange(64) % 32)
     assert trace.counts_by_kind()["warp_op"] == 128

@@ -310,7 +310,7 @@ def worst_line(rows: list[dict], by: str | None = None) -> dict | None:
 def line_table_rows(trace) -> list[dict]:
     """One dict per source line with events: the figures the table shows (from the analyses)."""
     lines, counts = np.unique(trace.line[trace.line > 0], return_counts=True)
-    rows = {int(l): {"line": int(l), "events": int(c)} for l, c in zip(lines, counts)}
+    rows = {int(line): {"line": int(line), "events": int(c)} for line, c in zip(lines, counts)}
     for r in analysis.global_memory(trace).per_line:
         if r["line"] in rows:
             rows[r["line"]]["sectors_per_request"] = r["sectors_per_request"]
@@ -414,7 +414,7 @@ class LineTableView(TraceView):
         self._first_frame = {}
         if frames is not None and frames.n_frames:
             lines, idx = np.unique(frames.line, return_index=True)
-            self._first_frame = {int(l): int(i) for l, i in zip(lines, idx) if l > 0}
+            self._first_frame = {int(line): int(i) for line, i in zip(lines, idx) if line > 0}
         self.current_row = -1
 
     def line_of_row(self, row: int) -> int | None:
