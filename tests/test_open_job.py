@@ -421,7 +421,7 @@ def test_no_view_builds_a_plot_in_its_turns_to_adopt_a_trace_each_claims_its_own
     monkeypatch.setattr(memory, "_STOCK_PLOTS", [pg.PlotItem(enableMenu=False)])  # one built when idle
     adopting = []
     built = []  # the views adopting when a plot was built
-    real_init, real_adopt, real_more = pg.PlotItem.__init__, base.TraceView._adopt_trace, base.TraceView._adopt_more
+    real_init, real_more = pg.PlotItem.__init__, base.TraceView._adopt_more
 
     def init(item, *args, **kwargs):
         real_init(item, *args, **kwargs)

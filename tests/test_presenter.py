@@ -33,7 +33,7 @@ def window(qapp):
 
 @pytest.mark.parametrize("theme", ["dark", "light"])
 def test_no_text_below_18px_at_1920x1080(window, qapp, theme):
-    p = enter_presenter(window, theme=theme, size=(1920, 1080))
+    enter_presenter(window, theme=theme, size=(1920, 1080))
     for f in (0, 80, 200):  # a start, a bank conflict, the second block
         window.session.set_frame(f)
         qapp.processEvents()
