@@ -13,37 +13,9 @@ from gpuviz.model import playback as pbm
 from gpuviz.model.frames import BlockState, LaneState
 from gpuviz.model.trace import EventKind
 from gpuviz.style.theme import hex_to_rgba
-from gpuviz.ui.window import MainWindow
 from tests.ui_traces import matmul_tiled_trace, reduction_trace
 
 MY_VIEWS = ("grid", "block", "source", "details")
-
-
-@pytest.fixture
-def make_window(qtbot):
-    """Windows that are closed after the test, with a check that nothing is left running or open."""
-    made = []
-
-    def make(trace=None, **kw):
-        w = MainWindow(trace if trace is not None else matmul_tiled_trace(16, 8), **kw)
-        qtbot.addWidget(w)
-        w.resize(1600, 900)
-        w.show()
-        qtbot.waitExposed(w)
-        w.activateWindow()
-        qtbot.waitUntil(lambda: QApplication.activeWindow() is w)  # window shortcuts need the active window
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        for vid in MY_VIEWS:
-            assert w.views[vid].errors == [], (vid, w.views[vid].errors)
-        w.close()
-        assert not w.launch_panel.runner.busy  # no capture process left behind
-        assert not w.session._clock.isActive()  # no playback timer left ticking
-    QApplication.processEvents()
-    assert [t for t in QApplication.topLevelWidgets() if t.isVisible() and isinstance(t, MainWindow)] == []
 
 
 def _colour(theme, state_table, state):
@@ -235,7 +207,7 @@ def test_presenter_mode_scales_up_and_hides_chrome(make_window):
 def test_the_window_narrates_each_frame_with_the_kernels_own_notes(make_window):
     import gpuviz
     from gpuviz.model.narration import Narrator
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel("transpose_shared")
     grid, block = spec.launch(spec.small_size, spec.default_block)

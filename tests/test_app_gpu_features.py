@@ -10,10 +10,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
 
 from gpuviz.timing.recordings import list_recordings
-from gpuviz.ui.window import MainWindow, RecordingsDialog
+from gpuviz.ui.window import RecordingsDialog
 from tests.ui_traces import matmul_tiled_trace
 
 RECORDINGS = list_recordings(kind="trace")
@@ -24,19 +23,10 @@ def _recording(kernel: str):
 
 
 @pytest.fixture
-def window(qtbot):
-    w = MainWindow(matmul_tiled_trace(16, 8), source_label="test trace")
-    qtbot.addWidget(w)
-    w.resize(1600, 900)
-    w.show()
-    qtbot.waitExposed(w)
+def window(make_window):
+    w = make_window(matmul_tiled_trace(16, 8), source_label="test trace")
     w.launch_panel.load_kernels()
-    yield w
-    for vid in ("grid", "block", "source", "details", "timings"):  # the views these features touch
-        assert w.views[vid].errors == [], (vid, w.views[vid].errors)
-    w.close()
-    assert not w.launch_panel.runner.busy
-    QApplication.processEvents()
+    return w
 
 
 def test_the_recordings_are_shipped_and_labelled():

@@ -16,24 +16,8 @@ from PySide6.QtWidgets import QApplication
 
 from gpuviz.model.trace import EventKind as K
 from gpuviz.ui.window import MainWindow
-from tests.ui_traces import matmul_tiled_trace
 
 pytest.importorskip("pytestqt")
-
-
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(matmul_tiled_trace(16, 8))
-    qtbot.addWidget(w)
-    w.resize(1600, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    w.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)  # window shortcuts need the active window
-    yield w
-    errors = {vid: v.errors for vid, v in w.views.items() if v.errors}
-    w.close()
-    assert not errors, errors
 
 
 def memory_state(w: MainWindow) -> dict:

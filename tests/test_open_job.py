@@ -23,19 +23,6 @@ def own_cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def window(qtbot):
-    w = MainWindow(matmul_tiled_trace(16, 8))
-    qtbot.addWidget(w)
-    w.resize(1600, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
-    assert not w.opening and w._open_jobs == []  # no open left running with its window gone
-    QApplication.processEvents()
-
-
-@pytest.fixture
 def gate(monkeypatch):
     """Holds every open at its index step until released; records which thread it ran on."""
     release = threading.Event()

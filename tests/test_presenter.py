@@ -2,33 +2,20 @@
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
 
 import gpuviz
 from gpuviz.model.narration import Narrator
 from gpuviz.ui.presenter import (MIN_SMALLER_PX, MIN_TEXT_PX, PRESENT_DARK, PRESENT_LIGHT, enter_presenter, leave_presenter,
                                  presenter_of, smallest_text, text_sizes)
-from kernels import get_kernel
+from gpuviz.catalog import get_kernel
 
 
 @pytest.fixture
-def window(qapp):
-    from gpuviz.ui.window import MainWindow
-
+def window(make_window):
     spec = get_kernel("transpose_shared")
     args = spec.make_args(40, np.random.default_rng(0))
     grid, block = spec.launch(40, spec.default_block)
-    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
-    w = MainWindow(trace)
-    w.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-    w.resize(1600, 900)
-    w.show()
-    qapp.processEvents()
-    yield w
-    leave_presenter(w)
-    w.close()
-    w.deleteLater()
-    qapp.processEvents()
+    return make_window(gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu"), on_screen=False)
 
 
 @pytest.mark.parametrize("theme", ["dark", "light"])

@@ -66,15 +66,10 @@ def pixels(image: QImage) -> np.ndarray:
 
 
 @pytest.fixture
-def window(qapp):
-    w = MainWindow(reduction_trace(n_blocks=4, block=64))
-    w.resize(1600, 900)
-    w.show()
+def window(make_window, qapp):
+    w = make_window(reduction_trace(n_blocks=4, block=64))
     idle(qapp)
-    yield w
-    w.close()
-    w.deleteLater()
-    idle(qapp, 3)
+    return w
 
 
 def on_screen(window, view) -> np.ndarray:
