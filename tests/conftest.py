@@ -25,7 +25,18 @@ else:
         np.row_stack = np.vstack
 
 
+def pytest_addoption(parser):
+    parser.addoption("--all", action="store_true", default=False,
+                     help="also run the cases marked 'full': the slow acceptance, layout and browser layers beyond CI's "
+                          "representative slice (bash dev test --all)")
+
+
 def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--all") and os.environ.get("GPUVIZ_TEST_ALL") != "1":
+        beyond = [item for item in items if item.get_closest_marker("full")]
+        if beyond:
+            items[:] = [item for item in items if not item.get_closest_marker("full")]
+            config.hook.pytest_deselected(items=beyond)
     if ON_GPU:
         return
     skip_gpu = pytest.mark.skip(reason="needs a real NVIDIA GPU: run with GPUVIZ_TEST_GPU=1 on a machine that has one")

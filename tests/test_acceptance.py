@@ -29,7 +29,7 @@ from gpuviz.timing.recordings import list_recordings
 from gpuviz.lessons.topics import is_timings_scene
 from gpuviz.ui.presenter import leave_presenter, presenter_of
 from gpuviz.ui.window import MainWindow
-from kernels import all_kernels, get_kernel
+from gpuviz.catalog import all_kernels, get_kernel
 from tests.acceptance_checks import click_grid, click_targets, settle
 
 SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
@@ -39,6 +39,18 @@ RECORDINGS = {r.path.stem: r for r in list_recordings(kind="trace")}
 #: on the others it triggers the actions whose effect depends on the trace (playback, theme, presenter, help)
 EVERY_ACTION_ON = {"vector_add", "mandelbrot", "race_missing_sync", "matmul_tiled", "transpose_shared",
                    "attention_fused"}
+#: CI's slice (the rest run with --all, marked full): the kernels above, three GPU recordings (2-d shared tiles, warp
+#: shuffles, SM waves), three lessons from the menu (the default lesson, bank conflicts, the custom kernel's
+#: timings) and every lesson's notes at a projector's 1280x720 (at 1920x1080 the custom kernel's, finding 12)
+CI_RECORDINGS = {"matmul_tiled", "reduce_warp_shuffle", "mandelbrot_waves"}
+CI_LESSONS = {"shared_tiling", "bank_conflicts", "custom_kernel"}
+
+
+def beyond_ci(values, keep, ids=None):
+    """``values`` as parameters, those not in ``keep`` marked ``full`` (run with ``--all``)."""
+    return [pytest.param(v, marks=() if v in keep else pytest.mark.full, id=ids(v) if ids else None) for v in values]
+
+
 #: actions a sweep does not trigger: run starts a worker process (its own test), quit closes the window (last)
 NOT_SWEPT = {"file.run", "file.quit"}
 
@@ -185,12 +197,12 @@ def act_as_a_person(person, trace, label, size, every_action: bool = True):
     person.check(w, f"{where}, quitting")
 
 
-@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("name", beyond_ci(KERNELS, EVERY_ACTION_ON))
 def test_every_bundled_kernel_survives_a_person(person, name):
     act_as_a_person(person, kernel_trace(name), f"bundled {name}", SIZES[0], every_action=name in EVERY_ACTION_ON)
 
 
-@pytest.mark.parametrize("name", sorted(RECORDINGS))
+@pytest.mark.parametrize("name", beyond_ci(sorted(RECORDINGS), CI_RECORDINGS))
 def test_every_gpu_recording_survives_a_person(person, name):
     rec = RECORDINGS[name]
     traces = rec.load()
@@ -207,7 +219,7 @@ def test_recordings_are_all_there():
 LESSONS = sorted(MainWindow._lesson_titles())
 
 
-@pytest.mark.parametrize("name", LESSONS)
+@pytest.mark.parametrize("name", beyond_ci(LESSONS, CI_LESSONS))
 def test_every_lesson_from_the_menu(person, name):
     """Each shipped lesson started from the Lessons menu, clicked through to its end with the clicker key,
     in presenter mode at 1280x720: no error anywhere, every scene shows the views it names."""
@@ -293,8 +305,10 @@ def step_through_fitting(ctl, label: str = "") -> None:
     assert ctl.player.finished
 
 
-@pytest.mark.parametrize("size", [SIZES[0], SIZES[2]], ids=["1280x720", "1920x1080"])
-@pytest.mark.parametrize("name", LESSONS)
+@pytest.mark.parametrize("name, size", [
+    pytest.param(name, size, id=f"{name}-{size[0]}x{size[1]}",
+                 marks=() if size == SIZES[0] or name == "custom_kernel" else pytest.mark.full)
+    for name in LESSONS for size in (SIZES[0], SIZES[2])])
 def test_every_lesson_note_fits_its_panel_presenting(person, name, size):
     """Finding 12: custom_kernel's timing scene had a note several screens long. In presenter mode at 1920x1080
     and at a projector's 1280x720 every step of every shipped lesson shows its whole text (title, notes, question,

@@ -7,17 +7,22 @@ better as drawn (tests/acceptance_checks.py)."""
 import pytest
 
 from gpuviz.ui.presenter import enter_presenter
-from kernels import get_kernel
+from gpuviz.catalog import get_kernel
 from tests.acceptance_checks import layout_problems, overlay_problems, settle
 from tests.test_acceptance import SIZES, kernel_trace, person  # noqa: F401 - person is a fixture
 
 LAYOUT_KERNELS = ("matmul_tiled", "reduce_sum")
+#: CI's slice of the 24 cases (the rest run with --all): each size normal and presenting, each kernel and each theme
+#: in both modes
+CI_LAYOUTS = {("matmul_tiled", SIZES[0], False, "light"), ("reduce_sum", SIZES[0], True, "dark"),
+              ("reduce_sum", SIZES[1], False, "dark"), ("matmul_tiled", SIZES[1], True, "light"),
+              ("matmul_tiled", SIZES[2], False, "dark"), ("reduce_sum", SIZES[2], True, "light")}
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
-@pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
-@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-@pytest.mark.parametrize("name", LAYOUT_KERNELS)
+@pytest.mark.parametrize("name, size, present, theme", [
+    pytest.param(name, size, present, theme, id=f"{name}-{size[0]}x{size[1]}-{'presenter' if present else 'normal'}-{theme}",
+                 marks=() if (name, size, present, theme) in CI_LAYOUTS else pytest.mark.full)
+    for name in LAYOUT_KERNELS for size in SIZES for present in (False, True) for theme in ("light", "dark")])
 def test_layout_fits_and_reads(person, name, size, present, theme):
     spec = get_kernel(name)
     w = person(kernel_trace(name, spec.default_size if name != "matmul_tiled" else 32), size=size, theme=theme)

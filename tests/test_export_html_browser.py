@@ -178,6 +178,7 @@ def test_the_lanes_drawn_are_the_models_lane_states(browser, mm, mm_page):
     page.close()
 
 
+@pytest.mark.full  # beyond CI's slice of the browser layer: --all runs it
 def test_scrubber_follow_a_thread_play_and_the_memory_figures(browser, mm, mm_page):
     trace, frames, narrator = mm
     page = Opened(browser, mm_page)
@@ -232,6 +233,7 @@ def test_scrubber_follow_a_thread_play_and_the_memory_figures(browser, mm, mm_pa
     page.close()
 
 
+@pytest.mark.full  # beyond CI's slice of the browser layer: --all runs it
 def test_a_lesson_asks_then_reveals_in_order(browser, tmp_path):
     from gpuviz.export.html import export_html
     from gpuviz.lessons import LessonPlayer, load_lesson
@@ -306,6 +308,7 @@ def test_a_bank_conflict_is_drawn_with_the_models_figure(browser, tmp_path):
     page.close()
 
 
+@pytest.mark.full  # beyond CI's slice of the browser layer: --all runs it
 def test_a_cut_page_says_what_it_left_out(browser, mm, tmp_path):
     from gpuviz.export.html import export_html
 
