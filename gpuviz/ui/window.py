@@ -219,7 +219,7 @@ def _kernel_notes(trace) -> tuple:
     if not bundled.get("name"):
         return ()
     try:
-        from kernels.catalog import kernel_info  # no numba: the catalog is plain data
+        from gpuviz.catalog import kernel_info  # no numba: the catalog is plain data
 
         return kernel_info(bundled["name"]).frame_notes
     except KeyError:
@@ -1296,7 +1296,10 @@ class MainWindow(QMainWindow):
                 with replace_atomically(path, "picture") as tmp:
                     if not self.grab().save(str(tmp), "PNG"):
                         raise OSError("the image could not be written")
-                self.statusBar().showMessage(f"saved {path}", 8000)
+                    from ..export.verify import check_export
+
+                    held = check_export(tmp, "png", name=path)  # read back before it is moved into place
+                self.statusBar().showMessage(f"saved {path} ({held})", 8000)
             except (OSError, ValueError) as e:
                 self.launch_panel.show_error(f"Could not save {path}: {e}")
 

@@ -254,6 +254,10 @@ class LaunchList(QWidget):
         self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.tree.header().setStretchLastSection(True)
         self.tree.itemSelectionChanged.connect(self._picked)
+        # room for the header and six launches: at 1280x720 the dock shared its column with the source and
+        # showed two rows of a recording of twenty
+        rows = self.tree.fontMetrics().height() + 6
+        self.tree.setMinimumHeight(7 * rows + 2 * self.tree.frameWidth())
         self.run_button = QPushButton("Run again", self)
         self.cancel_button = QPushButton("Cancel", self)
         self.cancel_button.setEnabled(False)
