@@ -31,6 +31,9 @@ import numpy as np
 from ...model.frames import Frames, format_block
 from ...model.narration import Narrator
 from ...model.trace import EventKind
+from ...style.render import array_layout, bank_layout
+from ...style.theme import DARK, LIGHT, OKABE_ITO
+from ..framerange import parse_frames
 
 __all__ = ["DEFAULT_MAX_BYTES", "PageTooBig", "export_html", "lesson_page_data", "page_html", "trace_page_data"]
 
@@ -67,8 +70,6 @@ def kernel_notes(trace) -> tuple:
 
 
 def _palettes() -> dict:
-    from ...style.theme import DARK, LIGHT, OKABE_ITO
-
     out = {}
     for t in (LIGHT, DARK):
         out[t.name] = {
@@ -83,8 +84,6 @@ def _palettes() -> dict:
 
 
 def _layout(info) -> dict:
-    from ...style.render import array_layout, bank_layout
-
     if info.space == "shared":
         g = bank_layout(info.nbytes)
     else:
@@ -174,8 +173,6 @@ def trace_page_data(trace, frames_range=None, frames: Frames | None = None, narr
                     title: str = "") -> dict:
     """The page data of one trace; ``frames_range``: frame indices ``"A:B"`` (from 0, B exclusive, as a Python
     slice) or ``(A, B)``, default all. (The command line takes frames as the window numbers them.)"""
-    from ..framerange import parse_frames
-
     frames = frames if frames is not None else Frames(trace)
     if frames.n_frames == 0:
         raise ValueError(f"{trace.launch.kernel_name}: the launch recorded no events, there is nothing to show")
