@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from ..model.trace import ArrayInfo, Launch, Trace
+from . import faults
 from .dtypes import plain
 from .errors import (
     BackendUnavailable,
@@ -96,6 +97,7 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
         from .lockstep import copy_inputs
 
         front_end_check(kernel)
+        faults.check("plan", backend)
         inputs = copy_inputs(args) if lockstep else None
         if backend == "sim":
             from .perthread import capture_sim
@@ -107,6 +109,8 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
 
             trace = capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
                                 dynamic_shared_bytes=dynamic_shared_bytes, **options)
+            for stage in ("run", "events", "assemble"):  # the GPU recorder's stages end inside capture_gpu
+                faults.check(stage, "gpu")
         return (_add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events, dynamic_shared_bytes)
                 if lockstep else trace)
     return _capture_cpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events,
@@ -163,6 +167,7 @@ def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_p
     from .watchdog import Watchdog
 
     ck = compile_for_cpu(kernel)
+    faults.check("plan", "cpu")
     root = ck.root
     check_launch(grid, block, shared_bytes=ck.shared_bytes, where=f"{root.file}:{root.first_line}", kernel=root.name)
     timings = {"compile_s": ck.compile_seconds}
@@ -201,6 +206,7 @@ def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_p
                                   "recorded before the watchdog stopped the launch")
         exc.trace = _build_trace(rt, root, grid, block, text, first, timings, partial=True, sites=ck.plan.sites)
         raise
+    faults.check("run", "cpu")  # the arguments hold the run's results: the fallback must restore them
     timings["instrumented_s"] = time.perf_counter() - t0
     return _build_trace(rt, root, grid, block, text, first, timings, sites=ck.plan.sites)
 
@@ -230,4 +236,7 @@ def _build_trace(rt, root, grid, block, text, first, timings, partial=False, sit
         meta=meta,
         sites=list(sites),
     )
-    return Trace(launch, rt.events())
+    faults.check("events", "cpu")
+    events = rt.events()
+    faults.check("assemble", "cpu")
+    return Trace(launch, events)

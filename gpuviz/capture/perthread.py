@@ -30,6 +30,7 @@ import threading
 import numpy as np
 
 from ..model.trace import ArrayInfo, EventKind, Launch, Trace
+from . import faults
 from .dtypes import to_dtype
 from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
 from .limits import check_launch
@@ -734,6 +735,8 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
         if collecting:
             gc.enable()
     elapsed = time.perf_counter() - t0
+    faults.check("run", "sim")
+    faults.check("events", "sim")
     events = recorder.trace_events()
     if len(events["kind"]) > max_events:
         from .errors import TraceTooLarge
@@ -751,4 +754,5 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     from .gpu import uninitialised_shared_reads
 
     launch.warnings.extend(uninitialised_shared_reads(events, recorder.arrays, launch.grid, launch.block, root.file))
+    faults.check("assemble", "sim")
     return Trace(launch, events)

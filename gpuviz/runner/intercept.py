@@ -247,7 +247,7 @@ class LaunchPolicy:
         except CaptureError as exc:
             return self._fail(rec, kernel, exc, None)
         budget = self.max_events - self.used_events
-        saved = _snapshot(args)
+        saved = _snapshot(args, devices=self.backend != "gpu")
         backend = self.backend
         try:
             trace = capture(kernel, rec.grid, rec.block, *args, backend=backend, record_blocks=self.record_blocks,
@@ -299,11 +299,13 @@ class LaunchPolicy:
         except CaptureError as exc:
             return self._fail(rec, kernel, exc, exc.trace)
         except Exception as exc:  # noqa: BLE001 - a gpuviz bug must not break the user's program
+            # the one fallback for every backend and every stage of a traced launch (plan, instrumented run, event
+            # collection, trace assembly; saving is _emit's): the arguments as they were, then the plain launch
+            # (the executor untraced on the CPU, else numba's own launcher), listed untraced with the first cause
             _restore(args, saved)
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            reason = f"gpuviz failed to trace this launch (internal error: {detail})"
-            self._run_plain(rec, kernel, run_original, reason,
-                            first=CaptureError(f"{rec.file}:{rec.line}: {reason}", file=rec.file, line=rec.line))
+            reason = f"gpuviz failed to trace this launch (internal error: {_one_line(exc)})"
+            self._run_untraced(rec, kernel, args, run_original, reason,
+                               first=CaptureError(f"{rec.file}:{rec.line}: {reason}", file=rec.file, line=rec.line))
             return None
         _echo_kernel_prints(trace.launch.meta.get("printed"))
         rec.status, rec.events, rec.backend = "traced", len(trace), backend
@@ -413,8 +415,29 @@ class LaunchPolicy:
     def _emit(self, rec: LaunchRecord, trace: Trace) -> None:
         rec.seconds = time.perf_counter() - self._t0
         trace.launch.meta["recording"] = rec.to_json()
-        if self.on_trace:
+        if not self.on_trace:
+            return
+        try:
             self.on_trace(rec, trace)
+        except Exception as exc:  # noqa: BLE001 - a trace gpuviz cannot save must not break the user's program
+            if rec.status != "traced":
+                raise
+            # the launch ran and the program has its results: its trace is what failed, so it is listed untraced
+            # with the cause, and an empty trace stands for it (what an untraced launch leaves)
+            self.used_events -= rec.events
+            rec.status, rec.events = "untraced", 0
+            rec.reason = f"gpuviz could not save this launch's trace (internal error: {_one_line(exc)})"
+            launch = trace.launch
+            empty = Trace(Launch(kernel_name=rec.kernel, grid=rec.grid, block=rec.block, source=launch.source,
+                                 source_file=launch.source_file, first_line=launch.first_line, backend=rec.backend,
+                                 device="not traced"),
+                          {name: np.empty(0, EVENT_FIELDS[name][0]) for name in REQUIRED_FIELDS})
+            empty.launch.meta["recording"] = rec.to_json()
+            self.on_trace(rec, empty)
+
+
+def _one_line(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
 
 
 def first_cause_leads(first: CaptureError, fallback_exc: BaseException) -> CaptureError:
@@ -441,15 +464,27 @@ def _with_events(events: int, exc: TraceTooLarge) -> TraceTooLarge:
     return exc
 
 
-def _snapshot(args) -> list:
-    """Copies of the numpy arguments a failed capture may have half-written (device arrays are copied to
-    the host by the executor and written back only after a complete launch, so they need none)."""
-    return [a.copy() if isinstance(a, np.ndarray) else None for a in args]
+def _snapshot(args, devices: bool = False) -> list:
+    """Copies of the numpy arguments a failed capture may have half-written (the executor copies device arrays
+    to the host and writes them back only after a complete launch, so for it they need none). ``devices``: copy
+    device arrays too (numba's simulator's, host memory: its instrumented run writes them in place, and a
+    failure after it must not leave the plain launch that follows to run on its results)."""
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            out.append(a.copy())
+        elif devices and hasattr(a, "copy_to_host") and hasattr(a, "copy_to_device"):
+            out.append(("device", np.array(a.copy_to_host(), copy=True)))
+        else:
+            out.append(None)
+    return out
 
 
 def _restore(args, saved) -> None:
     for a, s in zip(args, saved):
-        if s is not None:
+        if isinstance(s, tuple):
+            a.copy_to_device(s[1])
+        elif s is not None:
             a[...] = s
 
 
@@ -473,6 +508,8 @@ def _run_on_executor(kernel, rec, args, max_loop_iterations, watchdog=None, prog
         ck = compile_for_cpu(kernel)
     except UnsupportedConstruct:
         return False
+    except Exception:  # noqa: BLE001 - a bug of the compiler's: numba's own launcher runs the launch instead
+        return False
     saved = _snapshot(args)
     rt = make_runtime(ck, rec.grid, rec.block, record=False, max_loop_iterations=max_loop_iterations,
                       dynamic_shared_bytes=rec.dynamic_shared_bytes,
@@ -484,6 +521,11 @@ def _run_on_executor(kernel, rec, args, max_loop_iterations, watchdog=None, prog
         return False
     except KernelRaised as exc:  # the program sees the exception numba would raise from the launch
         raise exc.exception from exc
+    except CaptureError:
+        raise  # a fault or an endless loop: the caller reports it
+    except Exception:  # noqa: BLE001 - a bug of the executor's: numba's own launcher runs the launch instead
+        _restore(args, saved)
+        return False
     _echo_kernel_prints(rt.printed)
     return True
 

@@ -284,6 +284,10 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
         from ..model.validate import TraceFileError
 
         name = f"launch_{rec.number:04d}.gpuviz"
+        if rec.traced:
+            from ..capture import faults
+
+            faults.check("save", rec.backend)  # the test hook (gpuviz.capture.faults); the policy falls back
         try:
             save_traces(folder / name, [trace])  # read back before it is put in place
         except (TraceFileError, OSError) as exc:
