@@ -9,7 +9,6 @@ launch to add to (the program printed max error 198), and a failure while saving
 numba.cuda.random: ``ValueError: format number 1 ... is not recognized``) killed the program.
 """
 
-import os
 import sys
 from pathlib import Path
 
