@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 import gpuviz  # noqa: E402
 from gpuviz.capture.executor import compile_for_cpu, make_runtime, run_cpu  # noqa: E402
-from kernels import get_kernel  # noqa: E402
+from gpuviz.catalog import get_kernel  # noqa: E402
 
 
 def fresh_args(spec, size):

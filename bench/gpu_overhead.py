@@ -212,8 +212,10 @@ def main(argv=None):
     before = previous_table(opts.previous)
 
     cuda = gpu_cuda()
-    from kernels.matmul import TILE, matmul_tiled
-    from kernels.vector_add import vector_add
+    from gpuviz.catalog import kernel_module
+    _matmul = kernel_module("matmul")
+    TILE, matmul_tiled = _matmul.TILE, _matmul.matmul_tiled
+    vector_add = kernel_module("vector_add").vector_add
 
     dev = device_info(cuda)
     rng = np.random.default_rng(0)

@@ -58,8 +58,10 @@ def main(argv=None):
     ap.add_argument("--sass", help="write the SASS of every variant here")
     opts = ap.parse_args(argv)
     cuda = gpu_cuda()
-    from kernels.matmul import TILE, matmul_tiled
-    from kernels.vector_add import vector_add
+    from gpuviz.catalog import kernel_module
+    _matmul = kernel_module("matmul")
+    TILE, matmul_tiled = _matmul.TILE, _matmul.matmul_tiled
+    vector_add = kernel_module("vector_add").vector_add
 
     rng = np.random.default_rng(0)
     sass = open(opts.sass, "w") if opts.sass else None

@@ -64,7 +64,7 @@ def med(xs) -> float:
 def captured(name: str, size: int):
     """A real capture of a bundled kernel with the CPU executor, labelled as the app labels it."""
     import gpuviz
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(name)
     grid, block = spec.launch(size, spec.default_block)

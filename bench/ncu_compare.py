@@ -91,7 +91,7 @@ def cmd_launch(args) -> int:
         np.row_stack = np.vstack
     from numba import cuda
 
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     launches = []
     sass = []
@@ -218,7 +218,7 @@ def ours(name: str, size: int) -> dict:
 
     from gpuviz.capture import capture
     from gpuviz.model import analysis
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(name)
     args = spec.make_args(size, np.random.default_rng(0))

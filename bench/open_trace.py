@@ -55,7 +55,7 @@ def make_traces(folder: Path) -> tuple[Path, Path]:
 
     import gpuviz
     from gpuviz.model.tracefile import save_traces
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel("reduce_sum")
     size = 1 << 20

@@ -20,7 +20,7 @@ def _capture(name: str, size: int):
     import numpy as np
 
     import gpuviz
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(name)
     grid, block = spec.launch(size, spec.default_block)

@@ -84,8 +84,9 @@ def main(argv=None):
     from gpuviz.capture.gpu_rewrite import build_variant
     from gpuviz.capture.source import collect_device_functions, parse_function, python_function
     from gpuviz.model.trace import ArrayInfo
-    from kernels.matmul import matmul_tiled
-    from kernels.vector_add import vector_add
+    from gpuviz.catalog import kernel_module
+    matmul_tiled = kernel_module("matmul").matmul_tiled
+    vector_add = kernel_module("vector_add").vector_add
 
     def arr(dt, nd=1):
         return types.Array(dt, nd, "C")

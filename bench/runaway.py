@@ -104,7 +104,7 @@ COST = '''
 import os, time, numpy as np
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 import gpuviz
-from kernels import get_kernel
+from gpuviz.catalog import get_kernel
 spec = get_kernel("matmul_tiled")
 res = {}
 for r in range(15):

@@ -69,7 +69,7 @@ def install(app):
         import resource
         ru = resource.getrusage(resource.RUSAGE_SELF)
         cpu = ru.ru_utime + ru.ru_stime
-        mods = {m: (m in sys.modules) for m in ("numba", "gpuviz.capture", "kernels.matmul", "pyqtgraph")}
+        mods = {m: (m in sys.modules) for m in ("numba", "gpuviz.capture", "gpuviz.kernels.matmul", "pyqtgraph")}
         beats = []
         timer = QTimer()
         timer.setInterval(5)

@@ -23,7 +23,7 @@ def capture_default_trace():
     import numpy as np
 
     import gpuviz
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(DEFAULT_KERNEL)
     grid, block = spec.launch(DEFAULT_SIZE, spec.default_block)
@@ -53,8 +53,9 @@ def load_default_trace():
         return None
     trace = Trace.load(DEFAULT_TRACE_PATH)
     # the kernel's file as this installation has it, not the path of the machine that wrote the trace
-    kernels_dir = Path(__file__).resolve().parents[1] / "kernels"
-    here = kernels_dir / Path(trace.launch.source_file).name
+    from .catalog import kernels_folder
+
+    here = kernels_folder() / Path(trace.launch.source_file).name
     if trace.launch.source_file and here.is_file():
         trace.launch.source_file = str(here)
     return trace

@@ -30,7 +30,7 @@ def select_backend_before_numba(backend: str) -> None:
 
 
 def cmd_kernels(args) -> int:
-    from kernels import all_kernels
+    from gpuviz.catalog import all_kernels
 
     specs = all_kernels()
     width = max(len(n) for n in specs)
@@ -64,7 +64,7 @@ def capture_bundled(name: str, size: int | None, block, backend: str, record_blo
     from gpuviz.capture.errors import TraceTooLarge
     from gpuviz.capture.limits import available_memory, check_before_inputs
     from gpuviz.capture.watchdog import DEFAULT_STALL_S
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(name)
     size = spec.default_size if size is None else size
@@ -442,7 +442,7 @@ def cmd_snapshot(args) -> int:
 
     source = args.file
     if not os.path.exists(source):
-        from kernels import all_kernels
+        from gpuviz.catalog import all_kernels
 
         if source not in all_kernels():
             print(f"gpuviz snapshot: {source!r} is neither a trace file nor a bundled kernel (see `gpuviz kernels`)",
@@ -481,7 +481,7 @@ def _trace_or_kernel(source: str, what: str, launch: int | None = None):
     captured now on the CPU executor (its small size)."""
     if os.path.exists(source):
         return load_for_launch(source, launch, what)[1]
-    from kernels import all_kernels
+    from gpuviz.catalog import all_kernels
 
     specs = all_kernels()
     if source not in specs:

@@ -4,7 +4,7 @@ Importing a kernel module compiles nothing but imports numba, which takes most o
 kernel list, a kernel's teaching note and its frame notes must not wait for that. ``catalog.json`` (next
 to this file) holds those plain facts, written from the kernels themselves by::
 
-    python -m kernels.catalog
+    python -m gpuviz.kernels.catalog
 
 It also keeps a digest of every kernel module's source: when a module was edited after the catalog was
 written, :func:`kernel_catalog` reads the kernels themselves instead (slower, never wrong), and
@@ -24,7 +24,7 @@ CATALOG_VERSION = 1
 
 @dataclass(frozen=True)
 class KernelInfo:
-    """A bundled kernel's facts that need no numba: :class:`kernels.KernelSpec` less its callables."""
+    """A bundled kernel's facts that need no numba: :class:`gpuviz.kernels.KernelSpec` less its callables."""
 
     name: str
     description: str
@@ -56,7 +56,7 @@ def source_digest() -> str:
 
 
 def info_of(spec) -> KernelInfo:
-    """The plain facts of a :class:`kernels.KernelSpec`."""
+    """The plain facts of a :class:`gpuviz.kernels.KernelSpec`."""
     values = {name: getattr(spec, name) for name in _FIELDS}
     values["default_block"] = tuple(int(b) for b in spec.default_block)
     values["frame_notes"] = tuple((str(stop), str(note)) for stop, note in spec.frame_notes)

@@ -702,7 +702,7 @@ def _tiny_trace_loader(scene):
         from gpuviz.model.tracefile import load_trace
 
         return load_trace(scene.trace), None
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(scene.kernel)
     size = scene.size if scene.size is not None else spec.small_size

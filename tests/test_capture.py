@@ -14,7 +14,7 @@ from gpuviz.capture.errors import (
     TraceTooLarge,
     UnsupportedConstruct,
 )
-from kernels import all_kernels
+from gpuviz.catalog import all_kernels
 
 from . import capture_kernels as K
 
@@ -370,7 +370,7 @@ def test_shipped_gpu_recordings_carry_lockstep_steps():
 
 @pytest.mark.sim
 def test_numpy_scalar_arguments_are_numbers_on_the_simulator_too():
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel("vector_add")
     a, b, c = np.ones(40, np.float32), np.ones(40, np.float32), np.zeros(40, np.float32)

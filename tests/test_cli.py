@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gpuviz.cli import main
-from kernels import all_kernels
+from gpuviz.catalog import all_kernels
 
 
 def test_kernels_lists_every_bundled_kernel_with_a_description(capsys):

@@ -14,7 +14,7 @@ import gpuviz
 from gpuviz.model.frames import Frames, LaneState
 from gpuviz.model.narration import Narrator
 from gpuviz.model.trace import EventKind
-from kernels import get_kernel
+from gpuviz.catalog import get_kernel
 
 
 def _capture(name, n):
@@ -131,7 +131,8 @@ def test_at_its_default_size_lanes_leave_the_loop_at_different_frames(mandel_def
     warp had three frames (start, its one store, exit) and every lane left the loop in the same frame. Each thread
     now stores its running count every STORE_EVERY iterations: a warp steps through its loop, and on the edge of
     the set its lanes drop out of the stores one by one while the others loop on."""
-    from kernels.mandelbrot import STORE_EVERY
+    from gpuviz.catalog import kernel_module
+    STORE_EVERY = kernel_module("mandelbrot").STORE_EVERY
 
     trace, args = mandel_default
     F = Frames(trace)

@@ -12,7 +12,7 @@ from gpuviz.cli import main
 from gpuviz.export import trace_events
 from gpuviz.ui.film import export
 from gpuviz.model.frames import Frames
-from kernels import get_kernel
+from gpuviz.catalog import get_kernel
 
 
 @pytest.fixture(scope="module")

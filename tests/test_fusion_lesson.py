@@ -9,8 +9,9 @@ from gpuviz.lessons import LessonPlayer, load_lesson
 from gpuviz.lessons.metrics import format_value, scene_metrics
 from gpuviz.model.frames import Frames
 from gpuviz.model.trace import EventKind as K
-from kernels import all_kernels, get_kernel
-from kernels.fusion import A, B
+from gpuviz.catalog import all_kernels, get_kernel, kernel_module
+
+A, B = kernel_module("fusion").A, kernel_module("fusion").B
 
 N = 1000  # not a multiple of the 256-thread block: the last block's guard is exercised
 FLOAT = 4  # bytes of a float32

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.gpu
 if os.environ.get("GPUVIZ_TEST_GPU") == "1":
     from gpuviz.capture.gpu import gpu_cuda  # noqa: F401 - applies the numpy 2.5 shim before numba compiles
 
-from kernels import all_kernels  # noqa: E402
+from gpuviz.catalog import all_kernels  # noqa: E402
 
 SPECS = all_kernels()
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

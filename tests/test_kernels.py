@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from kernels import KernelSpec, all_kernels, get_kernel
+from gpuviz.catalog import KernelSpec, all_kernels, get_kernel
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 SPECS = all_kernels()

@@ -199,7 +199,7 @@ def test_occupancy_header_counts_one_block_in_the_singular(qapp):
 
     import gpuviz
     from gpuviz.ui.window import MainWindow
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel("vector_add")
     args = spec.make_args(2048, np.random.default_rng(0))

@@ -8,7 +8,7 @@ from gpuviz.model import analysis
 from gpuviz.model.frames import Frames, LaneState
 from gpuviz.model.narration import Narrator, StopError
 from gpuviz.model.trace import EventKind as K
-from kernels import all_kernels, get_kernel
+from gpuviz.catalog import all_kernels, get_kernel
 
 # small launches: the CPU executor captures each in well under a second
 SIZES = {"matmul_naive": 24, "matmul_tiled": 24, "attention_naive": 40, "attention_fused": 40, "stencil_heat": 20}
@@ -132,7 +132,7 @@ def test_a_strided_read_is_named_as_the_cells_it_reads_in_title_and_caption():
     import gpuviz
     from gpuviz.model.frames import Frames
     from gpuviz.model.narration import Narrator
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel("reduce_interleaved")
     grid, block = spec.launch(spec.small_size, spec.default_block)

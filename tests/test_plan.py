@@ -15,7 +15,7 @@ from gpuviz.capture.plan import ArrayDecl, plan_for
 from gpuviz.model.frames import Frames
 from gpuviz.model.narration import Narrator
 from gpuviz.model.trace import EventKind, Trace
-from kernels import get_kernel
+from gpuviz.catalog import get_kernel
 
 #: the event kinds each site kind may record (a slice assignment's element loads carry its store site)
 SITE_EVENT_KINDS = {

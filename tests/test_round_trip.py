@@ -158,14 +158,14 @@ def test_every_shipped_recording_saves_again_and_opens_equal(path, tmp_path):
 
 
 def _bundled():
-    from kernels import all_kernels
+    from gpuviz.catalog import all_kernels
 
     return list(all_kernels())
 
 
 @pytest.mark.parametrize("name", _bundled())
 def test_every_bundled_kernel_round_trips(name, tmp_path):
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(name)
     grid, block = spec.launch(spec.small_size, spec.default_block)

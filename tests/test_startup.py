@@ -35,7 +35,7 @@ WINDOW = textwrap.dedent(
 
     def loaded():
         return sorted(m for m in sys.modules if m.split(".")[0] in ("numba", "llvmlite") or m == "gpuviz.capture"
-                      or (m.startswith("kernels.") and m != "kernels.catalog"))
+                      or (m.startswith("gpuviz.kernels.") and m != "gpuviz.kernels.catalog"))
 
     made = A._application
     def _application(*a, **k):
@@ -114,7 +114,7 @@ def _report(proc) -> dict:
 
 def test_the_window_shows_the_shipped_default_without_numba_or_the_capture_package():
     from gpuviz.app import DEFAULT_KERNEL
-    from kernels.catalog import kernel_catalog
+    from gpuviz.catalog import kernel_catalog
 
     report = _report(_run(WINDOW))
     assert report["first"] == [], report["first"]  # neither numba, nor gpuviz.capture, nor a kernel module
@@ -138,12 +138,16 @@ def test_a_capture_asked_for_runs_in_its_worker_and_numba_never_enters_the_windo
 
 
 def test_the_kernel_catalog_says_what_the_kernels_say():
-    from kernels import all_kernels
-    from kernels.catalog import catalog_json, info_of, kernel_catalog, read_catalog, source_digest
+    from gpuviz.catalog import all_kernels
+    from gpuviz.catalog import kernel_module
+
+    kc = kernel_module("catalog")
+    catalog_json, info_of, kernel_catalog, read_catalog, source_digest = (
+        kc.catalog_json, kc.info_of, kc.kernel_catalog, kc.read_catalog, kc.source_digest)
 
     stored = read_catalog()
-    assert stored is not None, "kernels/catalog.json is missing: write it with `python -m kernels.catalog`"
-    assert stored == catalog_json(), "kernels/catalog.json is stale: write it again with `python -m kernels.catalog`"
+    assert stored is not None, "kernels/catalog.json is missing: write it with `python -m gpuviz.kernels.catalog`"
+    assert stored == catalog_json(), "kernels/catalog.json is stale: write it again with `python -m gpuviz.kernels.catalog`"
     assert stored["source_sha256"] == source_digest()
     specs = all_kernels()
     catalog = kernel_catalog()
@@ -155,7 +159,9 @@ def test_the_kernel_catalog_says_what_the_kernels_say():
 
 
 def test_a_stale_catalog_is_not_believed(monkeypatch, tmp_path):
-    import kernels.catalog as kc
+    from gpuviz.catalog import kernel_module
+
+    kc = kernel_module("catalog")
 
     stale = kc.catalog_json()
     stale["source_sha256"] = "0" * 64  # written from kernel sources that are not the ones here

@@ -113,7 +113,7 @@ def test_recorded_gpu_traces_load_with_sms_and_times():
 @pytest.mark.skipif(os.environ.get("GPUVIZ_TEST_GPU") == "1", reason="checks the machine without a GPU")
 def test_gpu_backend_without_gpu_says_so():
     from gpuviz.capture import BackendUnavailable, capture
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel("vector_add")
     args = spec.make_args(100, np.random.default_rng(0))
@@ -121,7 +121,7 @@ def test_gpu_backend_without_gpu_says_so():
     with pytest.raises(BackendUnavailable, match="simulator"):
         capture(spec.kernel, 1, 128, *args, backend="gpu")
     # a process with the real numba.cuda but no GPU (CI, laptops): the message says no GPU was found
-    code = ("import numpy as np\nfrom kernels import get_kernel\nfrom gpuviz.capture import capture, BackendUnavailable\n"
+    code = ("import numpy as np\nfrom gpuviz.catalog import get_kernel\nfrom gpuviz.capture import capture, BackendUnavailable\n"
             "s = get_kernel('vector_add')\n"
             "try:\n    capture(s.kernel, 1, 128, *s.make_args(100, np.random.default_rng(0)), backend='gpu')\n"
             "except BackendUnavailable as e:\n    print('UNAVAILABLE:', e)\nelse:\n    print('RAN')\n")

@@ -24,7 +24,7 @@ from gpuviz.model.devices import occupancy  # noqa: E402
 from gpuviz.model.frames import Frames  # noqa: E402
 from gpuviz.model.trace import EventKind as K  # noqa: E402
 from gpuviz.style import render  # noqa: E402
-from kernels import get_kernel  # noqa: E402
+from gpuviz.catalog import get_kernel  # noqa: E402
 
 try:  # tests/ may or may not be a package, depending on the checkout
     from tests.ui_traces import _Program, matmul_tiled_trace, vector_add_trace  # noqa: E402

@@ -81,7 +81,7 @@ def capture_scene(scene: Scene):
 
         return load_trace(scene.trace), None
     import gpuviz
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(scene.kernel)
     size = scene.size if scene.size is not None else spec.small_size

@@ -56,7 +56,8 @@ def numpy_series(sizes=(10**3, 10**4, 10**5, 10**6, 10**7), repeats: int = 5) ->
 
 def executor_series(sizes=(10**3, 10**4, 10**5), repeats: int = 3) -> Series:
     """vector_add through gpuviz's CPU executor (recording every event), over sizes."""
-    from kernels.vector_add import vector_add
+    from gpuviz.catalog import kernel_module
+    vector_add = kernel_module("vector_add").vector_add
 
     from ..capture import capture
 

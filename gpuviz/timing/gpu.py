@@ -90,7 +90,8 @@ def _gpu_libraries():
 def host_flow(n: int = 1 << 24, repeats: int = 5) -> Series:
     """One vector-add launch stage by stage, with pageable and with pinned host memory."""
     cuda = gpu_cuda()
-    from kernels.vector_add import vector_add
+    from gpuviz.catalog import kernel_module
+    vector_add = kernel_module("vector_add").vector_add
 
     rng = np.random.default_rng(1)
     rows = {"memory": [], "stage": [], "seconds": [], "bytes": []}
@@ -145,7 +146,7 @@ def host_flow(n: int = 1 << 24, repeats: int = 5) -> Series:
 def compile_vs_run(names=("vector_add", "mandelbrot", "reduce_sum", "matmul_tiled", "attention_fused"), repeats: int = 7) -> Series:
     """First call of a fresh dispatcher (JIT compile, module load, launch) vs the steady-state kernel time."""
     cuda = gpu_cuda()
-    from kernels import all_kernels
+    from gpuviz.catalog import all_kernels
 
     specs = all_kernels()
     rows = {"kernel": [], "first_call_s": [], "steady_s": [], "compile_s": []}
@@ -175,8 +176,9 @@ def compile_vs_run(names=("vector_add", "mandelbrot", "reduce_sum", "matmul_tile
 def block_sweep(n: int = 1 << 24, matmul_n: int = 1024, repeats: int = 7) -> list[Series]:
     """Kernel time vs block size: vector add (achieved GB/s) and naive matmul (achieved GFLOP/s)."""
     cuda = gpu_cuda()
-    from kernels.matmul import matmul_naive
-    from kernels.vector_add import vector_add
+    from gpuviz.catalog import kernel_module
+    matmul_naive = kernel_module("matmul").matmul_naive
+    vector_add = kernel_module("vector_add").vector_add
 
     rng = np.random.default_rng(3)
     a, b = cuda.to_device(rng.random(n, dtype=np.float32)), cuda.to_device(rng.random(n, dtype=np.float32))
@@ -212,7 +214,8 @@ def cpu_vs_gpu(sizes=(10**3, 10**4, 10**5, 10**6, 10**7, 10**8), repeats: int = 
     GPU times are device times of data already on the GPU (the copies are the host-flow plot's business).
     """
     cuda = gpu_cuda()
-    from kernels.vector_add import vector_add
+    from gpuviz.catalog import kernel_module
+    vector_add = kernel_module("vector_add").vector_add
 
     rows = {"size": [], "implementation": [], "processor": [], "seconds": []}
 
@@ -251,7 +254,10 @@ def fusion_timings(sizes=(10**4, 10**6, 10**7, 10**8), repeats: int = 7) -> Seri
     launches as a library runs it (t1 = a * x, t2 = b * y, out = t1 + t2), and cupy / torch when installed
     (their own kernels, one per operator, temporaries from their memory pools)."""
     cuda = gpu_cuda()
-    from kernels.fusion import A, B, axpby_fused, unfused_add, unfused_scale
+    from gpuviz.catalog import kernel_module
+    fusion = kernel_module("fusion")
+    A, B = fusion.A, fusion.B
+    axpby_fused, unfused_add, unfused_scale = fusion.axpby_fused, fusion.unfused_add, fusion.unfused_scale
 
     cupy, torch = _gpu_libraries()
     rows = {"size": [], "implementation": [], "launches": [], "seconds": []}

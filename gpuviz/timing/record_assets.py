@@ -35,7 +35,7 @@ def main(argv=None) -> int:
                          "DIR's other files and their index entries; the timing sets are kept as they are")
     opts = ap.parse_args(argv)
 
-    from kernels import all_kernels
+    from gpuviz.catalog import all_kernels
 
     from ..capture import capture
     from ..capture.gpu import device_info, gpu_cuda, gpu_versions

@@ -54,7 +54,7 @@ def run(request: dict) -> str:
     import numpy as np
 
     _say("STAGE", "loading the bundled kernels")
-    from kernels import get_kernel
+    from gpuviz.catalog import get_kernel
 
     spec = get_kernel(str(request["kernel"]))
     size = int(request.get("size") or spec.default_size)

@@ -378,7 +378,7 @@ class LaunchPanel(QWidget):
         if self._specs:
             return
         try:
-            from kernels.catalog import kernel_catalog
+            from gpuviz.catalog import kernel_catalog
 
             self._specs = kernel_catalog()
         except Exception as e:  # noqa: BLE001 - a broken bundled kernel must not keep the panel from opening: it is shown

@@ -62,7 +62,7 @@ def kernel_notes(trace) -> tuple:
     if not bundled.get("name"):
         return ()
     try:
-        from kernels import get_kernel
+        from gpuviz.catalog import get_kernel
 
         return tuple(get_kernel(bundled["name"]).frame_notes or ())
     except (ImportError, KeyError):

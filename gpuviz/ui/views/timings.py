@@ -456,7 +456,7 @@ class TimingsView(TraceView):
         if name and (name in titles or name.replace("_", " ") in titles):  # "host flow of one vector add"
             return ""
         try:  # a bundled kernel's operation ("c = a + b" for vector_add), as its description writes it
-            from kernels.catalog import kernel_info  # plain data: no numba
+            from gpuviz.catalog import kernel_info  # plain data: no numba
 
             op = kernel_info(name).description.split(":")[0].split(" in one")[0].strip()
         except Exception:  # noqa: BLE001 - not a bundled kernel (a user's program): no operation to match
