@@ -142,6 +142,9 @@ def _application(headless: bool = False):
 
     app = QApplication.instance()
     if app is None:
+        from .qt_platform import ensure_platform
+
+        ensure_platform()  # a platform plugin that cannot load is a plain message with its fix, not Qt's abort
         app = QApplication(sys.argv[:1])
         app.setApplicationName("gpuviz")
         # what is imported and set up by now (numpy, Qt, pyqtgraph, numba's modules: ~70,000 objects) lives as long

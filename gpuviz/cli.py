@@ -616,6 +616,10 @@ def _play_lesson_window(lesson, present: bool, theme: str) -> int:
     from gpuviz.app import fit_to_screen, install_error_reporting
 
     install_error_reporting()
+    if QApplication.instance() is None:
+        from gpuviz.qt_platform import ensure_platform
+
+        ensure_platform()  # a platform plugin that cannot load is a plain message with its fix, not Qt's abort
     app = QApplication.instance() or QApplication(sys.argv[:1])
 
     window = MainWindow(theme=get_theme(theme))
@@ -757,11 +761,17 @@ def main(argv=None) -> int:
             args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    if args.command is None:
-        from gpuviz.app import run_app
+    from gpuviz.qt_platform import EXIT_STATUS, PlatformUnavailable
 
-        return run_app(trace_path=None, present=args.present)
-    return int(args.func(args) or 0)
+    try:
+        if args.command is None:
+            from gpuviz.app import run_app
+
+            return run_app(trace_path=None, present=args.present)
+        return int(args.func(args) or 0)
+    except PlatformUnavailable as exc:  # the window cannot open here: why, and what to run (gpuviz/qt_platform.py)
+        print(exc, file=sys.stderr)
+        return EXIT_STATUS
 
 
 if __name__ == "__main__":

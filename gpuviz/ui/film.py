@@ -31,6 +31,10 @@ def _application():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtWidgets import QApplication
 
+    if QApplication.instance() is None:
+        from ..qt_platform import ensure_platform
+
+        ensure_platform()  # a platform plugin that cannot load is a plain message with its fix, not Qt's abort
     return QApplication.instance() or QApplication(sys.argv[:1])
 
 
