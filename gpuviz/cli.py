@@ -4,6 +4,7 @@
     gpuviz open FILE               open a saved trace or recording, or run a program (FILE.py) and open it
     gpuviz run SCRIPT.py [ARGS]    run a Numba CUDA program with every launch captured, save a recording
     gpuviz kernels                 list the bundled kernels
+    gpuviz doctor                  check what gpuviz needs here, in plain words, with the fix for each problem
     gpuviz capture KERNEL ...      capture a bundled kernel to a trace file
     gpuviz info FILE [--json]      what a trace holds
     gpuviz snapshot FILE ...       render a view (or the window) to PNG, headless
@@ -37,6 +38,12 @@ def cmd_kernels(args) -> int:
     for name, spec in specs.items():
         print(f"{name:<{width}}  {spec.description}")
     return 0
+
+
+def cmd_doctor(args) -> int:
+    from gpuviz.doctor import main as doctor
+
+    return doctor()
 
 
 def input_bytes(spec, size: int) -> int:
@@ -674,6 +681,9 @@ def build_parser() -> ca.Parser:
 
     s = sub.add_parser("kernels", help="list the bundled kernels")
     s.set_defaults(func=cmd_kernels)
+
+    s = sub.add_parser("doctor", help="check what gpuviz needs here (Qt, display, fonts, numba, GPU, folders)")
+    s.set_defaults(func=cmd_doctor)
 
     s = sub.add_parser("capture", help="capture a bundled kernel to a trace file")
     s.add_argument("kernel", help="a bundled kernel (see `gpuviz kernels`)")
