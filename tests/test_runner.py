@@ -367,8 +367,9 @@ def test_first_cause_leads_when_a_launch_too_large_to_trace_fails_untraced():
 
 
 def test_first_cause_leads_when_an_internal_error_falls_back_and_the_fallback_fails(monkeypatch):
-    """gpuviz's own failure to trace (an internal error) sends the launch to numba's launcher; when that fails
-    too, the internal error is named first."""
+    """gpuviz's own failure to trace (an internal error) sends the launch to numba's launcher (on the sim backend:
+    on cpu the executor runs it untraced first, tests/test_never_break.py); when that fails too, the internal
+    error is named first."""
     from gpuviz.capture.errors import CaptureError
     from gpuviz.runner.intercept import LaunchPolicy
     from tests.capture_kernels import warp_votes
@@ -380,7 +381,7 @@ def test_first_cause_leads_when_an_internal_error_falls_back_and_the_fallback_fa
         raise AttributeError("'FakeCUDAModule' object has no attribute 'shfl_down_sync'")
 
     monkeypatch.setattr(sys.modules["gpuviz.capture"], "capture", broken_capture)
-    policy = LaunchPolicy(backend="cpu", stop_program=False)
+    policy = LaunchPolicy(backend="sim", stop_program=False)
     x = np.arange(32, dtype=np.int32)
     args = (x, np.zeros(32, np.int32), np.zeros(32, np.int32), np.zeros(32, np.int32))
     with pytest.raises(CaptureError) as exc:
