@@ -79,7 +79,7 @@ def check_display(env) -> Finding:
     for p in platforms:
         if qp._family(p) not in qp.CHECKED:
             return Finding(OK, "display", f"platforms {';'.join(platforms)}: Qt falls back to {p}")
-        problem = qp.display_problem(p, env)
+        problem = qp.display_problem(p, env, connect=True)
         if not problem:
             where = env.get("DISPLAY") if qp._family(p) == "xcb" else env.get("WAYLAND_DISPLAY")
             return Finding(OK, "display", f"{'X11' if qp._family(p) == 'xcb' else 'Wayland'} display {where} answers")

@@ -293,10 +293,11 @@ def fix_lines(check: PluginCheck, manager: str | None = None, as_root: bool | No
     return lines
 
 
-def display_problem(platform: str, env=None) -> str:
+def display_problem(platform: str, env=None, connect: bool = False) -> str:
     """Why ``platform`` has no display to open a window on ('' when one answers): DISPLAY or WAYLAND_DISPLAY
-    unset, or no server at it. A local X display is asked through its socket (a connect, well under a ms);
-    a remote one (ssh -X, ``host:0``) is left to Qt."""
+    unset, or no server at it. A local X display's socket file is looked for (``connect``: also connected to,
+    which takes an X server a few ms to accept; without a file, the abstract socket is tried); a remote one
+    (ssh -X, ``host:0``) is left to Qt."""
     env = os.environ if env is None else env
     if _family(platform) == "xcb":
         display = env.get("DISPLAY", "")
@@ -305,9 +306,11 @@ def display_problem(platform: str, env=None) -> str:
         m = re.fullmatch(r"(?:unix)?:(\d+)(?:\.\d+)?", display)
         if m is None:
             return ""
+        path = f"/tmp/.X11-unix/X{m.group(1)}"
+        if not connect and os.path.exists(path):
+            return ""
         import socket
 
-        path = f"/tmp/.X11-unix/X{m.group(1)}"
         for address in ("\0" + path, path):  # Xorg and Xvfb listen on the abstract socket and on the file
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
                 s.settimeout(1.0)
