@@ -234,6 +234,7 @@ class TraceView(QWidget):
             return
         self._trace_stale = False
         self._call(self.on_trace_changed)
+        self._restyle_if_stale()
         self._stale = True
         self.keep_labels_whole()
 
@@ -285,6 +286,14 @@ class TraceView(QWidget):
         self._trace_stale = False
         if not self.updatesEnabled():
             self.setUpdatesEnabled(True)
+        self._restyle_if_stale()
+
+    def _restyle_if_stale(self) -> None:
+        """The theme that changed while this view held the previous trace, applied now that it holds the new one."""
+        if self._theme_stale:
+            self._theme_stale = False
+            self._call(self.on_theme_changed)
+            opaque_plots(self)
 
     def _drop_adoption(self) -> None:
         """A piecewise adoption left unfinished (another trace came): its pieces are not run."""
@@ -307,6 +316,7 @@ class TraceView(QWidget):
         elif self._trace_stale and self.session.trace is not None:
             self._trace_stale = False
             self._call(self.on_trace_changed)
+            self._restyle_if_stale()
 
     def _frame_slot(self, _f: int = 0) -> None:
         if not self._live():
@@ -332,9 +342,20 @@ class TraceView(QWidget):
         elif self._live():
             self._call(self.on_selection_changed)
 
+    #: the theme changed while the view still held the previous trace's layout (hidden behind a tab when a new
+    #: trace came): restyled once it has adopted the new one (:meth:`_end_adoption`, :meth:`_catch_up_trace`)
+    _theme_stale = False
+
     def _theme_slot(self) -> None:
         if not self._started:
             self.start()
+            return
+        if self._trace_stale:
+            # its panels are the previous trace's and the session's frames the new one's: a restyle that redraws
+            # the current block read the new frames through the old layout (IndexError: index 81920 is out of
+            # bounds for axis 0 with size 80896, the shared view hidden while a bigger launch was captured)
+            self._theme_stale = True
+            self._stale = True
             return
         self._call(self.on_theme_changed)
         opaque_plots(self)
