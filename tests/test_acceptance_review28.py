@@ -86,3 +86,52 @@ def test_every_key_fires_exactly_one_action_around_lessons_and_presenter_mode(pe
         blanked = presenter is not None and presenter.blank.isVisible()
         assert after != before or blanked, f"{order}, after {step}: → did nothing ({_holders(w, 'Right')})"
     person.check(w, order)
+
+
+# ---- finding 6: the wheel over a dock scrolls it, never a choice under the pointer -------------------------
+def _wheel(widget, notches: int = -3) -> None:
+    """``notches`` turns of a real mouse wheel over the middle of ``widget`` (negative: towards the person)."""
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    centre = QPointF(widget.width() / 2, widget.height() / 2)
+    for _ in range(abs(notches)):
+        ev = QWheelEvent(centre, QPointF(widget.mapToGlobal(centre.toPoint())), QPoint(0, 0),
+                         QPoint(0, 120 if notches > 0 else -120), Qt.MouseButton.NoButton,
+                         Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+        QApplication.sendEvent(widget, ev)
+    settle()
+
+
+def test_the_wheel_over_the_occupancy_dock_changes_no_gpu_model(person):
+    """Finding 6: the mouse wheel over the Occupancy dock turned its GPU model combobox (H200 -> RTX 4090) and
+    every figure with it; the block-size slider and the Launch panel's size and kernel moved the same way. The
+    wheel leaves them be until they are clicked, and a clicked combobox still takes it."""
+    from PySide6.QtWidgets import QAbstractSlider, QAbstractSpinBox, QComboBox
+
+    w = person(kernel_trace("matmul_tiled", 32), size=SIZES[2])
+    w.launch_panel.load_kernels()
+    problems = []
+    for vid in ("occupancy", "timings", "launch"):
+        dock = w.docks[vid]
+        dock.show()
+        dock.raise_()
+        settle()
+        for box in dock.findChildren(QComboBox) + dock.findChildren(QAbstractSpinBox) + dock.findChildren(QAbstractSlider):
+            if not box.isVisible() or box.parentWidget() is None or type(box).__name__ == "QScrollBar":
+                continue
+            value = box.currentIndex() if isinstance(box, QComboBox) else box.value()
+            _wheel(box)
+            now = box.currentIndex() if isinstance(box, QComboBox) else box.value()
+            if now != value:
+                problems.append(f"{vid}: {type(box).__name__} {box.objectName() or ''} went {value} -> {now} "
+                                "under a wheel turn")
+    assert not problems, "\n".join(problems)
+    occ = w.views["occupancy"]
+    occ.device_box.setFocus()  # clicked: now the wheel is meant for it
+    settle()
+    start = occ.device_box.currentIndex()
+    _wheel(occ.device_box, -1)
+    assert occ.device_box.currentIndex() != start, "a focused combobox no longer takes the wheel"
+    person.check(w, "wheel over the docks")

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from .plaintext import esc
+from .wheel import wheel_passes_over
 from ..style.theme import OKABE_ITO
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
@@ -366,6 +367,7 @@ class LaunchPanel(QWidget):
         layout.addWidget(self.recording_info)
         layout.addWidget(self.note)
         layout.addStretch(1)
+        wheel_passes_over(self)  # scrolling the panel turns no size, kernel or backend under the pointer
         self.runner.stage.connect(self.status.setText)
         self.runner.percent.connect(self._percent)
         self.runner.busy_changed.connect(self._busy)

@@ -49,6 +49,8 @@ from PySide6.QtGui import QColor, QFont, QPixmapCache
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QLabel, QVBoxLayout, QWidget
 from shiboken6 import isValid
 
+from ..wheel import wheel_passes_over
+
 log = logging.getLogger(__name__)
 
 #: modules imported by :func:`available_views` (missing ones are skipped)
@@ -138,6 +140,7 @@ class TraceView(QWidget):
         """Draw the current state. The window calls it once after construction; if nobody does, the
         first show or session signal does (hooks never run before the view was started)."""
         self._started = True
+        wheel_passes_over(self)  # a wheel turn over the dock scrolls it, never a combobox's choice under the pointer
         self._call(self.on_theme_changed)
         opaque_plots(self)
         relaid_by_window(self)
