@@ -135,3 +135,42 @@ def test_the_wheel_over_the_occupancy_dock_changes_no_gpu_model(person):
     _wheel(occ.device_box, -1)
     assert occ.device_box.currentIndex() != start, "a focused combobox no longer takes the wheel"
     person.check(w, "wheel over the docks")
+
+
+# ---- finding 3: Details numbers frames as the window does ------------------------------------------------
+def test_details_numbers_frames_from_one_as_the_window_does(person):
+    """Finding 3: Details said 'block (1,1) runs frames 1,896 to 2,527' where the window's counter reads 1,897 and
+    2,528 at that block's first and last frames; and 'last did ... at frame N' one short the same way."""
+    import re
+
+    w = person(kernel_trace("matmul_tiled", 32), size=SIZES[2])
+    s = w.session
+    F = s.frames
+    b = s.trace.launch.n_blocks - 1
+    thread = 5
+    s.selection.select_thread(b, thread)
+    first, last = int(F.block_first[b]), int(F.block_last[b])
+    s.set_frame(last)
+    settle()
+    details = w.views["details"]
+    runs = re.search(r"runs: frames ([\d,]+) to ([\d,]+)", details.text)
+    assert runs, details.text
+    said = [int(x.replace(",", "")) for x in runs.groups()]
+    counter = []
+    for f in (first, last):
+        s.set_frame(f)
+        settle()
+        counter.append(int(re.search(r"([\d,]+) /", w.counter.text()).group(1).replace(",", "")))
+    assert said == counter, f"Details says frames {said}, the window's counter {counter}"
+    # 'last did ... at frame N', one frame after the thread's last event: N is the counter at that event
+    last_event = int(F.frame_of_event[s.trace.events_of_thread(b, thread)].max())
+    assert last_event + 1 < F.n_frames
+    s.set_frame(last_event)
+    settle()
+    at_counter = int(re.search(r"([\d,]+) /", w.counter.text()).group(1).replace(",", ""))
+    s.set_frame(last_event + 1)
+    settle()
+    did = re.search(r"last did: .* at frame ([\d,]+)", details.text)
+    assert did, details.text
+    assert int(did.group(1).replace(",", "")) == at_counter, (details.text, w.counter.text())
+    person.check(w, "details frames")

@@ -285,8 +285,8 @@ class DetailsView(TraceView):
             first, last = int(F.block_first[b]), int(F.block_last[b])
             state = F.block_states(f)[b]
             rows.append(("block", f"{format_block(L, b)} (linear {b}) · {BlockState(int(state)).label}"))
-            if first >= 0:
-                rows.append(("runs", f"frames {first:,} to {last:,}"))
+            if first >= 0:  # numbered as the window's frame counter numbers them, from 1
+                rows.append(("runs", f"frames {first + 1:,} to {last + 1:,}"))
             if tr.has("sm"):
                 sm = self._cached(("sm", b), lambda: tr.sm[tr.block == b][:1])
                 if len(sm):
@@ -306,7 +306,7 @@ class DetailsView(TraceView):
             if len(now):
                 rows.append(("now", self._event_text(int(now[0]))))
             elif len(before):
-                rows.append(("last did", self._event_text(int(before[-1])) + f" at frame {int(fr[fr < f][-1]):,}"))
+                rows.append(("last did", self._event_text(int(before[-1])) + f" at frame {int(fr[fr < f][-1]) + 1:,}"))
             else:
                 rows.append(("now", "not started yet"))
             lanes = F.lane_states(sel.block, f)
