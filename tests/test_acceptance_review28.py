@@ -4,8 +4,7 @@ its fix. The window is the real MainWindow, offscreen, opened by the ``person`` 
 
 from __future__ import annotations
 
-import itertools
-
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
@@ -174,3 +173,48 @@ def test_details_numbers_frames_from_one_as_the_window_does(person):
     assert did, details.text
     assert int(did.group(1).replace(",", "")) == at_counter, (details.text, w.counter.text())
     person.check(w, "details frames")
+
+
+# ---- finding 2: atomics on one word queue, in the header as in the caption -------------------------------
+def _plain(html_text: str) -> str:
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", " ", html_text.replace("<br>", "\n")))
+
+
+def test_the_shared_header_says_same_address_atomics_queue_as_the_caption_does(person):
+    """Finding 2: on histogram_shared's atomics into its shared bins the caption said 'up to 3 updates of one
+    address queue one after another' while the shared view's header on the same frame said '32 lanes, 19 words
+    (broadcast, no conflict)'. At every frame of shared atomics both say the same queue, and no header calls it
+    a broadcast or conflict-free."""
+    import re
+
+    from gpuviz.model.trace import EventKind
+
+    w = person(kernel_trace("histogram_shared"), size=SIZES[2])
+    _front = w.docks["shared"]
+    _front.show()
+    _front.raise_()
+    settle()
+    s = w.session
+    tr, F = s.trace, s.frames
+    shared_ids = [i for i, a in enumerate(tr.launch.arrays) if a.space == "shared"]
+    checked = 0
+    for f in range(F.n_frames):
+        ev = F.events(f)
+        atomics = ev[(tr.kind[ev] == EventKind.ATOMIC) & np.isin(tr.array[ev], shared_ids)]
+        if len(atomics) < 2:
+            continue
+        s.set_frame(f)
+        settle()
+        caption = w._caption(f)
+        header = _plain(w.views["shared"].header.text())
+        said = re.search(r"up to (\d+) updates of one address queue", caption)
+        if said is None:
+            continue  # no two lanes on one address at this frame
+        assert f"up to {said.group(1)} updates of one address queue one after another" in header, (f, caption, header)
+        assert "broadcast" not in header and "no conflict" not in header, (f, header)
+        checked += 1
+    assert checked, "histogram_shared has no frame of shared atomics on one address"
+    person.check(w, "atomics header")

@@ -79,6 +79,16 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
 
 
+def atomic_queue_phrase(lanes: int, addresses: int, most_on_one: int) -> str:
+    """What one warp's atomics do: updates of one address serialise, queued one after another. The caption and
+    the shared-memory view's header both say it in these words (the header called 32 lanes' atomics on 12 words
+    'broadcast, no conflict' while the caption under it said up to 7 of them queue)."""
+    if lanes <= 1 or most_on_one <= 1:
+        return f"{_plural(addresses, 'address')}, no two lanes collide"
+    return (f"{lanes} lanes on {_plural(addresses, 'address')}: up to {most_on_one} updates of one address "
+            f"queue one after another")
+
+
 # ---- symbolic subscripts from the kernel's source ------------------------------------------------
 @dataclass
 class _Subscript:
@@ -767,12 +777,7 @@ class Narrator:
         waiting = self._waiting_clause(f)
         if kind == K.ATOMIC:
             verb = "atomically update" if plural else "atomically updates"
-            n, distinct, mult = col["lanes"][f], col["distinct"][f], col["max_mult"][f]
-            if n <= 1 or mult <= 1:
-                why = f"{_plural(distinct, 'address')}, no two lanes collide"
-            else:
-                why = (f"{n} lanes on {_plural(distinct, 'address')}: up to {mult} updates of one address "
-                       f"queue one after another")
+            why = atomic_queue_phrase(int(col["lanes"][f]), int(col["distinct"][f]), int(col["max_mult"][f]))
             g = col["g_row"][f]
             if g >= 0:
                 why = f"{_plural(self._req['sectors'][g], 'sector')}, {why}"

@@ -21,6 +21,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from ...model import analysis
+from ...model.narration import atomic_queue_phrase
 from ...model.trace import EventKind, Trace
 from ...style import render
 from ..plaintext import esc
@@ -382,7 +383,13 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
                         f"{name}: {n_lanes} lanes, {n_words} words → <b>{ways}-way bank conflict</b> "
                         f"(bank{'s' if len(banks) > 1 else ''} {bank_list}): {ways} passes instead of 1"
                     )
-                else:
+                atomic = access.is_read & access.is_write  # an atomic reads and writes its word
+                if atomic.any():
+                    # atomics on one word serialise, whatever the banks say: never 'broadcast, no conflict'
+                    _, on_one = np.unique(access.index[atomic], return_counts=True)
+                    stats.append(f"{name}: atomics, " + atomic_queue_phrase(int(atomic.sum()), len(on_one),
+                                                                            int(on_one.max())))
+                elif ways <= 1:
                     what = "broadcast, no conflict" if n_words < n_lanes else "every lane its own bank: no conflict"
                     stats.append(f"{name}: {n_lanes} lanes, {n_words} word{'s' if n_words != 1 else ''} ({what})")
                 labels = _value_labels(access, p.lay)
