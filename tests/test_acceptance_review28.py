@@ -180,7 +180,8 @@ def _plain(html_text: str) -> str:
     import html
     import re
 
-    return html.unescape(re.sub(r"<[^>]+>", " ", html_text.replace("<br>", "\n")))
+    text = html.unescape(re.sub(r"<[^>]+>", " ", html_text.replace("<br>", "\n"))).replace("\xa0", " ")
+    return "\n".join(" ".join(line.split()) for line in text.split("\n"))
 
 
 def test_the_shared_header_says_same_address_atomics_queue_as_the_caption_does(person):
@@ -218,3 +219,61 @@ def test_the_shared_header_says_same_address_atomics_queue_as_the_caption_does(p
         checked += 1
     assert checked, "histogram_shared has no frame of shared atomics on one address"
     person.check(w, "atomics header")
+
+
+# ---- finding 4: the Barriers header and the caption agree on who waits -----------------------------------
+def _warp_set(words: str) -> set[int]:
+    """'0-3', '0, 1', '1, 4 and 6' as the warps they name."""
+    out: set[int] = set()
+    for part in words.replace(" and ", ",").split(","):
+        part = part.strip()
+        if "-" in part:
+            lo, hi = part.split("-")
+            out.update(range(int(lo), int(hi) + 1))
+        elif part:
+            out.add(int(part))
+    return out
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "matmul_tiled"])
+def test_the_barriers_header_and_the_caption_agree_on_who_waits(person, name):
+    """Finding 4: the Barriers header said 'all warps reach sync 1 at the same step, nobody waits' while the
+    caption on the same frame said 'Warp 0 reaches syncthreads and waits'. At every arrival at a syncthreads
+    (each block's first 30 barrier frames): where the header says none waits the caption says so too; where it
+    names the warps that wait for the last arrivals, the caption of an early warp says it waits for those last
+    ones, and the caption of a last one names the warps that wait for it."""
+    import re
+
+    w = person(kernel_trace(name), size=SIZES[2])
+    dock = w.docks["barriers"]
+    dock.show()
+    dock.raise_()
+    settle()
+    s = w.session
+    F = s.frames
+    checked = 0
+    for f in [int(f) for f in F.barrier_frames[:60]]:
+        if F.barrier_opens_at(f):
+            continue
+        s.set_frame(f)
+        settle()
+        header = _plain(w.views["barriers"].header.text()).replace("–", "-")
+        caption = w._caption(f)
+        warp = int(F.warp[f])
+        if "at the same step" in header:
+            assert "none waits for another" in caption and "and waits for" not in caption, (f, header, caption)
+        else:
+            m = re.search(r"warps? ([\d, -]+?) wait for warps? ([\d, -]+?) \(", header)
+            assert m, header
+            early, last = _warp_set(m.group(1)), _warp_set(m.group(2))
+            if "wait for it" in caption:
+                assert warp in last, (f, header, caption)
+                said = re.search(r"in its block: warps? ([\d, and-]+?) wait for it", caption).group(1)
+                assert _warp_set(said) == early, (f, header, caption)
+            else:
+                assert warp in early and "and waits for" in caption, (f, header, caption)
+                said = re.search(r"before warps? ([\d, and-]+?) and waits", caption).group(1)
+                assert _warp_set(said) == last, (f, header, caption)
+        checked += 1
+    assert checked > 10
+    person.check(w, "barriers header and caption")

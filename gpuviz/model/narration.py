@@ -843,8 +843,37 @@ class Narrator:
                         f"syncthreads: the others left early, so it is a divergent barrier")
             return f"All {n_at} threads of block {bname} are at syncthreads and it opens: {why}"
         waiting = int(F.waiting_warps[f])
-        return (f"Warp {w} reaches syncthreads and waits: {waiting} of {L.warps_per_block} warps of block "
-                f"{bname} are there, none may go on until all arrive")
+        there = f"{waiting} of {L.warps_per_block} warps of block {bname} are there"
+        warps, lengths = self.phase_lengths(b, p)
+        mine = lengths[warps == w]
+        if len(lengths) > 1 and lengths.min() == lengths.max():
+            # on the issue-step clock (the Barriers view) they all arrive together: the frames only show one warp
+            # at a time, and 'waits' here contradicted the Barriers header's 'nobody waits'
+            return (f"Warp {w} reaches syncthreads ({there}): every warp issues the same {int(lengths[0])} "
+                    f"instructions to get here, so all arrive at the same step and none waits for another")
+        longest = int(lengths.max())
+        if len(mine) and int(mine[0]) < longest:
+            last = warps[lengths == longest]
+            return (f"Warp {w} reaches syncthreads {_plural(longest - int(mine[0]), 'step')} before "
+                    f"{_warp_names(last)} and waits for {'it' if len(last) == 1 else 'them'} ({there})")
+        early = warps[lengths < longest]
+        return (f"Warp {w} reaches syncthreads after {longest} instructions, the most in its block: "
+                f"{_warp_names(early)} wait for it ({there})")
+
+    _lengths = None  # (keys, counts): instructions per (block, phase, warp), built at the first barrier asked about
+
+    def phase_lengths(self, b: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+        """(warps, instructions each issues in phase ``p`` of block ``b``): the clock the Barriers view draws, on
+        which the warps with fewer instructions wait for the ones with the most (one frame is one instruction)."""
+        F, L = self.frames, self.launch
+        n_ph, wpb = max(int(self._n_ph), int(F.phase.max()) + 1 if F.n_frames else 1), max(L.warps_per_block, 1)
+        if self._lengths is None:
+            key = (F.block.astype(np.int64) * n_ph + F.phase) * wpb + F.warp
+            self._lengths = np.unique(key, return_counts=True)
+        keys, counts = self._lengths
+        lo = (int(b) * n_ph + int(p)) * wpb
+        i, j = np.searchsorted(keys, [lo, lo + wpb])
+        return (keys[i:j] - lo).astype(np.int64), counts[i:j].astype(np.int64)
 
     # ---- stops: named frames ------------------------------------------------------------------------------
     def find(self, stop) -> int:
@@ -949,6 +978,18 @@ class Narrator:
                     return f
             raise StopError(f"stop {text!r}: no warp of this launch diverges")
         raise StopError(f"unknown stop {text!r}; stops are: {STOP_HELP}")
+
+
+def _warp_names(warps) -> str:
+    """'warp 3', 'warps 2 and 3', 'warps 4-7', 'warps 1, 4 and 6'."""
+    ws = [int(w) for w in warps]
+    if len(ws) == 1:
+        return f"warp {ws[0]}"
+    if len(ws) > 2 and ws == list(range(ws[0], ws[-1] + 1)):
+        return f"warps {ws[0]}-{ws[-1]}"
+    if len(ws) > 6:
+        return f"warps {', '.join(map(str, ws[:5]))} and {len(ws) - 5} more"
+    return f"warps {', '.join(map(str, ws[:-1]))} and {ws[-1]}"
 
 
 def _a(n: int) -> str:

@@ -234,7 +234,7 @@ class BarrierView(TraceView):
         last = tl.last_arrival(p)
         early = tl.warps[col < col.max()]
         if early.size == 0:
-            return head + f": all warps reach sync {p + 1} at the same step, nobody waits"
+            return head + f": all warps reach sync {p + 1} at the same step: none waits for another"
         wait = int(col.max() - col.min())
         return (
             head
