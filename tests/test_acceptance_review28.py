@@ -277,3 +277,35 @@ def test_the_barriers_header_and_the_caption_agree_on_who_waits(person, name):
         checked += 1
     assert checked > 10
     person.check(w, "barriers header and caption")
+
+
+# ---- finding 5: shfl_down_sync is a one-way read from lane + offset ------------------------------------
+def test_a_shuffle_down_is_narrated_as_a_one_way_read_with_its_offset_and_lanes(person):
+    """Finding 5: reduce_warp_shuffle's shfl_down_sync was narrated 'swaps values with a warp shuffle', and nothing
+    said the offset or which lane reads which. Each of its five shuffles (offset = 16, halved each time round the
+    loop) is now said as a read from the lane offset above, with the lanes that read, those they read and those
+    that keep their own value; the reduction ladder's note says the same, never 'swap'."""
+    import tomllib
+    from importlib import resources
+
+    from gpuviz.model.trace import EventKind
+
+    w = person(kernel_trace("reduce_warp_shuffle", 512), size=SIZES[2])
+    s = w.session
+    F = s.frames
+    shuffles = [f for f in range(F.n_frames) if F.kind[f] == EventKind.WARP_OP and F.block[f] == 0]
+    assert len(shuffles) == 5
+    for f, offset in zip(shuffles, (16, 8, 4, 2, 1)):
+        s.set_frame(f)
+        settle()
+        caption = w.caption_text.text()
+        assert caption == w._caption(f) or w._caption(f) in caption, (caption, w._caption(f))
+        assert "swap" not in caption, caption
+        assert f"from the lane {offset} above" in caption and f"offset {offset}" in caption, caption
+        readers = f"lanes 0-{31 - offset} read lanes {offset}-31"
+        own = "lane 31 keeps its own" if offset == 1 else f"lanes {32 - offset}-31 keep their own"
+        assert readers in caption and own in caption, caption
+    ladder = tomllib.loads(resources.files("gpuviz.lessons.builtin").joinpath("reduction_ladder.toml").read_text())
+    notes = " ".join(sc.get("notes", "") for sc in ladder["scenes"] if "shfl" in sc.get("notes", ""))
+    assert notes and "swap" not in notes and "one-way read" in notes, notes
+    person.check(w, "shuffle captions")

@@ -127,6 +127,96 @@ def _subscripts(launch) -> dict[int, list[_Subscript]]:
     return out
 
 
+# ---- warp shuffles and votes from the kernel's source ---------------------------------------------
+#: the warp-level calls a WARP_OP event stands for
+_WARP_CALLS = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "all_sync",
+               "any_sync", "syncwarp")
+
+
+@dataclass
+class _WarpCall:
+    name: str  # "shfl_down_sync"
+    args: list[str]  # the arguments as written: mask, value, offset
+    #: the offset (lane, delta or xor mask) at each execution by one warp, when the source says it: a literal
+    #: (one value, every time), ``for offset in (16, 8, 4, 2, 1)``, or ``offset = 16`` halved (``//= 2``, ``>>= 1``)
+    #: or doubled in the loop around the call
+    offsets: list[int] | None
+
+
+def _int_literal(node) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return int(node.value)
+    return None
+
+
+def _offset_sequence(call: ast.Call, arg, parents: dict, tree) -> list[int] | None:
+    lit = _int_literal(arg)
+    if lit is not None:
+        return [lit]
+    if not isinstance(arg, ast.Name):
+        return None
+    name = arg.id
+    node = parents.get(id(call))
+    while node is not None and not isinstance(node, (ast.For, ast.While, ast.FunctionDef)):
+        node = parents.get(id(node))
+    if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and node.target.id == name:
+        if isinstance(node.iter, (ast.Tuple, ast.List)):
+            vals = [_int_literal(e) for e in node.iter.elts]
+            return vals if all(v is not None for v in vals) else None
+        return None
+    if not isinstance(node, ast.While):
+        return None
+    steps = [n for n in ast.walk(node) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+             and n.target.id == name and _int_literal(n.value) is not None]
+    starts = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+              and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name and _int_literal(n.value) is not None
+              and n.lineno < node.lineno]
+    if len(steps) != 1 or not starts:
+        return None
+    value, by, op = _int_literal(starts[-1].value), _int_literal(steps[0].value), type(steps[0].op)
+    moves = {ast.FloorDiv: lambda v: v // by, ast.RShift: lambda v: v >> by, ast.Mult: lambda v: v * by,
+             ast.LShift: lambda v: v << by}
+    if op not in moves or by <= 0:
+        return None
+    out = []
+    while 0 < value <= 1024 and len(out) < 12:  # a warp's lanes: an offset outside them ends any sane loop
+        out.append(value)
+        nxt = moves[op](value)
+        if nxt == value:
+            break
+        value = nxt
+    return out or None
+
+
+def _warp_calls(launch) -> dict[int, list[_WarpCall]]:
+    """Absolute source line -> the warp shuffles and votes called on it (read from launch.source)."""
+    src = launch.source or ""
+    out: dict[int, list[_WarpCall]] = {}
+    if not src.strip():
+        return out
+    try:
+        tree = ast.parse(textwrap.dedent(src))
+    except SyntaxError:
+        return out
+    base = int(launch.first_line or 1) - 1
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func
+        name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+        if name not in _WARP_CALLS:
+            continue
+        try:
+            args = [ast.unparse(a) for a in node.args]
+        except Exception:  # noqa: BLE001 - an argument ast cannot print back: the call without its words
+            args = []
+        offsets = (_offset_sequence(node, node.args[2], parents, tree)
+                   if name.startswith("shfl") and len(node.args) >= 3 else None)
+        out.setdefault(node.lineno + base, []).append(_WarpCall(name, args, offsets))
+    return out
+
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 
 
@@ -766,9 +856,7 @@ class Narrator:
                 return f"Warp {w} of block {bname} finishes{loops}"
             return f"Warp {w} of block {bname} finishes: its {_plural(int(self.lanes[f]), 'thread')} exit"
         if kind == K.WARP_OP:
-            who, plural = self._who(f, True)
-            return (f"{who} {'swap' if plural else 'swaps'} values with a warp shuffle: register to register, with no shared memory "
-                    f"and no barrier") + self._waiting_clause(f)
+            return self._join(self._warp_op(f), "", self._waiting_clause(f))
         if not kind.is_memory or not 0 <= col["array"][f] < len(L.arrays):
             return f"Warp {w} of block {bname}: {F.describe_action(f)}"
         who, plural = self._who(f, True)
@@ -791,6 +879,86 @@ class Narrator:
         else:
             why = ""
         return self._join(f"{who} {verb} {expr}{pattern}", why, waiting)
+
+    _calls = None  # source line -> its warp shuffles and votes (_warp_calls), read at the first one narrated
+    _call_nth = None  # source line -> (frames of warp ops on it, which execution by its warp each one is)
+
+    def _execution(self, f: int, line: int) -> int:
+        """Which execution of line ``line``'s warp op frame ``f`` is for its warp (0 for the first)."""
+        if self._call_nth is None:
+            self._call_nth = {}
+        got = self._call_nth.get(line)
+        if got is None:
+            F = self.frames
+            fr = np.flatnonzero((F.line == line) & (F.kind == K.WARP_OP))
+            key = F.block[fr].astype(np.int64) * max(self.launch.warps_per_block, 1) + F.warp[fr]
+            order = np.argsort(key, kind="stable")  # frames of one warp in frame order, warp after warp
+            ks = key[order]
+            first = np.r_[0, np.flatnonzero(ks[1:] != ks[:-1]) + 1]
+            nth = np.arange(len(ks)) - np.repeat(first, np.diff(np.r_[first, len(ks)]))
+            out = np.empty(len(fr), dtype=np.int64)
+            out[order] = nth
+            got = self._call_nth[line] = (fr, out)
+        fr, nth = got
+        i = int(np.searchsorted(fr, f))
+        return int(nth[i]) if i < len(fr) and fr[i] == f else 0
+
+    def _warp_op(self, f: int) -> str:
+        """A shuffle or vote in the words of its source call: shfl_down_sync is a one-way read from lane + offset
+        (it was narrated as 'swaps values'), with the offset and which lanes read which where the source says."""
+        col = self._l
+        who, plural = self._who(f, True)
+        line = int(col["line"][f])
+        if self._calls is None:
+            self._calls = _warp_calls(self.launch)
+        calls = self._calls.get(line, [])
+        plain = "register to register, with no shared memory and no barrier"
+        if len(calls) != 1:
+            return f"{who} {'exchange' if plural else 'exchanges'} values with a warp shuffle or vote: {plain}"
+        c = calls[0]
+        val = c.args[1] if len(c.args) > 1 else "a value"
+        lo, hi = int(col["lane_lo"][f]), int(col["lane_hi"][f])
+        top = min(hi, self.launch.warp_size - 1)
+        offset = None
+        if c.offsets:
+            k = self._execution(f, line)
+            # one offset every time (a literal), else the k-th of the loop's sequence
+            offset = c.offsets[0] if len(c.offsets) == 1 else c.offsets[k] if k < len(c.offsets) else None
+        expr = c.args[2] if len(c.args) > 2 else "offset"
+        read = "read" if plural else "reads"
+        if c.name in ("shfl_down_sync", "shfl_up_sync"):
+            down = c.name == "shfl_down_sync"
+            if offset is None:
+                return (f"{who} {read} {val} from the lane {expr} {'above' if down else 'below'} (cuda.{c.name}: lane i "
+                        f"gets lane i {'+' if down else '-'} {expr}'s value), a one-way read: {plain}")
+            if down:
+                readers, sources, own = (lo, top - offset), (lo + offset, top), (max(lo, top - offset + 1), top)
+            else:
+                readers, sources, own = (lo + offset, top), (lo, top - offset), (lo, min(top, lo + offset - 1))
+            if readers[0] > readers[1]:
+                pairs = f"every lane's source is outside the warp, so each keeps its own {val}"
+            else:
+                pairs = (f"{_lane_range(*readers)} {'read' if readers[0] != readers[1] else 'reads'} "
+                         f"{_lane_range(*sources)}, {_lane_range(*own)} "
+                         f"{'keeps its' if own[0] == own[1] else 'keep their'} own")
+            return (f"{who} {read} {val} from the lane {offset} {'above' if down else 'below'} (cuda.{c.name}, "
+                    f"offset {offset}), a one-way read: {pairs}; {plain}")
+        if c.name == "shfl_xor_sync":
+            if offset is None:
+                return (f"{who} {'swap' if plural else 'swaps'} {val} with lane i XOR {expr} (cuda.shfl_xor_sync): "
+                        f"pairs of lanes exchange both ways, {plain}")
+            return (f"{who} {'swap' if plural else 'swaps'} {val} in pairs {offset} lanes apart (cuda.shfl_xor_sync, "
+                    f"lane i with lane i XOR {offset}: lane {lo} with lane {lo ^ offset}): {plain}")
+        if c.name == "shfl_sync":
+            if offset is not None:
+                return f"{who} {read} {val} from lane {offset} (cuda.shfl_sync): lane {offset}'s value for all, {plain}"
+            return f"{who} {read} {val} from lane {expr} (cuda.shfl_sync), each from the lane it names: {plain}"
+        if c.name == "syncwarp":
+            return f"{who} {'meet' if plural else 'meets'} at cuda.syncwarp: the warp's lanes wait for each other"
+        pred = c.args[1] if len(c.args) > 1 else "a condition"
+        what = {"ballot_sync": f"a 32-bit mask of the lanes where {pred} holds, the same for every lane",
+                "all_sync": f"whether {pred} holds on every lane", "any_sync": f"whether {pred} holds on any lane"}
+        return f"{who} {'vote' if plural else 'votes'} with cuda.{c.name}: each gets {what[c.name]}, {plain}"
 
     @staticmethod
     def _join(action: str, why: str, waiting: str) -> str:
