@@ -309,3 +309,56 @@ def test_a_shuffle_down_is_narrated_as_a_one_way_read_with_its_offset_and_lanes(
     notes = " ".join(sc.get("notes", "") for sc in ladder["scenes"] if "shfl" in sc.get("notes", ""))
     assert notes and "swap" not in notes and "one-way read" in notes, notes
     person.check(w, "shuffle captions")
+
+
+# ---- finding 8: a visible, styled blank that masks only the answer --------------------------------------
+def _open_question_slides(name: str):
+    from gpuviz.lessons import LessonPlayer, builtin_lessons, load_lesson
+
+    slides = LessonPlayer(load_lesson(builtin_lessons()[name])).play_all(lambda s: None)
+    return [s for s in slides if s.question and not s.answer]
+
+
+def test_the_answer_blank_masks_only_the_answer():
+    """Finding 8: the blank covered what was not the answer: 'Shared memory has ▢ banks' under 'How many ways is
+    the bank conflict?' (answer 32-way) and 'each block is cut into ▢ warps' under 'how many lanes of this warp
+    have real work?'. A number is blanked where the answer's unit or what the question counts follows it."""
+    from gpuviz.lessons.player import HIDDEN
+
+    bank = [s for s in _open_question_slides("bank_conflicts") if "How many ways" in s.question]
+    assert bank and all("Shared memory has 32 banks" in s.notes for s in bank), [s.notes[:120] for s in bank]
+    assert all("32-way" not in s.scene_title and HIDDEN in s.scene_title for s in bank), [s.scene_title for s in bank]
+    simt = [s for s in _open_question_slides("simt_hierarchy") if "how many lanes" in s.question]
+    assert simt and all("cut into 8 warps" in s.notes for s in simt), [s.notes[:160] for s in simt]
+    for name in ("bank_conflicts", "custom_kernel", "simt_hierarchy", "host_device_flow"):
+        for s in _open_question_slides(name):
+            assert "▢" not in s.notes + s.scene_title + s.caption
+
+
+def test_the_answer_blank_is_drawn_as_a_styled_box_in_the_lesson_panel(person):
+    """Finding 8: '▢' read as a glyph the font lacked. The lesson panel draws the blank as a filled box with a
+    question mark, in the theme's selection colours (Okabe-Ito blue under white, 5.19:1), light and dark."""
+    from gpuviz.lessons.player import HIDDEN
+    from tests.acceptance_checks import hex_rgb, image_array
+
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    for theme in ("light", "dark"):
+        enter_presenter(w, theme=theme, size=SIZES[0], fullscreen=False)
+        w.actions.trigger("lesson.bank_conflicts")
+        settle()
+        ctl = w.lesson
+        while not (ctl.player.slide().question and not ctl.player.slide().answer
+                   and HIDDEN in ctl.player.slide().scene_title):
+            assert ctl.next(), "bank_conflicts has no open question with a blank in its title"
+            settle(1)
+        settle()
+        text = ctl.panel.label.text()
+        assert "▢" not in text and HIDDEN not in text and "&nbsp;?&nbsp;" in text, text[:300]
+        px = image_array(ctl.panel.label.grab().toImage()).reshape(-1, 3)
+        blue = np.array(hex_rgb(w.session.theme.selection))
+        assert (np.abs(px.astype(int) - blue).sum(axis=1) < 30).sum() > 50, f"{theme}: no blank box drawn"
+        w.actions.trigger("lesson.stop")
+        settle()
+        leave_presenter(w)
+        settle()
+    person.check(w, "answer blank")

@@ -153,6 +153,7 @@ def test_a_predict_step_hides_its_answer_everywhere_until_revealed():
     import re
 
     from gpuviz.lessons import LessonPlayer, builtin_lessons, load_lesson
+    from gpuviz.lessons.player import HIDDEN
 
     checked = 0
     for name in ("bank_conflicts", "custom_kernel", "host_device_flow", "fused_attention"):
@@ -172,7 +173,7 @@ def test_a_predict_step_hides_its_answer_everywhere_until_revealed():
                 assert shown not in s.scene_title and not re.search(r"(?<![\w.,])" + re.escape(shown) + r"(?!\w)", s.notes)
             # and after the reveal the title is whole again
             after = [s for s in slides[i:] if s.scene_index == sl.scene_index and s.answer]
-            assert "▢" not in after[-1].scene_title or any("▢" in s.scene_title for s in after[:-1])
+            assert HIDDEN not in after[-1].scene_title or any(HIDDEN in s.scene_title for s in after[:-1])
             checked += 1
     assert checked >= 6
     bc = LessonPlayer(load_lesson(builtin_lessons()["bank_conflicts"])).play_all(lambda s: None)

@@ -96,14 +96,29 @@ def capture_scene(scene: Scene):
     return trace, spec
 
 
-HIDDEN = "▢"
+#: what stands for an answer not revealed yet: a blank to fill in, in text a label shows as it is (the caption bar,
+#: the HTML page); the lesson panel draws it as a styled box (gpuviz.ui.lesson_player). It was "▢", which read as a
+#: glyph the font lacked
+HIDDEN = "[?]"
+
+
+def _asked_nouns(ask: str) -> set[str]:
+    """What a question counts: the noun after "how many" ("How many 32-byte sectors?" -> sectors, "how many ways
+    now?" -> ways), as a stem without its plural s."""
+    import re
+
+    out = set()
+    for m in re.finditer(r"how\s+many\s+(?:[\w-]*\d[\w-]*\s+)?([A-Za-z]+)", str(ask), flags=re.I):
+        out.add(m.group(1).lower().rstrip("s"))
+    return out
 
 
 def mask_answers(text: str, answers: list) -> str:
-    """``text`` with every answer still to be revealed blanked (▢). ``answers``: (answer as shown, question)
-    pairs. Blanked: the answer as shown ("32-way", "8 bytes", "12.0 KB", "1 (no conflict)" and its words "no
-    conflict"), and its number where a word of the question or the answer's unit follows it ("worst: 32",
-    "4 blocks" for "how many blocks?")."""
+    """``text`` with every answer still to be revealed blanked (:data:`HIDDEN`). ``answers``: (answer as shown,
+    question) pairs. Blanked: the answer as shown ("32-way", "8 bytes", "12.0 KB", "1 (no conflict)" and its words
+    "no conflict"), and its number where the answer's unit or what the question counts follows it ("4 blocks" for
+    "how many blocks?", "8 lanes"), or a closing bracket ("worst: 32)"). Not any word of the question: "32 banks"
+    stayed blanked under "how many ways is the bank conflict?", and "8 warps" under "how many lanes ...?"."""
     import re
 
     if not text or not answers:
@@ -121,13 +136,13 @@ def mask_answers(text: str, answers: list) -> str:
         if number:
             n = number.group(0).rstrip(".,")
             unit = re.sub(r"[^\w].*$", "", ans[number.end():].strip(" -"))
-            nouns = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", str(ask))} | ({unit.lower()} if unit else set())
+            nouns = _asked_nouns(ask) | ({unit.lower().rstrip("s")} if unit else set())
             pattern = r"(?<![\w.,])" + re.escape(n) + r"(?![\w]|[.,]\d)(?=(\s*-?\s*(\w+))?)"
 
             def blank(m):
                 follower = (m.group(2) or "").lower()
                 after = m.string[m.end():m.end() + 1]
-                known = follower and any(follower.startswith(x) or x.startswith(follower) for x in nouns)
+                known = follower and any(follower.startswith(x) for x in nouns if x)
                 return HIDDEN if known or after == ")" else m.group(0)
 
             text = re.sub(pattern, blank, text)

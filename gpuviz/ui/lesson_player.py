@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ..lessons.format import Lesson, LessonError
-from ..lessons.player import LessonPlayer
+from ..lessons.player import HIDDEN, LessonPlayer
 from ..lessons.topics import timings_subject
 from .presenter import KeyOverride, enter_presenter, presenter_of
 
@@ -55,7 +55,13 @@ class LessonPanel(QWidget):
         ``text_px``: the notes' size in pixels (presenter mode: its smallest text, so never below its minimum),
         the title a fifth larger and a third of a line between paragraphs (Qt's default is 12 px above and
         below each); None: the window's text size, the title "large"."""
-        e = html.escape
+        blank = (f"<span style='background:{theme.selection}; color:{theme.selection_text}; font-weight:bold'>"
+                 f"&nbsp;?&nbsp;</span>")
+
+        def e(text: str) -> str:
+            # an answer not revealed yet: a filled box with a question mark, the blank a student fills in
+            return html.escape(text).replace(html.escape(HIDDEN), blank)
+
         gap = f" margin:{max(2, text_px // 3)}px 0;" if text_px else ""
 
         def para(text: str, style: str = "") -> str:
