@@ -362,3 +362,63 @@ def test_the_answer_blank_is_drawn_as_a_styled_box_in_the_lesson_panel(person):
         leave_presenter(w)
         settle()
     person.check(w, "answer blank")
+
+
+# ---- finding 13: one theme for the whole window, a theme chosen on the projector kept --------------------
+def _ground(widget) -> tuple[int, int, int]:
+    """The commonest colour of ``widget`` as drawn: its background."""
+    from tests.acceptance_checks import image_array
+
+    px = image_array(widget.grab().toImage()).reshape(-1, 3)
+    keys, counts = np.unique(px[:, 0].astype(np.int64) << 16 | px[:, 1].astype(np.int64) << 8 | px[:, 2],
+                             return_counts=True)
+    k = int(keys[np.argmax(counts)])
+    return (k >> 16) & 255, (k >> 8) & 255, k & 255
+
+
+def _chrome_grounds(w) -> dict[str, tuple[int, int, int]]:
+    parts = {"menu bar": w.menuBar(), "status bar": w.statusBar(), "transport": w.transport,
+             "caption": w.caption_text, "lesson panel": w.lesson.panel if w.lesson is not None else None}
+    return {name: _ground(x) for name, x in parts.items() if x is not None and x.isVisible()}
+
+
+def test_a_dark_theme_chosen_while_presenting_stays_at_the_desk(person):
+    """Finding 13: a dark theme chosen in presenter mode (Ctrl+T) was lost on leaving it: the desk went back to
+    the light theme it had before. Chosen, it stays (at the desk's text size); not chosen, the desk's own comes
+    back. And the window a lesson opens in (as `gpuviz lesson NAME` builds it, dark) draws its menu bar, status
+    bar, transport, caption and lesson panel on the same dark ground as its docks."""
+    from gpuviz.lessons import load_lesson
+    from gpuviz.ui.lesson_player import play_lesson
+    from tests.acceptance_checks import hex_rgb
+
+    w = person(kernel_trace("vector_add"), size=SIZES[0], theme="light")
+    desk_scale = w.session.theme.scale
+    enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    settle()
+    p = w._gpuviz_presenter
+    p.keys.trigger("theme")  # Ctrl+T: light
+    p.keys.trigger("theme")  # Ctrl+T: dark again, chosen
+    settle()
+    leave_presenter(w)
+    settle()
+    assert w.session.theme.name == "dark", f"the desk went back to {w.session.theme.name}"
+    assert w.session.theme.scale == desk_scale
+    grounds = _chrome_grounds(w)
+    panel = hex_rgb(w.session.theme.panel)
+    assert all(g == panel for g in grounds.values()), (panel, grounds)
+    # not chosen: F5 and back leaves the desk's theme as it was
+    enter_presenter(w, theme="light", size=SIZES[0], fullscreen=False)
+    settle()
+    leave_presenter(w)
+    settle()
+    assert w.session.theme.name == "dark"
+
+    lesson_window = person(None, size=SIZES[0], theme="dark")
+    play_lesson(lesson_window, load_lesson("simt_hierarchy"), present=False, theme="dark")
+    settle()
+    grounds = _chrome_grounds(lesson_window)
+    panel = hex_rgb(lesson_window.session.theme.panel)
+    assert "lesson panel" in grounds and all(g == panel for g in grounds.values()), (panel, grounds)
+    lesson_window.actions.trigger("lesson.stop")
+    settle()
+    person.check(w, "theme chosen while presenting")

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidge
 
 from ..model import playback as pb
 from ..model.narration import Narrator
-from ..style.theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, state_colours
+from ..style.theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, get_theme, state_colours
 
 MIN_TEXT_PX = 18
 #: Ctrl+- goes below the automatic scale (a teacher may want more on screen), down to this smallest text
@@ -584,8 +584,12 @@ class Presenter(QObject):
         self.theme_name = name
         self.session.set_theme(PRESENT_THEMES[name].scaled(self.scale))
 
+    #: the teacher picked the theme with Ctrl+T while presenting: the desk keeps it (light or dark) on leaving
+    theme_chosen = False
+
     def toggle_theme(self) -> None:
         self.set_theme("light" if self.theme_name == "dark" else "dark")
+        self.theme_chosen = True
 
     def _restyle(self) -> None:
         self.caption_bar.restyle(self.session.theme)
@@ -691,7 +695,12 @@ class Presenter(QObject):
         self.caption_toolbar.deleteLater()
         for c in self._chrome:
             c.show()
-        self.session.set_theme(self._saved_theme)
+        if self.theme_chosen:
+            # a dark (or light) theme chosen on the projector stays at the desk, at the desk's own text size; it
+            # went back to the desk's theme of before, the choice lost
+            self.session.set_theme(get_theme(self.theme_name).scaled(self._saved_theme.scale))
+        else:
+            self.session.set_theme(self._saved_theme)
         for view, size in self._minimums.items():
             view.setMinimumSize(size)
         if not self._was_fullscreen:
