@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/corpus.py [--corpus tests/data/numba_cuda_corpus.npz] [--backend cpu|sim|gpu]
                                      [--details out.json] [--only test_atomics] [--list wrong,crashed]
+                                     [--round-trip]
 
 Every stored launch (see bench/corpus_extract.py) is rebuilt and run on gpuviz's CPU executor (or
 ``--backend sim``: gpuviz's per-thread instrumentation on numba's simulator; or ``--backend gpu``: the
@@ -39,7 +40,8 @@ def choose_target(backend: str) -> None:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 
-def run(corpus=CORPUS, backend="cpu", only=None, time_limit_s=20.0, progress=False, shard=(0, 1)) -> list[dict]:
+def run(corpus=CORPUS, backend="cpu", only=None, time_limit_s=20.0, progress=False, shard=(0, 1),
+        round_trip: bool = False) -> list[dict]:
     """``shard`` (i, n): only the kernels at positions i, i + n, ... of the sorted list of (test module, kernel)
     (so that n processes share the corpus; the launches of one kernel stay in one process, back to back). By
     kernel, not by module: test_math and test_atomics hold a fifth of the corpus's GPU compile time each."""
@@ -59,8 +61,12 @@ def run(corpus=CORPUS, backend="cpu", only=None, time_limit_s=20.0, progress=Fal
         mine = {m for k, m in enumerate(kernels) if k % shard[1] == shard[0]}
         launches = [r for r in launches if key(r) in mine]
     results = []
+    import tempfile
+
+    scratch = tempfile.TemporaryDirectory(prefix="gpuviz-corpus-rt-") if round_trip else None
     for k, launch in enumerate(launches):
-        res = run_launch(rb, launch, time_limit_s=time_limit_s, backend=backend)
+        res = run_launch(rb, launch, time_limit_s=time_limit_s, backend=backend,
+                         round_trip=scratch.name if scratch else None)
         res.update({"test": launch.get("test"), "kernel": launch.get("kernel_name"), "module": launch["module"]})
         results.append(res)
         if progress and k % 50 == 0:
@@ -89,6 +95,12 @@ def report(results, backend) -> str:
         sim, cpu = sum(r["sim_s"] for r in ok), sum(r["cpu_s"] for r in ok)
         out.append(f"time over the {len(ok)} launches that work: simulator {sim:.2f}s, gpuviz {backend} {cpu:.2f}s, "
                    f"ratio {sim / cpu:.1f}x")
+    trips = [r["round_trip"] for r in results if "round_trip" in r]
+    if trips:
+        failed = [t for t in trips if t != "ok"]
+        out.append(f"round trip (saved, loaded back, compared): {len(trips) - len(failed)} of {len(trips)} traces equal")
+        for why, n in collections.Counter(f[:110] for f in failed).most_common(12):
+            out.append(f"  {n:4d}  {why}")
     for c in ("refused", "crashed", "wrong", "hung"):
         reasons = collections.Counter(_reason(r["detail"])[:110] for r in results if r["class"] == c)
         if reasons:
@@ -107,6 +119,8 @@ def main(argv=None) -> int:
     ap.add_argument("--list", default="", help="print the launches of these classes (comma-separated)")
     ap.add_argument("--time-limit", type=float, default=20.0)
     ap.add_argument("--shard", default="0/1", help="i/n: run the i-th of n parts (kernels i, i+n, ... of the sorted list)")
+    ap.add_argument("--round-trip", action="store_true",
+                    help="also save every launch's trace, load it back and compare (tests/roundtrip.py)")
     ap.add_argument("--merge", nargs="*", help="print the report of these --details files (the parts of one run)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
@@ -114,7 +128,7 @@ def main(argv=None) -> int:
         results = [r for path in a.merge for r in json.loads(Path(path).read_text())]
     else:
         i, n = (int(x) for x in a.shard.split("/"))
-        results = run(a.corpus, a.backend, a.only, a.time_limit, progress=True, shard=(i, n))
+        results = run(a.corpus, a.backend, a.only, a.time_limit, progress=True, shard=(i, n), round_trip=a.round_trip)
     print(report(results, a.backend))
     print(f"({time.perf_counter() - t0:.0f}s)")
     for c in filter(None, a.list.split(",")):

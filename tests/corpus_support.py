@@ -239,10 +239,12 @@ def _alarm(signum, frame):
     raise Hung()
 
 
-def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu") -> dict:
+def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round_trip=None) -> dict:
     """Run one corpus launch on gpuviz's ``backend`` and judge it: {"class", "detail", "cpu_s", "sim_s"}
     (``cpu_s``: the seconds gpuviz took on that backend). On ``backend="gpu"`` the Rebuilder's kernels must
-    be numba-cuda's real dispatchers (numba imported without NUMBA_ENABLE_CUDASIM)."""
+    be numba-cuda's real dispatchers (numba imported without NUMBA_ENABLE_CUDASIM). ``round_trip``: a folder;
+    the launch's trace is then also saved there and loaded back (tests/roundtrip.py), and "round_trip" says
+    "ok" or what differed."""
     import gpuviz
     from gpuviz.capture.errors import BackendUnavailable, CaptureError, LaunchConfigError, UnsupportedConstruct
 
@@ -290,6 +292,8 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu") -> di
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     out["cpu_s"] = time.perf_counter() - t0
+    if round_trip is not None and trace is not None:
+        out["round_trip"] = round_trip_problem(trace, round_trip)
     if launch.get("sim_raised") or raised is not None:
         if launch.get("sim_raised") and raised is not None:
             out.update({"class": "exact", "detail": f"both raised ({launch['sim_raised']})"})
@@ -328,6 +332,20 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu") -> di
     else:
         out.update({"class": "outputs only", "detail": "per-thread events differ from the simulator's"})
     return out
+
+
+def round_trip_problem(trace, folder) -> str:
+    """"ok" when ``trace`` saves and loads back equal (tests/roundtrip.py), else what went wrong."""
+    from gpuviz.model.tracefile import TraceFileError
+    from tests.roundtrip import assert_round_trip
+
+    try:
+        assert_round_trip(trace, Path(folder))
+    except (AssertionError, TraceFileError) as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+    except Exception as exc:  # noqa: BLE001 - an internal error while saving or reading back is what this counts
+        return f"crashed: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+    return "ok"
 
 
 def events_equal(trace, want: np.ndarray, want_names: list[str]) -> bool:

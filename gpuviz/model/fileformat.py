@@ -48,7 +48,7 @@ class Column:
 class Table:
     """Arrays stored side by side (one ``<name>.<column>`` member each, or one record array): equal lengths."""
 
-    length: str  # what each column has one entry per: "events", "frames", "frames+1", "blocks", "rows", "2xrows"
+    length: str  # one entry per: "events", "frames", "frames+1", "blocks", "threads" (of the launch); "rows", "2xrows": any
     columns: dict[str, Column]
     record: bool = False  # stored as one structured array (``races.records``) rather than a member per column
 
@@ -167,7 +167,9 @@ NARRATION: dict[str, Table] = {
     "per frame": Table("frames", {name: Column("iub") for name in (
         "lanes", "lane_lo", "lane_hi", "idx_lo", "idx_hi", "idx_stride", "idx_regular", "lane_step", "distinct",
         "max_mult", "_n_main", "g_row", "s_row", "d_row", "n_waiting", "wait_lo", "wait_hi")}),
-    "per thread": Table("rows", {"t_first": Column("iu", -1, "n_frames"), "t_last": Column("iu", -1, "n_frames")}),
+    "per thread": Table("threads", {
+        "t_first": Column("iu", 0, None, "each thread's first frame (the int64 maximum: it has none)"),
+        "t_last": Column("iu", -1, "n_frames-1", "each thread's last frame (-1: it has none)")}),
     "barriers": Table("rows", {"bar_keys": Column("iu"), "bar_threads": Column("iu")}),
 }
 
@@ -234,9 +236,10 @@ def _kind_names(kinds: str) -> str:
     return " or ".join(names[k] for k in kinds)
 
 
-def table_length(table: Table, n_events: int, n_frames: int, n_blocks: int) -> int | None:
+def table_length(table: Table, n_events: int, n_frames: int, n_blocks: int, n_threads: int | None = None) -> int | None:
     """How many entries each column of ``table`` must have (None: any number of rows)."""
-    return {"events": n_events, "frames": n_frames, "frames+1": n_frames + 1, "blocks": n_blocks}.get(table.length)
+    return {"events": n_events, "frames": n_frames, "frames+1": n_frames + 1, "blocks": n_blocks,
+            "threads": n_threads}.get(table.length)
 
 
 def index_member_column(name: str) -> tuple[Table, Column] | None:

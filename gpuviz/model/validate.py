@@ -35,6 +35,7 @@ import numpy as np
 
 from . import fileformat
 from .frames import Frames, frames_at
+from .dtypes import RECORD_PREFIX, parse_dtype
 from .trace import EVENT_FIELDS, REQUIRED_FIELDS, SITE_KINDS, EventKind, Launch
 
 
@@ -303,6 +304,9 @@ def check_launch_json(d, where: str, label: str, lim: Limits = DEFAULT_LIMITS) -
         names.add(a["name"])
         _need(isinstance(a["dtype"], str) and a["dtype"] in ARRAY_DTYPES, aat,
               f"dtype {a['dtype']!r} is not a plain number type ({', '.join(sorted(ARRAY_DTYPES))})")
+        if a.get("record"):  # an array of records is stored as its bytes, "record" says what they hold
+            why = _record_dtype_problem(a["record"]) if isinstance(a["record"], str) else "not text"
+            _need(not why, aat, f"its record layout {str(a['record'])[:200]!r} is not one gpuviz writes ({why})")
         shape = a["shape"]
         _need(isinstance(shape, list) and len(shape) <= lim.max_dims and all(_is_int(s) and 0 <= s <= _INT31
                                                                             for s in shape),
@@ -395,12 +399,40 @@ def check_launch_meta(meta: dict, at: str, array_names: list[str]) -> None:
                 _need(isinstance(rec[key], str), at, f"meta recording {key} must be text")
 
 
+def _record_dtype_problem(text: str) -> str:
+    """Why ``text`` is not a record dtype an array of a launch may have ("" when it is): a struct (numpy.random's
+    xoroshiro128p states, a user's record type) of plain numbers, bytes or text, sub-arrays of them and nested
+    records, at most 256 fields and 64 KB an element; never objects."""
+    if len(text) > 20_000 or not text.startswith(RECORD_PREFIX + "{"):
+        return "not a record layout"
+    try:
+        dt = parse_dtype(text)
+    except (TypeError, ValueError, KeyError, IndexError, RecursionError, MemoryError):
+        return "not a layout numpy understands"
+    if dt.names is None or dt.hasobject or dt.itemsize > (64 << 10):
+        return "not a record of plain types"
+    fields = 0
+    todo = [dt]
+    while todo:
+        d = todo.pop()
+        base = d.base if d.shape else d
+        if base.names is not None:
+            fields += len(base.names)
+            todo.extend(base.fields[n][0] for n in base.names)
+        elif base.kind not in "biufcSU":
+            return f"a field of dtype {base}"
+        if fields > 256:
+            return "more than 256 fields"
+    return ""
+
+
 def check_launch(launch: Launch, where: str, label: str) -> None:
     """What :meth:`Launch.from_json` made (after :func:`check_launch_json`): shapes and dtypes as numpy sees them."""
     at = f"{where}: {label}"
     for a in launch.arrays:
-        dt = np.dtype(a.dtype)
-        _need(not dt.hasobject and dt.kind in "biufc" and dt.shape == (), at, f"array {a.name!r} has dtype {dt}")
+        dt = a.numpy_dtype
+        plain = dt.kind in "biufc" and dt.shape == ()
+        _need(not dt.hasobject and (plain or dt.names is not None), at, f"array {a.name!r} has dtype {dt}")
 
 
 # ---- events ----------------------------------------------------------------------------------------
