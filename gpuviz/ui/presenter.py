@@ -25,13 +25,14 @@ import math
 import re
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QAction, QColor, QFont, QKeySequence
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidget
 
 from ..model import playback as pb
 from ..model.narration import Narrator
 from ..style.theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, get_theme, state_colours
+from .views.base import wrapped_text_height
 
 MIN_TEXT_PX = 18
 #: Ctrl+- goes below the automatic scale (a teacher may want more on screen), down to this smallest text
@@ -100,6 +101,11 @@ def text_sizes(root: QWidget):
         if not w.isVisibleTo(root) and w is not root:
             continue
         if not w.isVisible():
+            continue
+        if w is not root and not QRect(w.mapTo(root, QPoint(0, 0)), w.size()).intersects(root.rect()):
+            # behind a tab (Qt moves a tabbed dock out of its window rather than hiding it): not on screen, and it
+            # restyles when shown. Counted, a hidden view's legend left at the desk's 14 px drove fit_text's scale
+            # to 3.2 and the presenting window to 842 px on a 1280x720 screen
             continue
         w.ensurePolished()
         dpi = float(w.logicalDpiY() or 96)
@@ -371,7 +377,7 @@ class CaptionBar(QWidget):
             return
         for label in (self.caption, self.note):
             label.ensurePolished()  # the style sheet's font, before measuring
-            h = label.heightForWidth(inner) if label.text() else 0
+            h = wrapped_text_height(label, inner) if label.text() else 0  # heightForWidth over-asks, by lines
             if h > 0 and label.minimumHeight() != h:
                 label.setFixedHeight(h)
 
