@@ -149,7 +149,8 @@ def test_command_line_exports_a_lesson_a_kernel_and_a_trace_file(mm, tmp_path, c
     from gpuviz.cli import main
 
     assert main(["export", "shared_tiling", "--format", "html", "-o", str(tmp_path / "lesson.html")]) == 0
-    assert "MB)" in capsys.readouterr().out
+    said = capsys.readouterr().out  # the page's size and what it holds, said only once it reopened
+    assert re.search(r"lesson\.html \([\d.]+ MB: a page of 2 scene\(s\), [\d,]+ frame\(s\)\)", said), said
     data = _data_of((tmp_path / "lesson.html").read_text(encoding="utf-8"))
     assert data["kind"] == "lesson" and data["title"].startswith("Shared-memory tiling")
     mm.save(tmp_path / "mm.gpuviz")

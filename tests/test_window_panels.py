@@ -45,7 +45,7 @@ def test_details_describes_the_trace_on_screen_after_opening_a_recording(make_wi
     settle()
     F = w.session.frames
     assert w.session.trace.launch.kernel_name == "transpose_shared"
-    assert f"frames {int(F.block_first[0]):,} to {int(F.block_last[0]):,}" in d.text and d.text != before
+    assert f"frames {int(F.block_first[0]) + 1:,} to {int(F.block_last[0]) + 1:,}" in d.text and d.text != before  # from 1
     sm = int(w.session.trace.sm[w.session.trace.block == 0][0])
     assert f"SM: {sm}" in d.text
     assert d.errors == []
