@@ -778,10 +778,18 @@ def main(argv=None) -> int:
             from gpuviz.app import run_app
 
             return run_app(trace_path=None, present=args.present)
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, where a reader gone away is caught, rather than at the interpreter's exit
+        return status
     except PlatformUnavailable as exc:  # the window cannot open here: why, and what to run (gpuviz/qt_platform.py)
         print(exc, file=sys.stderr)
         return EXIT_STATUS
+    except BrokenPipeError:
+        # the reader went away (gpuviz info REC | head): nothing more to say, and no traceback. stdout goes to
+        # /dev/null so that the interpreter's own flush at exit does not raise again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a command cut off by its pipe
 
 
 if __name__ == "__main__":

@@ -226,3 +226,16 @@ def _race_kernel():
         c[0] += 1
 
     return k1
+
+
+def test_info_piped_into_a_reader_that_stops_early_ends_quietly(twenty):
+    """`gpuviz info REC | head -1` printed a BrokenPipeError traceback: the reader had gone when it wrote."""
+    _proc, out = twenty
+    read_end, write_end = os.pipe()
+    info = subprocess.Popen([sys.executable, "-m", "gpuviz", "info", str(out)], stdout=write_end,
+                            stderr=subprocess.PIPE, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    os.close(write_end)
+    os.close(read_end)  # the reader is gone before gpuviz (still importing) writes its first line
+    err = info.stderr.read().decode()
+    assert info.wait(timeout=60) == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
