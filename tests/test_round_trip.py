@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import gpuviz
@@ -111,6 +111,10 @@ def run_launch(kernel, spec):
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("CI") is not None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(spec=launches())
+# found by 300 examples: a recording of chosen blocks has issue steps past its number of events, which the format
+# declared impossible for frames.step (the save refused what it had written)
+@example(spec={"bs": 1, "grid": 2, "pieces": ["race across blocks"], "guard": True, "n": 1, "backend": "cpu",
+               "record_blocks": [0]})
 def test_a_generated_kernel_round_trips(spec, tmp_path_factory):
     folder = tmp_path_factory.mktemp("rt")
     kernel = write_kernel(folder, spec["pieces"], spec["bs"], spec["guard"])

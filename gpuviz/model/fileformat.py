@@ -89,7 +89,10 @@ FRAMES: dict[str, Table] = {
     "per frame": Table("frames", {
         "block": Column("iu", 0, "n_blocks-1"),
         "warp": Column("iu", 0, "warps_per_block-1"),
-        "step": Column("iu", -1, "n_events"),
+        # the lockstep issue step of the frame's events, as the events' own step: counted over the whole launch, so
+        # a recording of chosen blocks has steps past its number of events (hypothesis: 2 blocks of 1 thread,
+        # block 0 recorded, 4 events, steps 1..5)
+        "step": Column("iu", -1, None),
         "phase": Column("iu", 0, "n_events"),
         "line": Column("iu", -1, None),
         "array": Column("iu", -1, "n_arrays-1"),
