@@ -17,6 +17,7 @@
 #   SHARDS           corpus processes (kernels i, i+SHARDS, ...; numba's compiles are CPU-bound)  [16]
 #   SHARD_TIMEOUT_S  time limit of each corpus shard                   [300]
 #   COMMIT           the commit to name in the headers, where the copy's .git is not the tree's  [git HEAD]
+#   CORPUS_ARGS      more arguments for each corpus shard, e.g. --round-trip (save, reopen, compare each trace)  []
 #
 # Results: $OUT/session.txt (the summary), $OUT/gpu_tests.log, $OUT/corpus_gpu.txt (merged counts and the launches
 # that were not exact), $OUT/corpus_gpu_parts.tgz (each shard's details and log), $OUT/runaway_gpu.txt. The ones
@@ -64,7 +65,7 @@ run_corpus() {
   mkdir -p "$work"
   for ((i = 0; i < SHARDS; i++)); do
     timeout "$SHARD_TIMEOUT_S" nice -n 10 "$PYTHON" bench/corpus.py --backend gpu --shard "$i/$SHARDS" \
-      --details "$work/part$i.json" > "$work/part$i.txt" 2>&1 &
+      --details "$work/part$i.json" ${CORPUS_ARGS:-} > "$work/part$i.txt" 2>&1 &
     pids+=($!)
   done
   for ((i = 0; i < SHARDS; i++)); do

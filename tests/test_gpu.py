@@ -693,3 +693,51 @@ def test_an_array_picked_per_thread_is_recorded_per_thread_on_the_gpu():
     stores = {t: [(name, index) for kind, name, index, _line in seq if kind == "global_store"]
               for (_b, t), seq in trace.per_thread_sequences().items()}
     assert stores == {0: [("a", 0)], 1: [("a", 1)], 2: [("b", 2)], 3: [("b", 3)]}
+
+
+# ---- what the GPU records saves and opens again (issue 23) -----------------------------------------------------
+RACE_SRC = textwrap.dedent("""
+    from numba import cuda
+
+
+    @cuda.jit
+    def count_race(counter):
+        counter[0] += 1
+
+
+    @cuda.jit
+    def race_in_block(out):
+        out[cuda.blockIdx.x] += cuda.threadIdx.x
+""")
+
+
+@pytest.mark.parametrize("mode", [None, "warp"])
+@pytest.mark.parametrize("name", list(SPECS))
+def test_gpu_traces_of_every_bundled_kernel_round_trip(name, mode, tmp_path):
+    """Every bundled kernel captured on the GPU (per thread, and per warp) saves and loads back equal: events,
+    SM ids and times, the index, reports, captions and warnings (tests/roundtrip.py)."""
+    from tests.roundtrip import assert_round_trip
+
+    spec, _b, _a, _cpu, gpu = _capture_both(name, **({"mode": mode} if mode else {}))
+    assert gpu.launch.backend == "gpu"
+    assert_round_trip(gpu, tmp_path)
+
+
+def test_gpu_races_across_and_within_blocks_and_chosen_blocks_round_trip(tmp_path):
+    import importlib.util
+
+    from gpuviz.capture import capture
+    from tests.roundtrip import assert_round_trip
+
+    path = tmp_path / "gpu_races.py"
+    path.write_text(RACE_SRC, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("gpu_races", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    across = capture(mod.count_race, 4, 64, np.zeros(1, np.int32), backend="gpu")
+    within = capture(mod.race_in_block, 3, 32, np.zeros(3, np.int64), backend="gpu")
+    chosen = capture(mod.count_race, 4, 64, np.zeros(1, np.int32), backend="gpu", record_blocks=[0, 2])
+    for k, trace in enumerate((across, within, chosen)):
+        assert trace.launch.backend == "gpu" and len(trace)
+        (tmp_path / f"t{k}").mkdir()
+        assert_round_trip(trace, tmp_path / f"t{k}")
