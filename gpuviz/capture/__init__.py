@@ -96,7 +96,7 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
     if backend in ("sim", "gpu"):
         from .lockstep import copy_inputs
 
-        front_end_check(kernel)
+        front_end_check(kernel, backend, grid[0] * grid[1] * grid[2])
         faults.check("plan", backend)
         inputs = copy_inputs(args) if lockstep else None
         if backend == "sim":
@@ -132,16 +132,21 @@ def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events, d
                         dynamic_shared_bytes=dynamic_shared_bytes)
 
 
-def front_end_check(kernel) -> None:
+def front_end_check(kernel, backend: str | None = None, n_blocks: int = 1) -> None:
     """Refuse, on every backend alike, what gpuviz's reading of the kernel refuses.
 
     The kernel is read into its plan (:mod:`gpuviz.capture.plan`, cached) once: a construct gpuviz does
     not support raises the same UnsupportedConstruct, with the same file, line and message (and the plan's
     other diagnostics), whichever backend records the launch. Constructs that can only be judged at run time (a record field that is an
-    array, a slice whose length differs between threads) are still checked by the backend that runs them."""
+    array, a slice whose length differs between threads) are still checked by the backend that runs them.
+    ``backend``: also refuse what the plan accepts and that back end does not model (``plan.BACKEND_LIMITS``: a
+    grid-wide barrier across ``n_blocks`` > 1 on the simulator, ...)."""
     from .plan import plan_for
 
-    plan_for(kernel).raise_if_unsupported()
+    plan = plan_for(kernel)
+    plan.raise_if_unsupported()
+    if backend is not None:
+        plan.refuse_on(backend, n_blocks)
 
 
 def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_events, dynamic_shared_bytes=0) -> Trace:

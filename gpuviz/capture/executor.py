@@ -159,6 +159,9 @@ def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
     """Run the compiled kernel on the launch ``rt`` describes; ``rt`` collects the events and arrays."""
     root = ck.root
     args = prepare_args(ck.kernel, args)
+    extra = ()
+    if root.vararg and len(args) >= len(root.params):  # def k(a, *rest): the further arguments are rest's tuple
+        args, extra = args[:len(root.params)], tuple(args[len(root.params):])
     if len(args) != len(root.params):
         raise LaunchConfigError(
             f"{root.file}:{root.first_line}: {root.name} takes {len(root.params)} argument(s) "
@@ -190,6 +193,8 @@ def run_cpu(ck: CompiledKernel, rt: SimtRuntime, args) -> SimtRuntime:
                 file=root.file,
                 line=root.first_line,
             )
+    if root.vararg:
+        call_args.extend(_tuple_arg(rt, root.vararg, extra, write_backs, root))
     rt.kernel_start(ck.plan.site_line("start", ck.plan.kernel, None) if ck.plan is not None else root.first_line)
     with np.errstate(all="ignore"):  # lanes that are masked off may divide by zero; the GPU never computes them
         ck.entry(rt, rt.alive.copy(), *call_args)

@@ -34,6 +34,7 @@ from . import faults
 from .dtypes import to_dtype
 from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
 from .limits import check_launch
+from .plan import is_grid_sync
 from .simt_compile import _WARP
 from .source import FunctionSource, source_span
 
@@ -141,7 +142,7 @@ class PerThreadRewriter(ast.NodeTransformer):
                 ast.Attribute(ast.Attribute(ast.Name(PREFIX + "cuda", ast.Load()), comp, ast.Load()), ax, ast.Load())
                 for comp in ("blockIdx", "threadIdx") for ax in "xyz"
             ], line=self.fs.first_line, site=self.site("start", None))
-            for p in self.fs.params:
+            for p in self.fs.all_params:
                 prologue.extend(self.rec_stmt("reg", ast.Name(p, ast.Load()), ast.Constant(p)))
             for name in self.fplan.host_arrays:  # module-level host arrays the plan found the kernel reading
                 prologue.extend(self.rec_stmt("reg", ast.Name(name, ast.Load()), ast.Constant(name)))
@@ -164,6 +165,13 @@ class PerThreadRewriter(ast.NodeTransformer):
                 return [ast.copy_location(n, s) for n in self.rec_stmt("end", line=line, site=self.site("end", s))] + [s]
             if s.value is not None:
                 s.value = self.visit(s.value)
+            return [s]
+        if isinstance(s, ast.FunctionDef):  # a closure: its body recorded as a device function's (its returns
+            was_kernel, self.is_kernel = self.is_kernel, False  # return from it, not from the kernel)
+            try:
+                s.body = self.stmts(s.body)
+            finally:
+                self.is_kernel = was_kernel
             return [s]
         if isinstance(s, (ast.If, ast.While)):
             s.test = self.visit(s.test)
@@ -227,6 +235,9 @@ class PerThreadRewriter(ast.NodeTransformer):
                 pre, call = atomic
                 return [ast.copy_location(n, s) for n in pre] + [ast.copy_location(ast.Expr(call), s)]
             parts = self.callee(s.value.func) if isinstance(s.value, ast.Call) else None
+            if is_grid_sync(self.fplan, s.value):  # g.sync(): recorded as the barrier it is, then called
+                return [ast.copy_location(n, s) for n in self.rec_stmt(
+                    "bar", line=line, site=self.site("barrier", s.value))] + [s]
             if parts and parts[0] == "cuda" and parts[1:] in (["syncthreads"], ["syncwarp"]) and not s.value.args:
                 kind = "bar" if parts[1] == "syncthreads" else "warp_stmt"
                 site = self.site("barrier" if kind == "bar" else "warp", s.value)
@@ -318,6 +329,15 @@ class PerThreadRewriter(ast.NodeTransformer):
         return node
 
     def visit_Call(self, node):
+        if is_grid_sync(self.fplan, node):  # g.sync() in an expression: recorded, then called
+            rec = self.rec("bar", line=node.lineno, site=self.site("barrier", node))
+            return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
+        text = _dotted_name(node.func)
+        if text is not None and text in self.fplan.device_functions:
+            # a device function of another module (mymod.helper(x)): its instrumented copy, under a name of its own
+            self.generic_visit(node)
+            node.func = ast.copy_location(ast.Name(device_alias(text), ast.Load()), node.func)
+            return self.device_call(node)
         parts = self.callee(node.func)
         if parts and parts[0] == "cuda":
             name = ".".join(parts[1:])
@@ -346,7 +366,8 @@ class PerThreadRewriter(ast.NodeTransformer):
             call = ast.Call(func=ast.Name(PREFIX + recorder, ast.Load()), args=[node.func.value, *node.args],
                             keywords=[])
             return ast.copy_location(call, node)
-        if isinstance(node.func, ast.Name) and self.is_local(node.func) and self.runtime_rewrites:
+        if isinstance(node.func, ast.Name) and self.is_local(node.func) and self.runtime_rewrites \
+                and self.fplan.ref(node.func).kind != "inner_function":
             # a function passed as a parameter (cuda.atomic.add, a cast): recorded as what it turns out to be
             if not node.keywords:
                 call = ast.Call(func=ast.Name(PREFIX + "callv", ast.Load()),
@@ -364,6 +385,21 @@ class PerThreadRewriter(ast.NodeTransformer):
                             keywords=[])
             return ast.copy_location(call, node)
         return node
+
+
+def _dotted_name(node) -> str | None:
+    """``'mymod.helper'`` for an attribute chain rooted at a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) and parts else None
+
+
+def device_alias(call_name: str) -> str:
+    """The name the instrumented copy of a device function goes by in the rewritten code: its own name, or for
+    ``mymod.helper`` (another module's) a name of its own."""
+    return call_name if "." not in call_name else PREFIX + "dev_" + call_name.replace(".", "__")
 
 
 def _slices_as_calls(node):
@@ -679,7 +715,7 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         # the device functions it calls, after it is known: a recursive one (fib calling fib) finds itself
         # (the names are looked up in ns when the function runs, not when it is defined)
         for call_name, index in fp.device_functions.items():  # the plan's table of the device functions it calls
-            ns[call_name] = build(plan.functions[index])
+            ns[device_alias(call_name)] = build(plan.functions[index])
         return jitted
 
     return plan, build(plan.kernel)
@@ -706,6 +742,8 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
     check_launch(grid, block, where=f"{root.file}:{root.first_line}", kernel=root.name)
     recorder = SimRecorder(grid, block, array_params, record_blocks, max_events=max_events, file=root.file)
     recorder.tuple_params = [p for p, a in zip(root.params, args) if isinstance(a, tuple)]
+    if root.vararg:  # def k(a, *rest): the further arguments, a tuple, their arrays named rest[0], ...
+        recorder.tuple_params.append(root.vararg)
     plan, jitted = build_sim_kernel(kernel, recorder)
     root = plan.root
     args = [as_sim_records(a) for a in args]

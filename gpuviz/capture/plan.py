@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import linecache
 import os
 import time
 import types
@@ -47,10 +48,11 @@ from .source import FunctionSource, assigned_names, collect_device_functions, is
 REF_KINDS = (
     "parameter", "local", "shared", "local_array", "const_array", "host_array", "device_array", "device_function",
     "constant", "cuda", "math", "numpy", "numba", "operator", "enum", "scalar_type", "builtin", "undefined",
-    "unsupported",
+    "unsupported", "module", "inner_function", "grid_group",
 )
-#: the kinds of a name bound inside the function (its parameters and locals, array declarations among them)
-LOCAL_KINDS = frozenset({"parameter", "local", "shared", "local_array", "const_array"})
+#: the kinds of a name bound inside the function (its parameters and locals, array declarations among them; a
+#: function defined inside it; the grid group ``g = cuda.cg.this_grid()``)
+LOCAL_KINDS = frozenset({"parameter", "local", "shared", "local_array", "const_array", "inner_function", "grid_group"})
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,8 @@ class KernelPlan:
     #: sites a backend asked for and the plan did not list (its events then carry site -1): none expected
     unplanned: list[tuple] = field(default_factory=list)
     build_seconds: float = 0.0  # reading the kernel into this plan (parse, resolve, check, generate)
+    #: the constructs of :data:`BACKEND_LIMITS` the kernel uses: (construct, file, line), in source order
+    limited: list[tuple[str, str, int]] = field(default_factory=list)
 
     @property
     def kernel(self) -> FunctionPlan:
@@ -230,6 +234,18 @@ class KernelPlan:
             return line
         return SiteLine(line, site)
 
+    def refuse_on(self, backend: str, n_blocks: int = 1) -> None:
+        """Raise UnsupportedConstruct for the first construct the plan accepts that ``backend`` does not model
+        (:data:`BACKEND_LIMITS`), naming the construct and its file:line; nothing when the back end models them
+        all. ``n_blocks``: the launch's blocks (a grid-wide barrier of one block is a block's barrier)."""
+        for construct, file, line in self.limited:
+            why = BACKEND_LIMITS.get(construct, {}).get(backend)
+            if why is None or (construct == "grid.sync()" and n_blocks <= 1 and backend == "sim"):
+                continue
+            text = linecache.getline(file, line).strip()
+            raise UnsupportedConstruct(f"{file}:{line}: {construct} is not supported on the {backend} backend: {why}"
+                                       + (f"\n    {text}" if text else ""), file=file, line=line)
+
     def raise_if_unsupported(self) -> None:
         """Raise the first diagnostic as an UnsupportedConstruct (all of them on ``.diagnostics``)."""
         if not self.diagnostics:
@@ -246,6 +262,65 @@ class KernelPlan:
         exc = UnsupportedConstruct(message, file=first.file, line=first.line)
         exc.diagnostics = list(self.diagnostics)
         raise exc
+
+
+#: constructs every back end's front end accepts that a back end does not model: construct -> {back end: why,
+#: and what to do instead}. ``KernelPlan.refuse_on`` refuses them (the cpu back end models them all).
+BACKEND_LIMITS: dict[str, dict[str, str]] = {
+    "grid.sync()": {
+        "sim": "numba's simulator runs the blocks of a grid one after another (it syncs a one-block cooperative "
+               "grid only), so a grid-wide barrier across several blocks cannot happen there; capture it with the "
+               "cpu backend, which runs the whole grid in lockstep",
+        "gpu": "the GPU recorder does not record a cooperative launch's grid-wide barrier yet; capture it with the "
+               "cpu backend",
+    },
+    "a def inside a kernel": {
+        "gpu": "the GPU recorder does not instrument a closure's body yet; capture it with the cpu or sim backend",
+    },
+    "*args": {
+        "gpu": "the GPU recorder does not instrument a function with *args yet; capture it with the cpu or sim "
+               "backend",
+    },
+    "a device function of another module": {
+        "gpu": "the GPU recorder instruments device functions called by name only; capture it with the cpu or sim "
+               "backend, or import the function by name (from mymod import helper)",
+    },
+    "tuple(...)": {
+        "gpu": "the GPU recorder has not been checked with it on a GPU yet; capture it with the cpu or sim backend",
+    },
+    "a local array's reduction (.sum(), .mean(), ...)": {
+        "gpu": "the GPU recorder has not been checked with it on a GPU yet; capture it with the cpu or sim backend",
+    },
+}
+
+
+def _array_reductions():
+    from .simt_compile import _ARRAY_REDUCTIONS
+
+    return _ARRAY_REDUCTIONS
+
+
+def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
+    """The constructs of :data:`BACKEND_LIMITS` one function uses: (construct, file, line)."""
+    fs = fp.fs
+    out = []
+    if fs.vararg:
+        out.append(("*args", fs.file, fs.first_line))
+    for n in ast.walk(fs.tree):
+        if isinstance(n, ast.FunctionDef) and n is not fs.tree:
+            out.append(("a def inside a kernel", fs.file, n.lineno))
+        elif isinstance(n, ast.Call) and is_grid_sync(fp, n):
+            out.append(("grid.sync()", fs.file, n.lineno))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and "." in _text(n.func) \
+                and _text(n.func) in fp.device_functions:
+            out.append(("a device function of another module", fs.file, n.lineno))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "tuple" \
+                and (fp.ref(n.func) or Ref("", "")).kind == "builtin":
+            out.append(("tuple(...)", fs.file, n.lineno))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.attr in _array_reductions() and (fp.ref(n.func.value) or Ref("", "")).kind == "local_array":
+            out.append(("a local array's reduction (.sum(), .mean(), ...)", fs.file, n.lineno))
+    return sorted(out, key=lambda c: c[2])
 
 
 # ---- reading ------------------------------------------------------------------------------------------
@@ -287,10 +362,30 @@ def scalar_type_name(obj) -> str | None:
     return None
 
 
+def is_this_grid(fp: FunctionPlan, node) -> bool:
+    """Whether ``node`` is the call ``cuda.cg.this_grid()``: the grid group, whose ``.sync()`` is a grid-wide barrier."""
+    return isinstance(node, ast.Call) and fp.chain(node.func) == ["cuda", "cg", "this_grid"] and not node.args
+
+
+def is_grid_sync(fp: FunctionPlan, node) -> bool:
+    """Whether ``node`` is ``g.sync()`` of a grid group ``g = cuda.cg.this_grid()`` (or ``cuda.cg.this_grid().sync()``)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sync"
+            and not node.args and not node.keywords):
+        return False
+    group = node.func.value
+    if isinstance(group, ast.Name):
+        return (fp.ref(group) or Ref("", "")).kind == "grid_group"
+    return is_this_grid(fp, group)
+
+
 def _call_site_kind(fp: FunctionPlan, node: ast.Call) -> str | None:
     """The site kind of a call that records (atomic, barrier, warp), else None: read off the names' Refs."""
     from .simt_compile import _ATOMICS, _WARP
 
+    if is_grid_sync(fp, node):
+        return "barrier"  # a grid-wide barrier: every thread of every block arrives before any goes on
+    if isinstance(node.func, ast.Name) and (fp.ref(node.func) or Ref("", "")).kind == "inner_function":
+        return None  # a closure's call records what its body does
     if isinstance(node.func, ast.Name) and (fp.ref(node.func) or Ref("", "")).is_local:
         return "atomic"  # a function a device function was given: recorded as the atomic it may be
     parts = fp.chain(node.func)
@@ -345,6 +440,8 @@ def _function_sites(fp: FunctionPlan) -> list[tuple]:
                   and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
                 field_stores.add(id(t.value))
                 field_targets.add(id(t))
+    inner_returns = {id(r) for d in ast.walk(tree) if isinstance(d, ast.FunctionDef) and d is not tree
+                     for r in ast.walk(d) if isinstance(r, ast.Return)}  # a closure's return ends the closure
     found = []
     if fp.is_kernel:
         found.append(("start", fp.fs.first_line, -1, "", ()))
@@ -372,7 +469,7 @@ def _function_sites(fp: FunctionPlan) -> list[tuple]:
                 found.append((kind, n.lineno, n.col_offset, _text(n.args[0]), _index_texts(n.args[1])))
             elif kind is not None:
                 found.append((kind, n.lineno, n.col_offset, "", ()))
-        elif isinstance(n, ast.Return) and fp.is_kernel:
+        elif isinstance(n, ast.Return) and fp.is_kernel and id(n) not in inner_returns:
             found.append(("end", n.lineno, n.col_offset, "", ()))
     if fp.is_kernel:
         found.append(("end", fp.fs.last_line, -1, "", ()))
@@ -403,7 +500,7 @@ def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
             continue
         name, text = n.id, attr_chain.get(id(n), n.id)
         target: tuple[str, ...] = ()
-        if name in fp.fs.params:
+        if name in fp.fs.all_params:
             kind = "parameter"
         elif name in local:
             kind = "local"
@@ -419,6 +516,8 @@ def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
             if role is not None:
                 kind = role if role in ("cuda", "math", "numpy", "numba", "operator") else "math"  # cmath too
                 target = (role,)
+            elif isinstance(obj, types.ModuleType):
+                kind = "module"  # another module: its device functions and numbers (mymod.helper(x), mymod.N)
             elif name in device_names or is_device_function(obj):
                 kind = "device_function"
             elif isinstance(obj, (bool, int, float, complex, np.integer, np.floating, np.bool_)) or (
@@ -458,6 +557,14 @@ def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
             if parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"],
                                                                ["const", "array_like"]):
                 decl_kinds[n.targets[0].id] = spaces[parts[1]]
+    # a function defined inside the function (a closure), and the grid group g = cuda.cg.this_grid()
+    assigned = {n.id for n in ast.walk(fp.fs.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for n in ast.walk(fp.fs.tree):
+        if isinstance(n, ast.FunctionDef) and n is not fp.fs.tree and n.name not in assigned:
+            decl_kinds[n.name] = "inner_function"
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and is_this_grid(fp, n.value):
+            decl_kinds[n.targets[0].id] = "grid_group"
     if decl_kinds:
         for key, ref in fp.refs.items():
             if ref.kind == "local" and ref.text.split(".")[0] in decl_kinds:
@@ -531,16 +638,17 @@ def build_plan(root: FunctionSource, *, debug: bool = False) -> KernelPlan:
     for fp in plans:
         fs = fp.fs
         try:
-            fp.locals = frozenset(assigned_names(fs.tree) | set(fs.params))
+            fp.locals = frozenset(assigned_names(fs.tree) | set(fs.all_params))
         except UnsupportedConstruct as exc:
             diagnostics.append(Diagnostic("Global", fs.file, exc.line or fs.first_line, str(exc)))
-            fp.locals = frozenset(fs.params)
+            fp.locals = frozenset(fs.all_params)
         fp.device_functions = {name: index_of[id(sub.fn)] for name, sub in fs.all_device_functions().items()}
         _resolve_names(fp, fs.names(), set(fp.device_functions))
         for kind, line, col, array, index in _function_sites(fp):
             fp.site_ids[(kind, line, col)] = len(sites)
             sites.append(Site(kind, line, fs.name, array, index, col))
     plan = KernelPlan(root, plans, sites, diagnostics, debug)
+    plan.limited = [c for fp in plans for c in _limited_constructs(fp)]
     # the executor's code generator is the one reading of what gpuviz supports: every refusal is kept
     code, compile_diagnostics = compile_kernel(plan, debug=debug)
     diagnostics.extend(compile_diagnostics)

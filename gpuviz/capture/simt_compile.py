@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .errors import UnsupportedConstruct
-from .plan import Ref, is_dtype_name as _is_dtype_name, scalar_type_name as _scalar_type_name  # noqa: F401 (gpu_rewrite)
+from .plan import Ref, is_grid_sync, is_dtype_name as _is_dtype_name, scalar_type_name as _scalar_type_name  # noqa: F401 (gpu_rewrite)
 from .source import FunctionSource
 
 # cuda.<attr>.<component> -> runtime expression
@@ -47,6 +47,10 @@ _CMATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "a
           "asinh", "acosh", "atanh", "phase", "polar", "rect", "isnan", "isinf", "isfinite"}
 # methods of arrays and numbers the executor runs (rt.method)
 _METHODS = {"reshape", "bit_count", "conjugate", "view", "copy"}
+# reductions of a thread's own (local) array that numba-cuda compiles in a kernel: method -> numpy's, over each
+# thread's elements (rt.array_reduce); of a global or shared array they would read memory the trace must show
+_ARRAY_REDUCTIONS = {"sum": "sum", "prod": "prod", "mean": "mean", "min": "min", "max": "max", "all": "all",
+                     "any": "any", "argmin": "argmin", "argmax": "argmax"}
 # cuda.<name>: bit and arithmetic intrinsics
 _INTRINSICS = {"popc", "clz", "ffs", "brev", "cbrt"}
 _FP16 = {"hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp",
@@ -54,7 +58,7 @@ _FP16 = {"hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hsin", "hcos",
          "hgt", "hle", "hlt", "hmax", "hmin"}
 _BUILTINS = {"min": "rt.b_min", "max": "rt.b_max", "abs": "np.abs", "int": "rt.b_int", "float": "rt.b_float",
              "bool": "rt.truth", "round": "rt.b_round", "len": "rt.b_len", "pow": "rt.b_pow",
-             "complex": "rt.b_complex"}
+             "complex": "rt.b_complex", "tuple": "rt.b_tuple"}
 # functions of Python's operator module (operator.add passed to a kernel factory) as the operators they are
 _OPERATOR = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
              "lshift": "<<", "rshift": ">>", "or_": "|", "and_": "&", "xor": "^", "iadd": "+", "isub": "-",
@@ -157,10 +161,10 @@ class SimtCompiler:
     # ---- function ------------------------------------------------------------------------------
     def compile(self, gen_name: str) -> str:
         tree = self.fs.tree
-        params = ", ".join(f"p_{p}" for p in self.fs.params)
-        self.emit(0, f"def {gen_name}(rt, _m0{', ' if params else ''}{params}):")
+        params = [f"p_{p}" for p in self.fs.params] + ([f"*p_{self.fs.vararg}"] if self.fs.vararg else [])
+        self.emit(0, f"def {gen_name}(rt, _m0{''.join(', ' + p for p in params)}):")
         self.emit(1, "V = {}")
-        for p in self.fs.params:
+        for p in self.fs.all_params:  # *rest: the tuple of the further arguments
             self.emit(1, f"V[{p!r}] = p_{p}")
         self.emit(1, "_ret = rt.no_lanes()")
         self.emit(1, "_rv = None")
@@ -267,8 +271,36 @@ class SimtCompiler:
             self.emit(ind, f"_ret = _ret | {m}")
         elif isinstance(s, ast.Pass):
             self.emit(ind, "pass")
+        elif isinstance(s, ast.FunctionDef):
+            self.inner_function(s, ind)
         else:
             raise self.error(s, f"'{type(s).__name__}' statements are not supported in kernels")
+
+    def inner_function(self, s: ast.FunctionDef, ind: int):
+        """``def f(...)`` inside a kernel (a closure, which numba inlines): a generated function defined at the same
+        place, called like a device function (``rt.call_device``). Its variables start as a copy of the enclosing
+        function's at the call (what it reads of them is their value then; what it assigns is its own)."""
+        a = s.args
+        if a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or s.decorator_list:
+            raise self.error(s, f"the function {s.name!r} defined inside the kernel has **kwargs, keyword-only or "
+                                "default arguments, or a decorator: give it positional parameters only")
+        gen, outer = self.fresh(f"fn_{s.name}_"), self.fresh("Vo")
+        names = [x.arg for x in a.args] + ([a.vararg.arg] if a.vararg else [])
+        params = [f"p_{x.arg}" for x in a.args] + ([f"*p_{a.vararg.arg}"] if a.vararg else [])
+        self.emit(ind, f"{outer} = V")
+        self.emit(ind, f"def {gen}(rt, _m0{''.join(', ' + p for p in params)}):")
+        self.emit(ind + 1, f"V = dict({outer})")
+        for p in names:
+            self.emit(ind + 1, f"V[{p!r}] = p_{p}")
+        self.emit(ind + 1, "_ret = rt.no_lanes()")
+        self.emit(ind + 1, "_rv = None")
+        was_kernel, self.is_kernel = self.is_kernel, False  # its 'return' returns a value, as a device function's
+        try:
+            self.block(s.body, ind + 1, _Ctx("_m0", None))
+        finally:
+            self.is_kernel = was_kernel
+        self.emit(ind + 1, "return _rv")
+        self.emit(ind, f"V[{s.name!r}] = rt.fnref_device({gen})")
 
     def assign(self, target, value_src: str, ind: int, m: str, line: int):
         if isinstance(target, (ast.Subscript, ast.Attribute)) and not value_src.isidentifier():
@@ -586,6 +618,17 @@ class SimtCompiler:
             if parts[0] in ("numba", "numpy") and len(parts) >= 2:
                 return f"rt.dtype_of({parts[-1]!r})"
             raise self.error(n, f"'{'.'.join(parts)}' is not supported in kernels")
+        root = n.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and self.ref(root).kind == "module":  # mymod.N: a number numba freezes
+            from .source import module_attribute
+
+            text, value = module_attribute(n, self.ns)
+            if isinstance(value, (bool, int, float, complex, np.integer, np.floating, np.bool_)):
+                return _literal(value.item() if isinstance(value, np.generic) else value)
+            raise self.error(n, f"{text or _text_of(n)}: a kernel reads another module's numbers and calls its device "
+                                "functions; this is neither")
         if isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum":
             member = getattr(self.fplan.enums[n.value.id], n.attr, None)
             if member is None or not isinstance(member.value, (int, float, bool)):
@@ -602,11 +645,31 @@ class SimtCompiler:
         line = n.lineno
         if isinstance(n.func, ast.Name):
             return self.call_name(n, m)
+        if is_grid_sync(self.fplan, n):  # g.sync() of g = cuda.cg.this_grid(): a barrier of the whole grid
+            return f"rt.grid_sync({m}, {self.site('barrier', n)})"
+        dotted_text = _dotted_text(n.func)
+        if dotted_text in self.device_names:  # a device function of another module: mymod.helper(x)
+            if n.keywords:
+                raise self.error(n, "keyword arguments to device functions are not supported")
+            args = "".join(", " + self.expr(a, m) for a in n.args)
+            return f"rt.call_device({self.device_names[dotted_text]}, {m}{args})"
         parts = self.dotted(n.func)
         if parts is None:
+            if isinstance(n.func, ast.Attribute) and n.func.attr in _ARRAY_REDUCTIONS:
+                if n.args or n.keywords:
+                    raise self.error(n, f".{n.func.attr}() with arguments (an axis, a dtype) is not supported in "
+                                        f"kernels: numba-cuda compiles .{n.func.attr}() of a whole array")
+                owner = n.func.value
+                if not (isinstance(owner, ast.Name) and self.ref(owner).kind == "local_array"):
+                    raise self.error(n, f"the method .{n.func.attr}() of {_text_of(owner)}: gpuviz runs it on a "
+                                        "thread's own cuda.local.array only (a global or shared array's loads would "
+                                        "go unrecorded): write the loop")
+                return (f"rt.array_reduce({m}, {self.expr(n.func.value, m)}, "
+                        f"{_ARRAY_REDUCTIONS[n.func.attr]!r}, {line})")
             if isinstance(n.func, ast.Attribute) and n.func.attr not in _METHODS:
                 raise self.error(n, f"the method .{n.func.attr}() is not supported by gpuviz (it supports "
-                                    f"{', '.join('.' + x + '()' for x in sorted(_METHODS))}): index the array instead")
+                                    f"{', '.join('.' + x + '()' for x in sorted(_METHODS | set(_ARRAY_REDUCTIONS)))})"
+                                    ": index the array instead")
             if isinstance(n.func, ast.Attribute) and not n.keywords:  # a method of a value: x.bit_count()
                 args = "".join(", " + self.expr(a, m) for a in n.args)
                 return f"rt.method({m}, {line}, {self.expr(n.func.value, m)}, {n.func.attr!r}{args})"
@@ -619,6 +682,11 @@ class SimtCompiler:
         line = n.lineno
         fname = n.func.id
         ref = self.ref(n.func)
+        if ref.kind == "inner_function":  # a function defined inside the kernel (see inner_function)
+            if n.keywords:
+                raise self.error(n, f"keyword arguments to {fname!r} are not supported: pass them by position")
+            args = "".join(", " + self.expr(a, m) for a in n.args)
+            return f"rt.call_device(V[{fname!r}].target, {m}{args})"
         if ref.is_local:
             # a function a device function was given (a cast, an atomic, another device function)
             if n.keywords:
@@ -632,7 +700,7 @@ class SimtCompiler:
             return f"rt.call_device({self.device_names[fname]}, {m}{args})"
         if ref.kind == "builtin" and fname in _BUILTINS:
             args = ", ".join(self.expr(a, m) for a in n.args)
-            return f"{_BUILTINS[fname]}({args})"
+            return f"{_BUILTINS[fname]}({args})" if fname != "tuple" else f"rt.b_tuple({line}, {args})"
         if ref.kind == "builtin" and fname == "print":
             args = ", ".join(self.expr(a, m) for a in n.args)
             return f"rt.kernel_print({m}, {line}, {args})"
@@ -684,6 +752,8 @@ class SimtCompiler:
                         f"{name.split('_')[1]!r})")
             if name == "syncwarp":
                 return f"rt.syncwarp({m}, {self.site('warp', n)})"
+            if name == "cg.this_grid" and not n.args:
+                return "rt.grid_group()"
             if name in ("threadfence", "threadfence_block", "threadfence_system"):
                 return "None"
             if name == "activemask":
@@ -768,6 +838,22 @@ def _vector_type(name: str) -> str | None:
     obj = getattr(cuda_mod, name, None) if cuda_mod is not None and name.isidentifier() else None
     canonical = getattr(obj, "__name__", "") if isinstance(obj, type) else ""
     return canonical if re.fullmatch(r"(u?int(8|16|32|64)|float(16|32|64))x[1-4]", canonical) else None
+
+
+def _text_of(node) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001 - an exotic node ast cannot print back
+        return type(node).__name__
+
+
+def _dotted_text(node) -> str | None:
+    """``'mymod.helper'`` for an attribute chain rooted at a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) and parts else None
 
 
 def _field_key(sub: ast.Subscript) -> bool:

@@ -1708,6 +1708,58 @@ class SimtRuntime:
             per = (count > 0).astype(np.int64)
         return per[self.slot]
 
+    @staticmethod
+    def grid_group():
+        """``cuda.cg.this_grid()``: the grid group, whose ``.sync()`` is :meth:`grid_sync`."""
+        return FnRef("grid", None)
+
+    def grid_sync(self, m, line):
+        """``g.sync()`` of ``g = cuda.cg.this_grid()``: a barrier of the whole grid. The executor runs every block
+        at once, so every live thread of every block reaches it before any goes on: one BARRIER event per thread,
+        at one issue step. A thread still running elsewhere, or a block that ended before it, never arrives: on a
+        GPU the grid waits for it forever."""
+        at = m & self.alive
+        missing = self.alive & ~m
+        nb = self.n_slots
+        ended = np.flatnonzero(np.bincount(self.slot[self.alive], minlength=nb) == 0) if at.any() else []
+        if missing.any() or len(ended):
+            b = int(self.slot[np.flatnonzero(missing)[0]]) if missing.any() else int(ended[0])
+            in_b = self.slot == b
+            coords = (int(self.bid[0][b * self.tpb]), int(self.bid[1][b * self.tpb]), int(self.bid[2][b * self.tpb]))
+            absent = self.thread_lin[missing & in_b]
+            why = (f"threads {_ranges(absent)} of block {coords} are still running elsewhere and never arrive"
+                   if missing.any() else f"block {coords} ended before it and never arrives")
+            raise DivergentBarrierError(
+                f"{self.where(line)}: divergent grid barrier: {why} at grid.sync(). On a GPU the grid waits for "
+                f"them forever: every live thread of every block must reach the same grid.sync().\n"
+                f"    {self.line_text(line)}",
+                file=self.file, line=line, block=coords, arrived=self.thread_lin[at & in_b], missing=absent)
+        self.barriers_passed += 1
+        self._rec(np.flatnonzero(at), EventKind.BARRIER, -1, None, line)
+
+    def array_reduce(self, m, obj, op, line):
+        """``a.sum()``, ``a.mean()``, ... of a thread's own local array: over each thread's elements."""
+        if not (isinstance(obj, ArrayHandle) and obj.space == "local"):
+            from .errors import UnsupportedConstruct
+
+            raise UnsupportedConstruct(
+                f"{self.where(line)}: .{op}() of a {getattr(obj, 'space', type(obj).__name__)} array: gpuviz runs it "
+                f"on a thread's own cuda.local.array only (a global or shared array's loads would go unrecorded): "
+                f"write the loop\n    {self.line_text(line)}", file=self.file, line=line)
+        data = obj.data.reshape(obj.data.shape[0], -1)
+        return getattr(np, op)(data, axis=1)
+
+    def b_tuple(self, line, x=()):
+        """``tuple(t)`` of a tuple (numba compiles it for tuples, whose length it knows): the same values."""
+        if isinstance(x, tuple):
+            return x
+        from .errors import UnsupportedConstruct
+
+        raise UnsupportedConstruct(
+            f"{self.where(line)}: tuple() of a {type(x).__name__}: numba-cuda makes a tuple of a tuple's values only "
+            f"(its length must be known when it compiles): write (a, b, ...)\n    {self.line_text(line)}",
+            file=self.file, line=line)
+
     def syncwarp(self, m, line):
         self._rec(np.flatnonzero(m), EventKind.WARP_OP, -1, None, line)
 

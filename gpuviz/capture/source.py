@@ -44,10 +44,17 @@ class FunctionSource:
     first_line: int
     last_line: int
     globals: dict
-    params: list[str]
+    params: list[str]  # the positional parameters
     device_functions: dict[str, "FunctionSource"] = field(default_factory=dict)  # called by name
     #: device functions only passed as values (to a device function that calls its parameter)
     value_functions: dict[str, "FunctionSource"] = field(default_factory=dict)
+    #: ``rest`` of ``def f(a, *rest)``: the further arguments, as a tuple (numba packs them so too)
+    vararg: str | None = None
+
+    @property
+    def all_params(self) -> list[str]:
+        """The names the parameters bind: the positional ones, then ``*rest``'s."""
+        return self.params + ([self.vararg] if self.vararg else [])
 
     def all_device_functions(self) -> dict[str, "FunctionSource"]:
         return {**self.value_functions, **self.device_functions}
@@ -70,7 +77,23 @@ class FunctionSource:
         return ns
 
 
+def no_source_reason(fn: types.FunctionType) -> str | None:
+    """Why ``fn`` has no source file to read, or None: a function built with ``exec()`` (or ``compile()``) names a
+    pseudo-file such as ``<string>`` that no line cache holds (a notebook cell's pseudo-file is held: it reads)."""
+    file = fn.__code__.co_filename
+    if file.startswith("<") and file.endswith(">") and not linecache.getlines(file):
+        return f"no source: built with exec() (its code names the file {file!r}, which holds no text)"
+    return None
+
+
 def parse_function(fn: types.FunctionType) -> FunctionSource:
+    reason = no_source_reason(fn)
+    if reason is not None:
+        file, line = fn.__code__.co_filename, fn.__code__.co_firstlineno
+        raise UnsupportedConstruct(
+            f"{file}:{line}: {fn.__qualname__}: {reason}. gpuviz instruments a kernel from its Python source: "
+            "the launch runs untraced; define the kernel in a .py file (or a notebook cell) to trace it",
+            file=file, line=line)
     try:
         lines, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
@@ -91,10 +114,10 @@ def parse_function(fn: types.FunctionType) -> FunctionSource:
     tree = fdefs[0]
     tree.decorator_list = []
     args = tree.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+    if args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
         raise UnsupportedConstruct(
-            f"{file}:{tree.lineno}: kernel {tree.name} has *args, **kwargs, keyword-only or default "
-            "arguments; CUDA kernels take plain positional parameters",
+            f"{file}:{tree.lineno}: kernel {tree.name} has **kwargs, keyword-only or default "
+            "arguments; CUDA kernels take positional parameters (and *args)",
             file=file,
             line=tree.lineno,
         )
@@ -108,6 +131,7 @@ def parse_function(fn: types.FunctionType) -> FunctionSource:
         last_line=last_line,
         globals=fn.__globals__,
         params=[a.arg for a in args.args],
+        vararg=args.vararg.arg if args.vararg else None,
     )
     return fs
 
@@ -119,7 +143,7 @@ def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
 
     def visit(fs: FunctionSource):
         ns = fs.names()
-        local_names = assigned_names(fs.tree) | set(fs.params)
+        local_names = assigned_names(fs.tree) | set(fs.all_params)
         called = {n.func.id for n in ast.walk(fs.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         for node in ast.walk(fs.tree):
             # called by name, or passed as a value (to a device function that calls its parameter)
@@ -136,17 +160,50 @@ def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
                         visit(sub)
                     (fs.device_functions if name in called else fs.value_functions)[name] = found[key]
                     by_name.setdefault(name, found[key])
+            # called as an attribute of another module: ``mymod.helper(x)``, keyed by its dotted text
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                text, obj = module_attribute(node.func, ns, local_names)
+                if text is not None and is_device_function(obj):
+                    key = id(obj.py_func)
+                    if key not in found:
+                        sub = parse_function(obj.py_func)
+                        found[key] = sub
+                        visit(sub)
+                    fs.device_functions[text] = found[key]
+                    by_name.setdefault(text, found[key])
 
     visit(root)
     return by_name
 
 
+def module_attribute(node, ns: dict, local_names=()) -> tuple[str | None, object]:
+    """(``'mymod.helper'``, the object) for an attribute chain rooted at a module the function's namespace
+    holds (``import mymod``), else (None, None)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in local_names or not isinstance(ns.get(node.id), types.ModuleType):
+        return None, None
+    obj = ns[node.id]
+    for attr in reversed(parts):
+        obj = getattr(obj, attr, None)
+        if obj is None:
+            return None, None
+    return ".".join([node.id, *reversed(parts)]), obj
+
+
 def assigned_names(tree: ast.FunctionDef) -> set[str]:
-    """Names bound inside the function body (Python makes them local)."""
+    """Names bound inside the function body (Python makes them local): assigned, and a function defined
+    inside it (a closure) with its parameters."""
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             out.add(node.id)
+        elif isinstance(node, ast.FunctionDef) and node is not tree:
+            out.add(node.name)
+            out.update(a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs))
+            out.update(a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             raise UnsupportedConstruct(f"line {node.lineno}: 'global'/'nonlocal' cannot be used in a CUDA kernel")
     return out
