@@ -173,13 +173,19 @@ def fit_to_screen(window, preferred=(1600, 950)) -> None:
         window.resize(w, h)
 
 
-def run_app(trace_path=None, present: bool = False, theme: str = "light") -> int:
-    """Open the main window on ``trace_path`` (or the embedded default); returns the exit status."""
+def run_app(trace_path=None, present: bool = False, theme: str = "light", share=False) -> int:
+    """Open the main window on ``trace_path`` (or the embedded default); returns the exit status. ``share``: True
+    shares it with the class on this machine, ``"lan"`` on the LAN (gpuviz.ui.share)."""
     install_error_reporting()
     app = _application()
     window = open_main_window(trace_path, present=present, theme=theme)
     if isinstance(window, int):
         return window
+    if share:
+        from .ui.share import share_with_class
+
+        if share_with_class(window, lan=share == "lan") is None:
+            return 2
     return app.exec()
 
 

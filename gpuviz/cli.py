@@ -648,6 +648,9 @@ def _play_lesson_window(lesson, present: bool, theme: str) -> int:
 def build_parser() -> ca.Parser:
     p = ca.Parser(prog="gpuviz", description="See what a GPU really does when it runs a kernel.")
     p.add_argument("--present", action="store_true", help="presenter mode: full screen, scaled for a projector")
+    p.add_argument("--share", action="store_true", help="share with the class: students' browsers follow the window "
+                   "(a link and a QR code; this machine only unless --lan)")
+    p.add_argument("--lan", action="store_true", help="with --share: students join over the LAN")
     p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command")
 
@@ -761,7 +764,7 @@ def _version() -> str:
 def main(argv=None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    first = next((i for i, t in enumerate(argv) if t not in ("--present",)), None)
+    first = next((i for i, t in enumerate(argv) if t not in ("--present", "--share", "--lan")), None)
     try:  # a bad argument is one line and status 2 (argparse exits; the status is returned instead)
         if first is not None and argv[first] == "run":
             ours, script_args = split_run_argv(argv[first + 1:])
@@ -777,7 +780,7 @@ def main(argv=None) -> int:
         if args.command is None:
             from gpuviz.app import run_app
 
-            return run_app(trace_path=None, present=args.present)
+            return run_app(trace_path=None, present=args.present, share="lan" if args.lan else args.share)
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # here, where a reader gone away is caught, rather than at the interpreter's exit
         return status

@@ -52,6 +52,7 @@ from ..model import playback as pb
 from ..model.trace import Trace
 from .actions import Action, ActionRegistry
 from .export_html import export_html_dialog
+from .share import export_polls_dialog, share_with_class
 from .launch import LaunchPanel
 from .session import Session
 from ..style.theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
@@ -659,6 +660,10 @@ class MainWindow(QMainWindow):
         add(Action("file.snapshot", "Save a &picture of the window…", self.snapshot_dialog, ("Ctrl+Shift+S",), g))
         add(Action("file.export_html", "&Export an HTML page…", lambda: export_html_dialog(self), ("Ctrl+E",), g,
                    "One file that replays this launch offline in any browser: for students without gpuviz"))
+        add(Action("file.share", "S&hare with the class…", lambda: share_with_class(self), (), g,
+                   "Students' browsers follow this window live and answer the lesson's questions (a link and a QR code)"))
+        add(Action("file.share_answers", "Export the class's &answers (CSV)…", lambda: export_polls_dialog(self), (), g,
+                   "The answers to each predict question, counted, without names"))
         add(Action("file.run", "&Run capture", lambda: self.launch_panel.run(), ("Ctrl+R",), g,
                    "Capture the kernel chosen in the launch panel"))
         add(Action("file.quit", "&Quit", self.close, ("Ctrl+Q",), g))

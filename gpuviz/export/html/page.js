@@ -604,7 +604,10 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     wire();
     if (d.kind === "lesson") gotoBeat(0);
     else { loadScene(0); go(S.scene.first); }
+    // what a script added to the page may drive (gpuviz's class share follows the presenter with it)
+    window.gpuvizPage = {state: S, go: go, gotoBeat: gotoBeat, applyTheme: applyTheme, draw: draw, stop: stop};
     document.body.dataset.ready = "1";
+    document.dispatchEvent(new Event("gpuviz-ready"));
   }
 
   main().catch((err) => {
