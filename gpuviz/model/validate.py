@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import zipfile
 from dataclasses import dataclass, field
 
@@ -49,6 +50,10 @@ ARRAY_DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
      "float64", "complex64", "complex128"]
 )
+#: the other element types numba-cuda kernels take and gpuviz writes as numpy names them: fixed-width bytes and text
+#: (numba-cuda's string-constant tests) and dates and time spans (its datetime tests), at most 4096 characters
+_OTHER_ARRAY_DTYPE = re.compile(r"\|S[1-9]\d{0,3}|[<>]U[1-9]\d{0,3}|"
+                                r"(datetime64|timedelta64)\[(Y|M|W|D|h|m|s|ms|us|ns|ps|fs|as)\]")
 ARRAY_SPACES = ("global", "shared", "local")
 
 _INT31 = (1 << 31) - 1
@@ -302,8 +307,9 @@ def check_launch_json(d, where: str, label: str, lim: Limits = DEFAULT_LIMITS) -
         _need(0 < len(a["name"]) <= 1000, aat, f"its name must be 1..1000 characters, not {len(a['name']):,}")
         _need(a["name"] not in names, aat, f"two arrays are named {a['name']!r}")
         names.add(a["name"])
-        _need(isinstance(a["dtype"], str) and a["dtype"] in ARRAY_DTYPES, aat,
-              f"dtype {a['dtype']!r} is not a plain number type ({', '.join(sorted(ARRAY_DTYPES))})")
+        _need(isinstance(a["dtype"], str) and (a["dtype"] in ARRAY_DTYPES or _OTHER_ARRAY_DTYPE.fullmatch(a["dtype"])),
+              aat, f"dtype {str(a['dtype'])[:100]!r} is not a plain number type ({', '.join(sorted(ARRAY_DTYPES))}),"
+              " fixed-width bytes or text (|S12, <U12) or a date or time span (datetime64[D], timedelta64[ns])")
         if a.get("record"):  # an array of records is stored as its bytes, "record" says what they hold
             why = _record_dtype_problem(a["record"]) if isinstance(a["record"], str) else "not text"
             _need(not why, aat, f"its record layout {str(a['record'])[:200]!r} is not one gpuviz writes ({why})")
@@ -431,7 +437,7 @@ def check_launch(launch: Launch, where: str, label: str) -> None:
     at = f"{where}: {label}"
     for a in launch.arrays:
         dt = a.numpy_dtype
-        plain = dt.kind in "biufc" and dt.shape == ()
+        plain = dt.kind in "biufcSUMm" and dt.shape == ()
         _need(not dt.hasobject and (plain or dt.names is not None), at, f"array {a.name!r} has dtype {dt}")
 
 
