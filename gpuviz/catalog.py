@@ -15,20 +15,49 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from pathlib import Path
 
 #: the package the bundled kernels install as (the repository's ``kernels/`` folder)
 KERNELS_PACKAGE = "gpuviz.kernels"
 
 
+def _checkout_kernels() -> Path | None:
+    """The ``kernels/`` folder beside this package in a checkout (``gpuviz/`` and ``kernels/`` side by side)."""
+    folder = Path(__file__).resolve().parent.parent / "kernels"
+    return folder if (folder / "__init__.py").is_file() and (folder / "catalog.json").is_file() else None
+
+
+def _package():
+    """``gpuviz.kernels``: installed (a wheel, or ``pip install -e .``), else, in a checkout that was never installed
+    (``PYTHONPATH=.``, as on the GPU machine), the checkout's ``kernels/`` folder loaded under that name."""
+    try:
+        return importlib.import_module(KERNELS_PACKAGE)
+    except ModuleNotFoundError as exc:
+        folder = _checkout_kernels()
+        if exc.name != KERNELS_PACKAGE or folder is None:
+            raise
+    spec = importlib.util.spec_from_file_location(KERNELS_PACKAGE, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[KERNELS_PACKAGE] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(KERNELS_PACKAGE, None)
+        raise
+    setattr(sys.modules["gpuviz"], "kernels", module)
+    return module
+
+
 def all_kernels() -> dict:
     """Every bundled kernel's :class:`~gpuviz.kernels.KernelSpec` by CLI name, in teaching order."""
-    return importlib.import_module(KERNELS_PACKAGE).all_kernels()
+    return _package().all_kernels()
 
 
 def get_kernel(name: str):
     """One bundled kernel's spec; KeyError naming the known kernels when there is none of that name."""
-    return importlib.import_module(KERNELS_PACKAGE).get_kernel(name)
+    return _package().get_kernel(name)
 
 
 def kernel_catalog() -> dict:
@@ -46,6 +75,7 @@ def kernel_module(name: str):
     what a spec does not carry: a module's other kernels and constants (``matmul.TILE``, ``fusion.A``)."""
     if not name or not name.isidentifier():
         raise ValueError(f"{name!r} is not the name of a bundled kernel module")
+    _package()
     try:
         return importlib.import_module(f"{KERNELS_PACKAGE}.{name}")
     except ModuleNotFoundError as exc:
@@ -60,15 +90,20 @@ def __getattr__(name: str):
     # ``from gpuviz.catalog import KernelSpec``: the type of what get_kernel returns, imported when asked for
     # (gpuviz.kernels' own __init__ imports no kernel module and no numba)
     if name == "KernelSpec":
-        return importlib.import_module(KERNELS_PACKAGE).KernelSpec
+        return _package().KernelSpec
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def kernels_folder() -> Path:
     """The folder the bundled kernels' sources are in, as this installation has it (``kernels/`` of a checkout,
     ``site-packages/gpuviz/kernels`` of a wheel): found without importing them."""
-    spec = importlib.util.find_spec(KERNELS_PACKAGE)
+    try:
+        spec = importlib.util.find_spec(KERNELS_PACKAGE)
+    except ModuleNotFoundError:
+        spec = None
     if spec is None or not spec.submodule_search_locations:
+        if _checkout_kernels() is not None:
+            return _checkout_kernels()
         raise ModuleNotFoundError(f"{KERNELS_PACKAGE} is not installed", name=KERNELS_PACKAGE)
     return Path(next(iter(spec.submodule_search_locations)))
 

@@ -105,6 +105,32 @@ def _dependency_site(tmp: Path) -> Path:
     return site
 
 
+def test_a_checkout_that_was_never_installed_finds_its_kernels(tmp_path):
+    """``PYTHONPATH=. python -m pytest tests/test_gpu.py`` on the GPU machine (a copy of the tree, gpuviz not
+    installed): ``gpuviz.kernels`` was not found ('No module named gpuviz.kernels') and no GPU test ran."""
+    for folder in ("gpuviz", "kernels"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    probe = (
+        "import sys\n"
+        # this venv's editable install maps gpuviz.kernels onto the checkout: a machine without it has no such finder
+        "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in getattr(f, '__module__', '').lower()]\n"
+        "sys.path[:] = [p for p in sys.path if '__editable__' not in p]\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from gpuviz import catalog\n"
+        "print(catalog.kernels_folder())\n"
+        "print(sys.modules['gpuviz.kernels'].__file__ if 'gpuviz.kernels' in sys.modules else '-')\n"
+        "specs = catalog.all_kernels()\n"
+        "print(sys.modules['gpuviz.kernels'].__file__, len(specs), catalog.kernel_module('matmul').TILE)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    folder, before, after = out.stdout.splitlines()
+    assert folder == str(tmp_path / "kernels") and before == "-"  # found without importing a kernel
+    path, n, tile = after.split()
+    assert path == str(tmp_path / "kernels" / "__init__.py") and int(n) >= 10 and int(tile) > 0
+
+
 def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     dist = tmp_path / "dist"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # a user's build compiles
