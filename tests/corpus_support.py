@@ -344,7 +344,11 @@ def round_trip_problem(trace, folder) -> str:
     except (AssertionError, TraceFileError) as exc:
         return f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     except Exception as exc:  # noqa: BLE001 - an internal error while saving or reading back is what this counts
-        return f"crashed: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+        import traceback
+
+        where = traceback.extract_tb(exc.__traceback__)[-3:]  # the innermost frames: where it broke
+        at = " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(where))
+        return f"crashed: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''} (at {at})"
     return "ok"
 
 
