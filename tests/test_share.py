@@ -14,6 +14,8 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
@@ -83,6 +85,21 @@ def test_a_page_may_send_an_answer_and_nothing_else():
                 "[" * 100_000):
         with pytest.raises(ProtocolError):
             parse_client_message(bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=300), st.binary(max_size=300),
+                 st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=20),
+                              lambda kids: st.lists(kids, max_size=4) | st.dictionaries(
+                                  st.sampled_from(["type", "question", "value", "frame", "role", "x"]), kids,
+                                  max_size=4)).map(lambda v: json.dumps(v, allow_nan=True))))
+def test_any_message_is_an_answer_or_a_protocol_error(text):
+    """The fuzz of the messages: whatever a page sends, the server gets an answer or a ProtocolError, nothing else."""
+    try:
+        msg = parse_client_message(text)
+    except ProtocolError:
+        return
+    assert set(msg) == {"type", "question", "value"} and msg["type"] == "answer"
 
 
 def test_polls_count_one_answer_per_client_without_names():
@@ -318,6 +335,11 @@ def test_three_browsers_follow_the_presenter_and_answer(make_window, qtbot, tmp_
         assert free.evaluate("() => document.body.dataset.share") == "following"
         at(free, 53)
         assert "following" in free.inner_text("#share-badge")
+        # the theme follows the presenter's (Ctrl+T)
+        want = "light" if s.theme.dark else "dark"
+        w.toggle_theme()
+        for pg in pages:
+            pg.wait_for_function("(t) => document.documentElement.dataset.theme === t", arg=want)
 
         # a lesson: the pages reload on its page and follow its steps; all three answer its question
         lesson, trace = _lesson()
@@ -366,3 +388,14 @@ def test_three_browsers_follow_the_presenter_and_answer(make_window, qtbot, tmp_
     host, port = urlsplit(ctl.url).hostname, urlsplit(ctl.url).port
     with pytest.raises(OSError):
         http.client.HTTPConnection(host, port, timeout=2).request("GET", "/")
+
+
+def test_a_new_page_reloads_every_page_even_when_a_state_follows_at_once(server, ws_open):
+    s = server
+    s.publish(frame=1, theme="light")
+    ws = ws_open(_ws_url(s))
+    assert _recv_state(ws)["frame"] == 1
+    s.set_page(lambda origin: ("<html>another</html>", {}))
+    s.publish(frame=0, theme="light")  # latest-state-wins must not swallow the reload
+    assert json.loads(ws.recv(timeout=5)) == {"type": "reload"}
+    assert b"another" in _get(s, f"/?join={s.token}")[1]

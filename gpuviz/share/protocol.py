@@ -55,6 +55,8 @@ def parse_client_message(text) -> dict:
     if not isinstance(msg, dict):
         raise ProtocolError("not a JSON object")
     kind = msg.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError("a message without a type")
     if kind in _PRESENTER_WORDS or _PRESENTER_WORDS & set(msg) or msg.get("role") is not None:
         raise ProtocolError(f"a message that only the presenter's side sends ({str(kind)[:40]!r}): pages only answer")
     if kind != "answer":

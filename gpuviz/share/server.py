@@ -62,6 +62,7 @@ class _Client:
     def __init__(self, ws, cid: str):
         self.ws, self.id = ws, cid
         self.latest: str | None = None
+        self.reload = False  # a new page: sent before any state, never skipped (the state comes after it loads)
         self.ready = asyncio.Event()
         self.rate = RateLimit()
 
@@ -192,7 +193,9 @@ class ShareServer:
         self._page = asyncio.ensure_future(asyncio.to_thread(builder, ws_origin))
         self._page.add_done_callback(self._page_built)
         if reload:
-            self._broadcast('{"type":"reload"}')
+            for c in self._clients.values():
+                c.reload = True
+                c.ready.set()
 
     def _page_built(self, fut) -> None:
         if fut.cancelled():
@@ -240,8 +243,7 @@ class ShareServer:
         return Response(200, "OK", headers, html.encode("utf-8"))
 
     def _broadcast(self, text: str) -> None:
-        if not text.startswith('{"type":"reload"'):
-            self._state = text
+        self._state = text
         for c in self._clients.values():
             c.latest = text  # latest wins: a state the page had no time for is skipped
             c.ready.set()
@@ -253,6 +255,8 @@ class ShareServer:
             if self._stopping.is_set():
                 return
             text, c.latest = c.latest, None
+            if c.reload:
+                c.reload, text = False, '{"type":"reload"}'  # the page reloads, then gets the latest state
             if text is None:
                 continue
             try:
