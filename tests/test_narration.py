@@ -151,3 +151,23 @@ def test_a_strided_read_is_named_as_the_cells_it_reads_in_title_and_caption():
     second = next(i for i in range(f + 1, F.n_frames) if F.warp[i] == F.warp[f] and F.kind[i] == F.kind[f])
     assert list(np.unique(tr.index[F.events(second)])) == list(range(1, 32, 2))
     assert "cache[1, 3, …, 31]" in F.describe(second) and "read cache[tid + s] (every 2nd element)" in n.caption(second)
+
+
+def test_a_gpu_barrier_reached_by_one_warp_lanes_apart_is_narrated():
+    """numba-cuda's laplace kernel on the H200 (one block of 4x4 threads, tests/data/laplace_h200_partial_warp.gpuviz):
+    its one warp's lanes reached each syncthreads in separate groups. The caption of every such frame raised
+    IndexError (no other warp to name), so the round trip of that recording and the window's caption broke, and
+    the count said '6 of 1 warps of block 0 are there'."""
+    import re
+    from pathlib import Path
+
+    trace = gpuviz.load(Path(__file__).parent / "data" / "laplace_h200_partial_warp.gpuviz")
+    narrator = Narrator(Frames(trace))
+    captions = [narrator.caption(f) for f in range(narrator.frames.n_frames)]
+    at_barrier = [c for c in captions if "reaches syncthreads" in c]
+    assert len(at_barrier) == 19
+    assert all("no other warp of its block issues in this phase" in c for c in at_barrier)
+    for c in captions:
+        for n, m in re.findall(r"(\d+) of (\d+) warps", c):
+            assert int(n) <= int(m), c
+    assert sum("reached it lanes apart" in c for c in at_barrier) == 14  # the 2nd..6th arrivals of each phase

@@ -1012,8 +1012,17 @@ class Narrator:
             return f"All {n_at} threads of block {bname} are at syncthreads and it opens: {why}"
         waiting = int(F.waiting_warps[f])
         there = f"{waiting} of {L.warps_per_block} warps of block {bname} are there"
+        if waiting > L.warps_per_block:
+            # a GPU recording without lockstep: a warp's lanes may reach a barrier apart (independent thread
+            # scheduling), one frame each group; '6 of 1 warps' counted the groups as warps
+            there = (f"arrival {waiting} at it in block {bname}, whose {_plural(L.warps_per_block, 'warp')} reached "
+                     f"it lanes apart, as a GPU may schedule them")
         warps, lengths = self.phase_lengths(b, p)
         mine = lengths[warps == w]
+        if not len(mine) or len(lengths) == 1:
+            # no other warp of the block issues in this phase (one warp per block, the rest recorded elsewhere or
+            # gone): no one to wait for, and no one to name (numba-cuda's laplace kernel on the H200: IndexError)
+            return f"Warp {w} reaches syncthreads ({there}): no other warp of its block issues in this phase"
         if len(lengths) > 1 and lengths.min() == lengths.max():
             # on the issue-step clock (the Barriers view) they all arrive together: the frames only show one warp
             # at a time, and 'waits' here contradicted the Barriers header's 'nobody waits'
