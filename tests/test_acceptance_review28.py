@@ -422,3 +422,29 @@ def test_a_dark_theme_chosen_while_presenting_stays_at_the_desk(person):
     lesson_window.actions.trigger("lesson.stop")
     settle()
     person.check(w, "theme chosen while presenting")
+
+
+# ---- finding 11: the status line keeps what the trace is -------------------------------------------------
+def test_the_status_summary_comes_back_after_a_menu_and_a_message(person):
+    """Finding 11: the status-bar summary ('matmul_tiled: grid ... threads · events · frames') disappeared after
+    any menu opened (its items' empty status tips cleared the message it was) and never returned."""
+    w = person(kernel_trace("matmul_tiled"))
+    summary = w.summary_status
+    assert summary.isVisible() and "threads" in summary.text() and "frames" in summary.text()
+    menu = w.menuBar().actions()[0].menu()
+    menu.popup(w.mapToGlobal(w.rect().center()))
+    settle()
+    for action in menu.actions():  # the pointer over each item: its status tip (empty) is shown
+        if not action.isSeparator():
+            menu.setActiveAction(action)
+            settle()
+    menu.close()
+    settle()
+    assert summary.isVisible() and "threads" in summary.text()
+    w.statusBar().showMessage("saved somewhere", 50)  # a message covers it for its time, then gives it back
+    settle()
+    assert not summary.isVisible()
+    QTest.qWait(150)
+    settle()
+    assert summary.isVisible() and "threads" in summary.text()
+    person.check(w, "after a menu and a message")

@@ -404,7 +404,8 @@ class MainWindow(QMainWindow):
         self.clear_notice()
         self._find_warnings()
         self.launch_panel.follow_trace()
-        self.statusBar().showMessage(
+        self.statusBar().clearMessage()
+        self.summary_status.setText(
             f"{L.kernel_name}: grid {L.grid} x block {L.block} = {L.n_threads:,} threads · "
             f"{len(s.trace):,} events · {s.frames.n_frames:,} frames"
             + (f" · {L.dropped:,} events DROPPED" if L.dropped else "")
@@ -755,6 +756,13 @@ class MainWindow(QMainWindow):
         self.origin_status.setObjectName("originStatus")
         self.origin_status.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
         self.statusBar().addPermanentWidget(self.origin_status)
+        # what the trace on screen is, at the left of the status line: a widget, not a message. A message with no
+        # time limit was wiped by the first menu opened (its items' empty status tips) and never came back; a
+        # message shown now covers this widget and hands the line back to it when it ends
+        self.summary_status = QLabel("", self)
+        self.summary_status.setObjectName("summaryStatus")
+        self.summary_status.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
+        self.statusBar().addWidget(self.summary_status, 1)
 
     def _build_views(self) -> None:
         by_area: dict[str, list[str]] = {}
