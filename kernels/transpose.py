@@ -42,7 +42,7 @@ def transpose_shared(src, dst, n):
     for j in range(0, TILE, BLOCK_ROWS):
         out_row = cuda.blockIdx.x * TILE + ty + j
         if out_row < n and out_col < n:
-            dst[out_row, out_col] = tile[tx, ty + j]  # a warp reads 32 words TILE apart: all in one bank
+            dst[out_row, out_col] = tile[tx, ty + j]  # a warp reads down a column: 32 words, TILE apart
 
 
 @cuda.jit
@@ -60,7 +60,7 @@ def transpose_padded(src, dst, n):
     for j in range(0, TILE, BLOCK_ROWS):
         out_row = cuda.blockIdx.x * TILE + ty + j
         if out_row < n and out_col < n:
-            dst[out_row, out_col] = tile[tx, ty + j]  # rows are 33 words long: a column spans all 32 banks
+            dst[out_row, out_col] = tile[tx, ty + j]  # rows are 33 words long: a column's words are 33 apart
 
 
 def make_args(size, rng):

@@ -448,3 +448,70 @@ def test_the_status_summary_comes_back_after_a_menu_and_a_message(person):
     settle()
     assert summary.isVisible() and "threads" in summary.text()
     person.check(w, "after a menu and a message")
+
+
+# ---- finding 7: a closed question is closed everywhere -----------------------------------------------------
+#: what answers a question in words, not as its number: none of it may show while that question is open
+GIVE_AWAYS = {
+    ("bank_conflicts", "how many ways is the bank conflict"): ("one bank", "same bank", "32-way"),
+    ("bank_conflicts", "how many ways now"): ("all 32 banks", "no conflict", "conflict-free"),
+    ("reduction_ladder", "how many lanes of this warp add"): ("every 2nd", "every other", "half the"),
+    ("shared_tiling", "how many threads must reach"): ("all 256 threads",),
+}
+
+
+def _open_questions_seen(qapp, name, present):
+    """Plays lesson ``name`` in a window at 1280x720 (at the desk, or presenting in dark) and, at every beat where a
+    question is open, yields (question, answer as the reveal shows it, every text on screen)."""
+    from gpuviz.lessons import load_lesson
+    from gpuviz.ui.lesson_player import play_lesson
+    from gpuviz.ui.window import MainWindow
+    from tests.closed_questions import visible_texts
+
+    w = MainWindow()
+    w.resize(1280, 720)
+    w.show()
+    try:
+        ctl = play_lesson(w, load_lesson(name), present=present, theme="dark", size=(1280, 720)) if present \
+            else play_lesson(w, load_lesson(name))
+        for _ in range(400):
+            settle()
+            player = ctl.player
+            if player.beat.question is not None and not player.beat.revealed:
+                yield player.beat.question.ask, player.open_answer(), visible_texts(w)
+            if not ctl.next():
+                break
+        ctl.stop()
+    finally:
+        if "gpuviz.ui.presenter" in __import__("sys").modules:
+            leave_presenter(w)
+        w.close()
+        w.deleteLater()
+        settle()
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["desk", "presenting"])
+@pytest.mark.parametrize("name", ["bank_conflicts", "shared_tiling", "reduction_ladder", "custom_kernel",
+                                  "fused_attention", "host_device_flow", "simt_hierarchy"])
+def test_no_visible_text_answers_an_open_question(qapp, name, present):
+    """Finding 7: while a predict question was open, the frame title said 'all 256 threads of the block are there'
+    (how many threads must reach this syncthreads?), bank_conflicts' notes said a column 'lies entirely in one bank'
+    and its lit line's comment 'all in one bank' (how many ways?), reduction_ladder's notes 'every 2nd, 4th, 8th
+    lane' (how many lanes add?). Every text on screen (labels, the source view's lines, text drawn in plots, the
+    caption bar, the lesson panel) is searched for the answer, by the rule the lesson player blanks answers with,
+    and for the words that give it away."""
+    from tests.closed_questions import leaks
+
+    asked = 0
+    for ask, answer, texts in _open_questions_seen(qapp, name, present):
+        assert answer, f"{name}: {ask!r} has no answer to hide"
+        assert texts and any("Predict" in t or ask in t for _, t in texts), "the question is on screen"
+        found = leaks(texts, answer, ask)
+        assert not found, f"{name}: {ask!r} (answer {answer!r}) shows in {found}"
+        for (lesson, question), words in GIVE_AWAYS.items():
+            if lesson == name and question in ask.lower():
+                said = [(where, t) for where, t in texts for word in words if word in t.lower()
+                        and not t.startswith("Predict")]
+                assert not said, f"{name}: {ask!r} is given away by {said}"
+        asked += 1
+    assert asked >= 1

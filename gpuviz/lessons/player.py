@@ -67,6 +67,9 @@ class Slide:
     answer: str = ""
     views: list[str] = field(default_factory=list)
     layout: str = "columns"
+    #: while the question waits: its answer as the reveal will show it ("256", "32-way"), for whatever draws the frame
+    #: (its title, its views' figures) to blank with :func:`mask_answers`; "" otherwise
+    hidden_answer: str = ""
 
     @property
     def progress(self) -> str:
@@ -321,8 +324,20 @@ class LessonPlayer:
             n_scenes=len(self.lesson.scenes), beat_index=self.beat_index, n_beats=len(loaded.beats),
             frame=b.frame, caption=caption, kernel_note=kernel_note,
             notes=mask_answers(self._format(scene.notes, loaded, "notes"), hide), question=question, answer=answer,
-            views=list(scene.views), layout=scene.layout,
+            views=list(scene.views), layout=scene.layout, hidden_answer=self.open_answer() if question and not answer
+            else "",
         )
+
+    def open_answer(self) -> str:
+        """The answer of the question open at this beat, as the reveal will show it ("32-way", "256"); "" when no
+        question is open (or its answer cannot be computed)."""
+        b = self.beat
+        if b.question is None or b.revealed:
+            return ""
+        try:
+            return format_value(b.question.answer, self.answer_value(self.current, b))
+        except LessonError:
+            return ""
 
     def _open_answers(self, loaded: LoadedScene) -> list[str]:
         """The answers of this scene's questions not revealed yet at the current beat (each as shown, e.g.

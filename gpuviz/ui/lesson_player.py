@@ -198,7 +198,8 @@ class LessonController:
         slide = self.player.slide()
         self.session.playback.pause()
         self.session.set_frame(slide.frame)
-        self.session.set_predicting(slide.question if slide.question and not slide.answer else "")
+        open_question = bool(slide.question and not slide.answer)
+        self.session.set_predicting(slide.question if open_question else "", slide.hidden_answer)
         p = presenter_of(self.window)
         self._show_panel(slide)
         if p is not None:

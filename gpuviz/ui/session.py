@@ -20,6 +20,7 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from ..lessons.player import mask_answers
 from ..model.frames import Frames
 from ..model.playback import Playback, demo_fps
 from ..model.selection import Selection
@@ -111,12 +112,22 @@ class Session(QObject):
     def frame(self) -> int:
         return self.playback.frame
 
-    def set_predicting(self, question: str) -> None:
-        """A question is asked (its answer must not show anywhere yet), or answered (``""``): views redraw."""
+    def set_predicting(self, question: str, answer: str = "") -> None:
+        """A question is asked (its answer must not show anywhere yet), or answered (``""``): views redraw.
+        ``answer``: the answer as the reveal will show it ("32-way", "256"), for :meth:`mask` to blank."""
         question = question or ""
-        if question != self.predicting:
-            self.predicting = question
+        answer = answer if question else ""
+        if question != self.predicting or answer != self.predicting_answer:
+            self.predicting, self.predicting_answer = question, answer
             self.frame_changed.emit(self.playback.frame)
+
+    predicting_answer = ""
+
+    def mask(self, text: str) -> str:
+        """``text`` with the open question's answer blanked (as the lesson player blanks titles and notes)."""
+        if not self.predicting or not self.predicting_answer or not text:
+            return text
+        return mask_answers(text, [(self.predicting_answer, self.predicting)])
 
     def set_frame(self, f: int) -> None:
         self.playback.frame = f

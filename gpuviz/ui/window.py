@@ -569,7 +569,9 @@ class MainWindow(QMainWindow):
         self.slider.blockSignals(True)
         self.slider.setValue(f)
         self.slider.blockSignals(False)
-        self.frame_text.setText(s.frames.describe(f) if s.frames.n_frames else "no events recorded")
+        # while a lesson's question is open the frame's own description must not answer it ("all 256 threads of the
+        # block are there" under "how many threads must reach this syncthreads?")
+        self.frame_text.setText(s.mask(s.frames.describe(f)) if s.frames.n_frames else "no events recorded")
         self.caption_text.setText(self._caption(f))
         self._grow_now_labels()
         self._label_counter()

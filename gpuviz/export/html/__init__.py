@@ -191,7 +191,7 @@ def trace_page_data(trace, frames_range=None, frames: Frames | None = None, narr
 
 def lesson_page_data(lesson, player=None) -> dict:
     """The page data of a lesson: every scene (its frame range), and every beat in the order they are clicked."""
-    from ...lessons.player import LessonPlayer
+    from ...lessons.player import LessonPlayer, mask_answers
 
     player = player or LessonPlayer(lesson)
     slides = player.play_all()
@@ -206,6 +206,10 @@ def lesson_page_data(lesson, player=None) -> dict:
               "caption": s.caption + (f". {s.kernel_note}" if s.caption and s.kernel_note else ""),
               "question": s.question, "answer": s.answer, "progress": s.progress,
               "revealed": bool(s.answer) or not s.question} for s in slides]
+    for beat, s in zip(beats, slides):
+        if s.hidden_answer:  # a question waits: the frame's title as the window shows it then, its answer blanked
+            frames = player.load(s.scene_index).frames
+            beat["title"] = mask_answers(frames.describe(s.frame), [(s.hidden_answer, s.question)])
     return {"kind": "lesson", "title": lesson.title, "summary": getattr(lesson, "summary", "") or "",
             "scenes": scenes, "beats": beats}
 

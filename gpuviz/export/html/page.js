@@ -284,7 +284,8 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
   function draw() {
     const sc = S.scene, i = local(S.frame), F = sc.frames, L = sc.launch;
     const beat = lessonBeat();
-    $("frame-title").textContent = F.title[i];
+    // while a question waits, the frame's title with its answer blanked (made by the exporter, as the window does)
+    $("frame-title").textContent = beat && !beat.revealed && beat.title !== undefined ? beat.title : F.title[i];
     $("caption").textContent = beat ? beat.caption : F.caption[i];
     const scrub = $("scrubber");
     if (Number(scrub.value) !== S.frame) scrub.value = S.frame;
@@ -522,7 +523,11 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       }
       // the figure under the array: the model's numbers for this request
       let fig = "", conflict = false;
-      if (cells.size) {
+      const beat = lessonBeat(), asking = beat && beat.question && !beat.revealed;
+      if (cells.size && asking) {
+        // a lesson's question waits: the sectors or ways it asks about are held back, as the window does
+        fig = `this warp: ${cells.size} element${cells.size === 1 ? "" : "s"}`;
+      } else if (cells.size) {
         if (!shared && facts.sectors !== undefined) {
           fig = `this warp: ${cells.size} element${cells.size === 1 ? "" : "s"} in ${facts.sectors} sector${facts.sectors === 1 ? "" : "s"}` +
             (facts.ideal_sectors !== undefined ? ` (${facts.ideal_sectors} at best)` : "");
