@@ -64,12 +64,40 @@ def recording(backend: str = "cpu", **options):
     return _recording(backend=backend, **options)
 
 
-def show(obj):
-    """Open the window on a trace, a recording, a run result or a trace file, in a separate process
-    (a notebook is not blocked). Returns the :class:`subprocess.Popen` of the window."""
+def show(obj, inline: bool | None = None, **page):
+    """Show a trace, a recording, a lesson, a run result or a file.
+
+    In a notebook (Jupyter, JupyterLab, VS Code, Colab) the page of the HTML export is drawn inline, in the
+    cell's output (``page``: ``frames="A:B"``, ``theme="dark"``, ``height=`` in pixels), and nothing is returned.
+    Elsewhere (``inline=False``, or outside a notebook) the window opens on it in a separate process (a notebook
+    is not blocked) and its :class:`subprocess.Popen` is returned."""
+    if inline is None:
+        from .export.inline import in_notebook
+
+        inline = in_notebook()
+    if inline:
+        from IPython.display import display
+
+        from .export.inline import InlinePage
+
+        display(InlinePage(obj, **page))
+        return None
+    if page:
+        raise TypeError(f"gpuviz.show: {', '.join(page)} only apply to the page drawn inline in a notebook")
     from .runner.notebook import show as _show
 
     return _show(obj)
+
+
+def _trace_repr_html(self) -> str:
+    """A trace as a notebook cell's last line: the page of the HTML export, inline (see :func:`show`)."""
+    from .export.inline import inline_html
+
+    return inline_html(self)
+
+
+# the model imports no export: the package's front door gives Trace its rich display
+Trace._repr_html_ = _trace_repr_html
 
 
 __all__ = ["ArrayInfo", "EventKind", "Launch", "Trace", "capture", "load", "recording", "show", "__version__"]
