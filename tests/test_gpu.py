@@ -741,3 +741,20 @@ def test_gpu_races_across_and_within_blocks_and_chosen_blocks_round_trip(tmp_pat
         assert trace.launch.backend == "gpu" and len(trace)
         (tmp_path / f"t{k}").mkdir()
         assert_round_trip(trace, tmp_path / f"t{k}")
+
+
+def test_a_debug_kernel_indexing_past_its_array_ends_in_a_report():
+    """Issue 25: a kernel compiled with debug=True that indexes out of range ran under `gpuviz run --backend gpu`
+    until it was killed at 280 s, with no report: the program waited inside numba's own launch (the copy back of
+    the debug exception flag), where the watchdog did not look. Now the program either gets numba's IndexError
+    (the program catches it and goes on) or the watchdog ends it naming the kernel and the launch, well inside
+    the run's time limit."""
+    from gpuviz.runner import run_script
+
+    script_path = os.path.join(ROOT, "tests", "user_scripts", "debug_out_of_range.py")
+    result = run_script(script_path, backend="gpu", watchdog=10, timeout=120)
+    assert result.status != "timeout" and (result.error or {}).get("kind") != "TimeLimit", result.message
+    if result.status == "ok":
+        assert "the program caught:" in result.stdout and "program went on" in result.stdout, result.stdout
+    else:
+        assert "past_the_end" in result.message and "launch 1" in result.message, result.message

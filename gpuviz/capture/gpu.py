@@ -517,7 +517,11 @@ class GpuRecording:
 
     def _launch(self, dispatcher, launch_args, what):
         try:
-            dispatcher[self.grid, self.block, 0, self.dynamic_shared_bytes](*launch_args)
+            # marked as a wait for the device: a kernel compiled with debug=True is followed, inside numba's own
+            # launch, by a blocking copy of its exception flag; a kernel that never ends held the program there,
+            # unseen by the watchdog, until it was killed (issue 25: 280 s)
+            with device_wait.waiting(f"the {what} launch"):
+                dispatcher[self.grid, self.block, 0, self.dynamic_shared_bytes](*launch_args)
         except CaptureError:
             raise
         except Exception as exc:

@@ -16,6 +16,7 @@ real launch leaves them, so the program goes on with correct results.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import threading
 import time
@@ -382,13 +383,22 @@ class LaunchPolicy:
         report and the fallback's error follows: alone, the second ('FakeCUDAModule' object has no attribute
         'shfl_down_sync') hid why the launch was not traced. A launch untraced by choice (``first`` None)
         fails with the program's own exception, as it would without gpuviz."""
-        if first is None:
-            run_original()
+        if self.backend == "gpu":
+            # numba's own launch of a kernel compiled with debug=True copies its exception flag back before it
+            # returns: a kernel that never ends holds the program inside the launch, where the watchdog must see it
+            from ..capture import device_wait
+
+            waiting = device_wait.waiting("the kernel")
         else:
-            try:
+            waiting = contextlib.nullcontext()
+        with waiting:
+            if first is None:
                 run_original()
-            except Exception as plain_exc:  # noqa: BLE001 - what the fallback hit is the second cause, not the first
-                raise first_cause_leads(first, plain_exc) from plain_exc
+            else:
+                try:
+                    run_original()
+                except Exception as plain_exc:  # noqa: BLE001 - the fallback's error is the second cause, not the first
+                    raise first_cause_leads(first, plain_exc) from plain_exc
         if self.backend == "gpu":
             # a launch returns before its kernel ends: wait for it here, so that a kernel that never ends is
             # caught (and named) in its own launch, not at the program's next copy back
