@@ -1,7 +1,9 @@
 """What the class share's clients and server say to each other, and the polls of the predict questions.
 
-Server to pages (JSON text): ``{"type": "state", "seq", "frame", "scene", "beat", "theme", "question", "revealed"}``
-after every change of the presenter's frame, lesson scene or beat, or theme (``question``: the open question,
+Server to pages (JSON text): ``{"type": "state", "seq", "frame", "scene", "beat", "theme", "selection", "question",
+"revealed"}`` after every change of the presenter's frame, lesson scene or beat, selection or theme (``selection``:
+the block and thread selected in the window, ``{"block", "thread"}`` with thread null for a block alone, or null;
+``question``: the open question,
 ``{"id", "ask", "kind": "number"}``, or null; ``revealed``: the answers revealed so far, by beat of the page's
 lesson, each ``{"answer", "caption"}``), and ``{"type": "reload"}`` when the window shows another trace or lesson.
 
@@ -89,12 +91,16 @@ class RateLimit:
 
 
 def state_message(seq: int, frame: int, theme: str, scene: int | None = None, beat: int | None = None,
-                  question: dict | None = None, revealed: dict | None = None) -> str:
-    """The presenter's state as pages receive it (``question`` never holds the answer: see :class:`Polls`)."""
+                  question: dict | None = None, revealed: dict | None = None, selection=None) -> str:
+    """The presenter's state as pages receive it (``question`` never holds the answer: see :class:`Polls`;
+    ``selection``: ``(block, thread)``, thread None for a block alone, or None)."""
+    if selection is not None:
+        block, thread = selection
+        selection = None if block is None else {"block": int(block), "thread": None if thread is None else int(thread)}
     if question is not None:
         question = {"id": str(question["id"]), "ask": str(question["ask"]), "kind": "number"}
     return json.dumps({"type": "state", "seq": int(seq), "frame": int(frame), "scene": scene, "beat": beat,
-                       "theme": theme, "question": question, "revealed": revealed or {}},
+                       "theme": theme, "selection": selection, "question": question, "revealed": revealed or {}},
                       separators=(",", ":"), ensure_ascii=False)
 
 

@@ -3,7 +3,7 @@
     server = ShareServer(lan=False)                      # 127.0.0.1 unless lan=True (then the LAN address)
     server.start(page_builder)                           # page_builder(ws_origin) -> (html, reveals), on a thread
     server.url                                           # http://127.0.0.1:PORT/?join=TOKEN
-    server.publish(frame=12, theme="dark", ...)          # never waits for a page
+    server.publish(frame=12, theme="dark", selection=(3, 17), ...)   # never waits for a page
     server.polls.counts()                                # the open question's answers, without names
     server.stop()
 
@@ -128,16 +128,17 @@ class ShareServer:
         self._call(self._new_page, page_builder)
 
     def publish(self, frame: int, theme: str, scene: int | None = None, beat: int | None = None,
-                question: dict | None = None, reveal_beats=()) -> None:
+                question: dict | None = None, reveal_beats=(), selection=None) -> None:
         """The presenter's state to every page, now; returns at once. ``reveal_beats``: the page's beats whose
-        answers the presenter has revealed (their answers go out with this state, never before)."""
+        answers the presenter has revealed (their answers go out with this state, never before); ``selection``:
+        the block and thread selected in the window, ``(block, thread)`` (thread None: a block alone) or None."""
         with self._lock:
             for b in reveal_beats:
                 if b in self._reveals_all:
                     self._revealed[int(b)] = self._reveals_all[b]
             self._seq += 1
             text = state_message(self._seq, frame, theme, scene, beat, question,
-                                 {str(k): v for k, v in self._revealed.items()})
+                                 {str(k): v for k, v in self._revealed.items()}, selection)
         self._call(self._broadcast, text)
 
     def stop(self, timeout: float = 5.0) -> None:

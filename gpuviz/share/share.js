@@ -1,4 +1,4 @@
-/* gpuviz class share: the served page follows the presenter (frame, lesson step, theme) over a websocket; a
+/* gpuviz class share: the served page follows the presenter (frame, lesson step, selection, theme) over a websocket; a
 student leaves with any key that steps (or a click on the transport) and comes back with F; a predict question
 the presenter opens is answered here. The server sends no answer before the presenter reveals it, and this
 script can send nothing but an answer. */
@@ -36,6 +36,12 @@ script can send nothing but an answer. */
       P.stop();
       P.go(st.frame);
     }
+    // the presenter's selection: a thread the page follows too, or a block it outlines (after the frame: a new
+    // scene forgets what the page followed)
+    const want = st.selection ? `${st.selection.block}/${st.selection.thread}` : "";
+    const have = S.followed ? `${S.followed.block}/${S.followed.thread}` : (S.picked !== null && S.picked !== undefined
+      ? `${S.picked}/null` : "");
+    if (want !== have && P.select) P.select(st.selection);
     share.applied = st.seq;
     document.body.dataset.shareSeq = String(st.seq);
   }

@@ -4,7 +4,7 @@
     controller.polls.counts()                          # the open question's answers: {"n", "distribution"}
     controller.stop()                                  # also when the window closes
 
-The controller watches the window (its frame, theme, trace and lesson, through the session's signals and the
+The controller watches the window (its frame, selection, theme, trace and lesson, through the session's signals and the
 lesson player's observer) and publishes the presenter's state on every change; the server sends it on its own
 thread, so the window never waits for a page. When the window shows another trace or lesson, the page is built
 anew (on the server's worker thread) and every page reloads.
@@ -114,6 +114,7 @@ class ShareController(QObject):
         self.server.start(builder)
         s = self.window.session
         s.frame_changed.connect(self.push)
+        s.selection_changed.connect(self.push)
         s.theme_changed.connect(self.push)
         s.trace_changed.connect(self.push)
         self.offsets_ready.connect(self.push)
@@ -123,7 +124,7 @@ class ShareController(QObject):
 
     def stop(self) -> None:
         s = self.window.session
-        for sig in (s.frame_changed, s.theme_changed, s.trace_changed):
+        for sig in (s.frame_changed, s.selection_changed, s.theme_changed, s.trace_changed):
             try:
                 sig.disconnect(self.push)
             except (RuntimeError, TypeError):  # not connected, or already gone with the window
@@ -176,7 +177,9 @@ class ShareController(QObject):
                 self._unobserve()
             self._observed = ctl
             self._unobserve = ctl.player.observe(lambda _what: self.push()) if ctl is not None else None
-        state = dict(frame=s.frame, theme=self._theme())
+        sel = s.selection
+        state = dict(frame=s.frame, theme=self._theme(),
+                     selection=None if sel.block is None else (sel.block, sel.thread))
         question, reveal, correct = None, (), ""
         if ctl is not None and self._offsets is not None:
             pl = ctl.player

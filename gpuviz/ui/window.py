@@ -664,7 +664,8 @@ class MainWindow(QMainWindow):
         add(Action("file.export_html", "&Export an HTML page…", lambda: export_html_dialog(self), ("Ctrl+E",), g,
                    "One file that replays this launch offline in any browser: for students without gpuviz"))
         add(Action("file.share", "S&hare with the class…", lambda: share_with_class(self), (), g,
-                   "Students' browsers follow this window live and answer the lesson's questions (a link and a QR code)"))
+                   "Students' browsers follow this window live and answer the lesson's questions (a link and a QR code)",
+                   icon_text="Share"))
         add(Action("file.share_answers", "Export the class's &answers (CSV)…", lambda: export_polls_dialog(self), (), g,
                    "The answers to each predict question, counted, without names"))
         add(Action("file.run", "&Run capture", lambda: self.launch_panel.run(), ("Ctrl+R",), g,
@@ -938,6 +939,8 @@ class MainWindow(QMainWindow):
         self.speed_label.setToolTip("playback speed: frames shown per second (− slower, + faster)")
         bar.addWidget(self.speed_label)
         bar.addAction(self.actions.qaction("playback.faster"))
+        bar.addSeparator()
+        bar.addAction(self.actions.qaction("file.share"))  # the class share's button: File ▸ Share with the class…
         for w in bar.findChildren(QToolButton):
             w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, bar)

@@ -5,7 +5,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
-  const S = {data: null, scene: null, si: -1, frame: 0, beat: -1, followed: null, followFrames: null,
+  const S = {data: null, scene: null, si: -1, frame: 0, beat: -1, followed: null, followFrames: null, picked: null,
              playing: false, lastTick: 0, fps: 8, theme: document.documentElement.dataset.theme || "light",
              pal: null, heat: null, heatAt: -1, arrays: [], laneEls: [], warpLabels: []};
   const KIND = {START: 0, END: 1, GLOBAL_LOAD: 2, GLOBAL_STORE: 3, SHARED_LOAD: 4, SHARED_STORE: 5, ATOMIC: 6,
@@ -66,7 +66,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     S.si = i;
     const sc = S.scene = S.data.scenes[i];
     const L = sc.launch;
-    S.followed = null; S.followFrames = null; S.heat = null; S.heatAt = -1;
+    S.followed = null; S.followFrames = null; S.picked = null; S.heat = null; S.heatAt = -1;
     // the notice: what this page leaves out, events a GPU buffer dropped
     const notes = [];
     if (sc.left_out) notes.push(sc.left_out);
@@ -251,6 +251,23 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
   function follow(t) {
     const sc = S.scene, b = sc.frames.block[local(S.frame)];
     if (S.followed && S.followed.thread === t && S.followed.block === b) { unfollow(); return; }
+    S.picked = null;
+    followThread(b, t);
+  }
+  // the presenter's selection (the class share): {block, thread} to follow, {block, thread: null} to outline a block,
+  // null for none
+  function select(sel) {
+    const L = S.scene.launch;
+    const ok = sel && Number.isInteger(sel.block) && sel.block >= 0 && sel.block < L.n_blocks;
+    S.picked = ok && sel.thread === null ? sel.block : null;
+    if (ok && Number.isInteger(sel.thread) && sel.thread >= 0 && sel.thread < S.laneEls.length) {
+      followThread(sel.block, sel.thread);
+    } else {
+      S.followed = null; S.followFrames = null; draw();
+    }
+  }
+  function followThread(b, t) {
+    const sc = S.scene;
     S.followed = {block: b, thread: t};
     const ff = [];
     const ev = sc.events;
@@ -261,7 +278,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     S.followFrames = ff;
     draw();
   }
-  function unfollow() { S.followed = null; S.followFrames = null; draw(); }
+  function unfollow() { S.followed = null; S.followFrames = null; S.picked = null; draw(); }
 
   function clickArray(rec, ev) {
     // a click on an element: go to the next frame (after this one) that touches it
@@ -392,6 +409,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       ctx.strokeRect(x * cell + 1 + lw / 2, y * cell + 1 + lw / 2, cell - gap - lw, cell - gap - lw);
     };
     if (S.followed) outline(S.followed.block, p.selected, Math.max(2, cell / 8));
+    else if (S.picked !== null && S.picked !== undefined) outline(S.picked, p.selected, Math.max(2, cell / 8));
     outline(cur, p.current, Math.max(2, cell / 10));
     if (cell >= 26) {
       ctx.fillStyle = p.foreground; ctx.font = `${Math.min(14, cell / 3.2)}px system-ui, sans-serif`;
@@ -610,7 +628,8 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     if (d.kind === "lesson") gotoBeat(0);
     else { loadScene(0); go(S.scene.first); }
     // what a script added to the page may drive (gpuviz's class share follows the presenter with it)
-    window.gpuvizPage = {state: S, go: go, gotoBeat: gotoBeat, applyTheme: applyTheme, draw: draw, stop: stop};
+    window.gpuvizPage = {state: S, go: go, gotoBeat: gotoBeat, applyTheme: applyTheme, draw: draw, stop: stop,
+                         select: select};
     document.body.dataset.ready = "1";
     document.dispatchEvent(new Event("gpuviz-ready"));
   }
