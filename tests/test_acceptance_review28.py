@@ -515,3 +515,151 @@ def test_no_visible_text_answers_an_open_question(qapp, name, present):
                 assert not said, f"{name}: {ask!r} is given away by {said}"
         asked += 1
     assert asked >= 1
+
+
+# ---- finding 9: presenter mode at 1280x720 cuts nothing, at its text size and one Ctrl++ above ------------
+def _cut_in_presenter(w) -> list[str]:
+    """What a person sees cut in the presenting window: dock titles and tabs elided, the frame title taller
+    than its label, the Barriers plot's sync labels out of the plot or on a warp's row, its x-axis title wider
+    than the plot."""
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QStyle, QStyleOptionDockWidget, QTabBar
+
+    from gpuviz.ui.views.base import wrapped_text_height
+
+    cut = []
+    for vid, dock in w.docks.items():
+        if not dock.isVisible() or dock.visibleRegion().isEmpty():
+            continue
+        opt = QStyleOptionDockWidget()
+        dock.initStyleOption(opt)
+        room = dock.style().subElementRect(QStyle.SubElement.SE_DockWidgetTitleBarText, opt, dock).width()
+        room -= 2 * w.session.theme.px(4)  # the style sheet's padding of a dock's title (theme.stylesheet)
+        need = QFontMetrics(dock.font()).horizontalAdvance(dock.windowTitle())
+        if need > room:
+            cut.append(f"dock title {dock.windowTitle()!r}: {need} px in {room}")
+    for bar in w.findChildren(QTabBar):
+        if bar.parent() is w and bar.isVisible():
+            for i in range(bar.count()):
+                if bar.tabRect(i).width() < bar.tabSizeHint(i).width():
+                    cut.append(f"tab {bar.tabText(i)!r}: {bar.tabRect(i).width()} px of {bar.tabSizeHint(i).width()}")
+    title = w.frame_text
+    if title.isVisible() and wrapped_text_height(title, title.width()) > title.height():
+        cut.append(f"frame title {title.text()!r}")
+    view = w.views["barriers"]
+    if view.on_screen():
+        vb = view.plot.getViewBox()
+        box = vb.sceneBoundingRect()
+        n_w = len(view.timeline.warps)
+        for line in view.sync_lines[: view._shown_syncs]:
+            label = line.label
+            if not label.isVisible():
+                continue
+            r = label.sceneBoundingRect()
+            if not box.adjusted(-1, -1, 1, 1).contains(r):
+                cut.append(f"barrier label {label.toPlainText()!r} cut by the plot's edge")
+            top, bottom = vb.mapSceneToView(r.topLeft()).y(), vb.mapSceneToView(r.bottomLeft()).y()
+            lo, hi = min(top, bottom), max(top, bottom)
+            if lo < n_w and hi > 0:
+                cut.append(f"barrier label {label.toPlainText()!r} over the warp rows ({lo:.2f}..{hi:.2f} of 0..{n_w})")
+        axis = view.plot.getAxis("bottom")
+        text = axis.label.mapRectToScene(axis.label.boundingRect())
+        if text.width() > view.canvas.width() or text.left() < -1 or text.right() > view.canvas.width() + 1:
+            cut.append(f"barriers x-axis title {axis.label.toPlainText()!r}: {text.width():.0f} px in "
+                       f"{view.canvas.width()}")
+    return cut
+
+
+@pytest.mark.parametrize("bigger", [0, 1], ids=["default", "one_ctrl_plus"])
+def test_presenter_mode_at_1280x720_cuts_no_title_tab_or_barrier_label(person, bigger):
+    """Finding 9: presenting at 1280x720, the dock tabs read 'Global mem…', 'Shared mem…', 'Barri…' and the
+    dock title 'Block: warps x l…'; the Barriers plot cut 'ync 1' at its left edge, sat its sync labels on the
+    rows of warps 0 and 7, and cut its x-axis title ('issue step (each warp issues one instruction per'). At the
+    presenter's own text size and one Ctrl++ above it, on every barrier frame of a block: nothing is cut."""
+    w = person(kernel_trace("reduce_sum"), size=SIZES[0])
+    p = enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    settle()
+    for _ in range(bigger):
+        p.keys.trigger("bigger")
+        settle()
+    s = w.session
+    problems = []
+    for f in [int(f) for f in s.frames.barrier_frames[:24]]:
+        s.set_frame(f)
+        settle()
+        assert w.views["barriers"].on_screen(), "a barrier frame brings the Barriers tab forward"
+        problems += [f"frame {f}: {c}" for c in _cut_in_presenter(w)]
+    assert not problems, "\n".join(dict.fromkeys(problems))
+    person.check(w, "presenting at 1280x720")
+
+
+# ---- finding 11: consecutive frames never move the views --------------------------------------------------
+def _view_places(w) -> dict[str, tuple]:
+    """Where each view on screen and its plot stand in the window: (y, height) of its dock and its first plot."""
+    import pyqtgraph as pg
+
+    out = {}
+    for vid, dock in w.docks.items():
+        view = dock.widget()
+        if view is None or not dock.isVisible() or dock.visibleRegion().isEmpty():
+            continue
+        out[vid] = (dock.geometry().y(), dock.geometry().height())
+        for plot in view.findChildren(pg.GraphicsView):
+            if plot.isVisible():
+                out[vid + " plot"] = (plot.mapTo(w, plot.rect().topLeft()).y(), plot.height())
+                break
+    return out
+
+
+@pytest.mark.parametrize("name,present", [("matmul_tiled", False), ("histogram_shared", False),
+                                          ("reduce_sum", True), ("matmul_tiled", True)],
+                         ids=["matmul_desk", "histogram_desk", "reduce_presenting", "matmul_presenting"])
+def test_consecutive_frames_never_move_the_views(person, name, present):
+    """Finding 11: the layout jumped ~45 px between frames: the memory views' headers took one line, then two,
+    then one again as their text changed, and in presenter mode the caption bar along the bottom did the same,
+    so every plot moved up and down while a class watched. Stepping through 250 frames at 1280x720 (from
+    the first barrier on, where the longest texts begin): no dock and no plot moves from one frame to the next."""
+    w = person(kernel_trace(name), size=SIZES[0])
+    if present:
+        enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+        settle()
+    s = w.session
+    moved = []
+    before = None
+    for f in range(0, min(s.frames.n_frames, 250)):
+        s.set_frame(f)
+        settle()
+        now = _view_places(w)
+        if before is not None:
+            moved += [f"frame {f}: {k} {before[k]} -> {v}" for k, v in now.items() if k in before and before[k] != v]
+        before = now
+    assert not moved, "\n".join(moved[:12])
+    person.check(w, "stepping frames")
+
+
+def test_details_and_the_per_line_table_show_their_text_at_1280x720(person):
+    """Finding 11: at 1280x720 Details was four lines tall (its hint and the launch's first line), and the Per
+    line table's default width showed five columns of numbers and no source (the source column stood past the
+    dock's right edge). Details now holds nine lines of its text; the table shows the source first, after the
+    line number, at least 15 characters of it."""
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QScrollArea
+
+    from gpuviz.ui.views.occupancy import _SOURCE_COLUMN
+
+    w = person(kernel_trace("matmul_tiled"), size=SIZES[0])
+    details = w.views["details"]
+    room = details.findChild(QScrollArea).viewport().height()
+    line = QFontMetrics(details.label.font()).lineSpacing()
+    assert room >= 9 * line, f"Details shows {room / line:.1f} lines ({room} px)"
+    dock = w.docks["lines"]
+    dock.show()
+    dock.raise_()
+    settle()
+    table = w.views["lines"].table
+    x, width = table.columnViewportPosition(_SOURCE_COLUMN), table.columnWidth(_SOURCE_COLUMN)
+    shown = min(x + width, table.viewport().width()) - max(x, 0)
+    chars = QFontMetrics(table.item(0, _SOURCE_COLUMN).font()).averageCharWidth()
+    assert x >= 0 and shown >= 15 * chars, (f"the source column stands at {x} px, {width} wide, in a table "
+                                            f"{table.viewport().width()} px wide")
+    person.check(w, "details and per line")

@@ -117,10 +117,18 @@ def test_stepping_lays_the_window_out_again_only_when_a_text_needs_another_heigh
         label = view.header
         before = label.height()
         label.setText("<br>".join(["one more line of the header"] * 4))
-        qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()) > before)
-        assert label.isVisible() and label.geometry() == label.parentWidget().rect()
-        # and one that fits in fewer lines gives the room back to the arrays
+        qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()) > before
+                        and label.geometry() == label.parentWidget().rect())
+        assert label.isVisible()
+        # one that fits in fewer lines keeps the room (the arrays below do not jump back up on the next frame,
+        # issue 28 finding 11) until the text size changes
+        grown = label.height()
         label.setText("short")
-        qtbot.waitUntil(lambda: label.height() < before + 1)
+        QApplication.processEvents()
+        assert label.height() == grown
+        w.session.set_scale(w.session.theme.scale)  # the same size again: nothing changes
+        w.session.set_scale(w.session.theme.scale * 1.15)
+        w.session.set_scale(w.session.theme.scale / 1.15)
+        qtbot.waitUntil(lambda: label.height() < grown)
     finally:
         requests.close()

@@ -25,14 +25,15 @@ import math
 import re
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, QPoint, QRect, Qt
-from PySide6.QtGui import QAction, QColor, QFont, QKeySequence
+from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer
+from PySide6.QtGui import QAction, QColor, QFont, QFontMetrics, QKeySequence
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
 from ..model import playback as pb
 from ..model.narration import Narrator
 from ..style.theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, get_theme, state_colours
-from .views.base import wrapped_text_height
+from .views.base import lines_height, wrapped_text_height
 
 MIN_TEXT_PX = 18
 #: Ctrl+- goes below the automatic scale (a teacher may want more on screen), down to this smallest text
@@ -364,22 +365,45 @@ class CaptionBar(QWidget):
     def set_text(self, caption: str, note: str = "") -> None:
         self.caption.setText(caption)
         self.note.setText(note)
-        self.note.setVisible(bool(note))
+        self._fit()
+
+    #: (bar width, fonts) the held heights are for, and the heights: the caption's and the note's
+    _held_for = None
+    _held = (0, 0)
+
+    def release_height(self) -> None:
+        """Another trace: the bar fits its text again (and holds that)."""
+        self._held_for = None
         self._fit()
 
     def _fit(self) -> None:
-        """Each label exactly as tall as its wrapped text at the bar's width. Left to the layout, a toolbar
+        """Each label as tall as its wrapped text at the bar's width, and never shorter than the tallest text it
+        has had at this width and text size: the caption at least two or three lines. Left to the layout, a toolbar
         sizes a word-wrapped label for Qt's guess of its width (about 700 px), not the window's: at 1280x720
-        the bar took 255 px for four lines of text (150 px) and the lesson notes above it had to scroll."""
+        the bar took 255 px for four lines of text (150 px) and the lesson notes above it had to scroll. Fitted
+        exactly to each frame's text, the bar grew and shrank by a line or two between frames and every view
+        above it jumped (~45 px, finding 11 of issue 28)."""
         m = self.layout().contentsMargins()
         inner = self.width() - m.left() - m.right()
         if inner <= 0:
             return
         for label in (self.caption, self.note):
             label.ensurePolished()  # the style sheet's font, before measuring
+        key = (inner, self.caption.font().key(), self.note.font().key())
+        if key != self._held_for:
+            self._held_for = key
+            fm = QFontMetrics(self.caption.font())
+            # a caption is one to three sentences: three lines where a line holds under ~100 characters
+            self._held = (lines_height(self.caption.font(), 2 if inner >= 100 * fm.averageCharWidth() else 3), 0)
+        held = []
+        for label, floor in zip((self.caption, self.note), self._held):
             h = wrapped_text_height(label, inner) if label.text() else 0  # heightForWidth over-asks, by lines
-            if h > 0 and label.minimumHeight() != h:
+            h = max(h, floor)
+            held.append(h)
+            label.setVisible(h > 0)
+            if h > 0 and (label.minimumHeight() != h or label.maximumHeight() != h):
                 label.setFixedHeight(h)
+        self._held = tuple(held)
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
@@ -418,6 +442,75 @@ class BlankScreen(QWidget):
         self.setGeometry(self.parentWidget().rect())
         self.raise_()
         self.show()
+
+
+def _title_room(dock) -> int:
+    """The width a dock's title bar leaves its title: up to its float and close buttons, less its padding."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    buttons = [b.x() for b in dock.findChildren(QAbstractButton)
+               if b.parent() is dock and b.isVisible() and b.objectName().startswith("qt_dockwidget")]
+    pad = QFontMetrics(dock.font()).averageCharWidth()
+    return (min(buttons) if buttons else dock.width()) - 2 * pad
+
+
+def _tab_groups(window) -> list:
+    """(tab bar, [dock of each tab]) for every visible tab bar of the window's docks."""
+    from PySide6.QtWidgets import QTabBar
+
+    by_title = {}
+    for d in window.docks.values():
+        by_title.setdefault(d.windowTitle(), d)
+    groups = []
+    for bar in window.findChildren(QTabBar):
+        if bar.parent() is window and bar.isVisible() and bar.count() > 1:
+            groups.append((bar, [by_title.get(bar.tabText(i)) for i in range(bar.count())]))
+    return groups
+
+
+def fit_dock_titles(window) -> int:
+    """Each dock's full title where it fits both its title bar and its tab, else its view's ``short_title``
+    (at a projector's 1280 pixels 'Block: warps x l…' and tabs 'Global mem…', 'Barri…' were cut); returns
+    how many titles changed."""
+    changed = 0
+
+    def full(dock):
+        view = dock.widget()
+        return getattr(type(view), "title", "") or dock.windowTitle()
+
+    def short(dock):
+        return getattr(type(dock.widget()), "short_title", "") or full(dock)
+
+    want = {}
+    for dock in window.docks.values():
+        if dock.isVisible() and not dock.isFloating() and dock.widget() is not None:
+            bold = QFont(dock.font())
+            bold.setBold(True)
+            fits = QFontMetrics(bold).horizontalAdvance(full(dock)) <= _title_room(dock)
+            want[dock] = full(dock) if fits else short(dock)
+    for bar, docks in _tab_groups(window):
+        fm = QFontMetrics(bar.font())
+        need = 0
+        for i, dock in enumerate(docks):
+            extra = bar.tabSizeHint(i).width() - fm.horizontalAdvance(bar.tabText(i))
+            need += extra + fm.horizontalAdvance(full(dock) if dock is not None else bar.tabText(i))
+        if need > max([bar.width()] + [d.width() for d in docks if d is not None]):
+            for dock in docks:
+                if dock is not None:
+                    want[dock] = short(dock)
+    for dock, title in want.items():
+        if dock.windowTitle() != title:
+            dock.setWindowTitle(title)
+            changed += 1
+    return changed
+
+
+def restore_dock_titles(window) -> None:
+    for dock in window.docks.values():
+        view = dock.widget()
+        title = getattr(type(view), "title", "")
+        if title and dock.windowTitle() != title:
+            dock.setWindowTitle(title)
 
 
 # ---- the presenter ------------------------------------------------------------------------------------
@@ -533,6 +626,8 @@ class Presenter(QObject):
                                                                      Qt.DockWidgetArea.RightDockWidgetArea)]
         if side:
             w.resizeDocks([d for d, _ in side], [px for _, px in side], Qt.Orientation.Horizontal)
+        self._settle()
+        fit_dock_titles(w)
 
     # ---- scale and theme ---------------------------------------------------------------------------------
     @property
@@ -600,6 +695,11 @@ class Presenter(QObject):
     def _restyle(self) -> None:
         self.caption_bar.restyle(self.session.theme)
         enforce_min_text(self.window, self.min_px)
+        QTimer.singleShot(0, self._fit_titles)
+
+    def _fit_titles(self) -> None:
+        if isValid(self.window) and presenter_of(self.window) is self:
+            fit_dock_titles(self.window)
 
     # ---- clicker -------------------------------------------------------------------------------------------
     def next(self) -> None:
@@ -643,6 +743,7 @@ class Presenter(QObject):
     # ---- caption -----------------------------------------------------------------------------------------
     def _on_trace(self) -> None:
         self._narrator = None
+        self.caption_bar.release_height()
         enforce_min_text(self.window, self.min_px)
 
     def narrator(self) -> Narrator | None:
@@ -672,6 +773,7 @@ class Presenter(QObject):
     def _on_frame(self, f: int) -> None:
         self._front_memory(f)
         enforce_min_text(self.window, self.min_px)
+        fit_dock_titles(self.window)  # a lesson's scene lays its own views out
         if self.caption_override is not None:
             caption, note = self.caption_override()
             self.caption_bar.set_text(caption, note)
@@ -714,6 +816,7 @@ class Presenter(QObject):
             w._gpuviz_full_screen = False
             w.showNormal()
             put_back_geometry(w, self._saved_geometry, self._saved_rect)
+        restore_dock_titles(w)
         w.restoreState(self._saved_state)
 
 

@@ -845,7 +845,9 @@ class MainWindow(QMainWindow):
                 self.tabifyDockWidget(first, self.docks[vid])
             first.raise_()
             self._memory_tabbed = True
-        for area, top in (("left", 0.36), ("right", 0.58), ("bottom", 0.55)):
+        # the source over Details: at a short window's height Details got four lines (finding 11 of issue 28)
+        right_top = 0.58 if h >= self.STACKED_MEMORY_MIN_HEIGHT else 0.5
+        for area, top in (("left", 0.36), ("right", right_top), ("bottom", 0.55)):
             vids = self._by_area.get(area, [])
             if area == "bottom" and self._memory_tabbed:
                 continue
@@ -1047,7 +1049,10 @@ class MainWindow(QMainWindow):
         # text: its dozens of lines there grew the window past a 720-pixel screen
         if width >= 30 * fm.averageCharWidth() and label.text():
             need = fm.boundingRect(QRect(0, 0, width, 1 << 20), Qt.TextFlag.TextWordWrap, label.text()).height()
-        return max(need, at_least * fm.lineSpacing()) + pad
+        # the floor measured as the text is (a few pixels over line spacings: a third line grew the bar by them)
+        floor = fm.boundingRect(QRect(0, 0, max(width, 1), 1 << 20), Qt.TextFlag.TextWordWrap,
+                                "\n".join(["Xg"] * at_least)).height() if at_least else 0
+        return max(need, floor) + pad
 
     def _fit_now_labels(self) -> None:
         """Give the frame description and its caption room for two lines each (three in a narrow bar), or for
@@ -1062,6 +1067,10 @@ class MainWindow(QMainWindow):
             fm = QFontMetrics(label.font())
             # two lines hold ~70 characters a line; a narrower bar (a projector's 1280 at presenter sizes) gets a third
             lines = 2 if label.width() <= 0 or label.width() >= 70 * fm.averageCharWidth() else 3
+            if label is self.caption_text and 0 < label.width() < 200 * fm.averageCharWidth():
+                # a caption that also says who diverges or queues takes a third line at 1280 pixels: grown
+                # for it mid-playback, every view below moved down (finding 11 of issue 28)
+                lines = max(lines, 3)
             label.setFixedHeight(self._now_label_height(label, pad, lines))
 
     def _grow_now_labels(self) -> None:

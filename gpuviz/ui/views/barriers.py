@@ -102,9 +102,64 @@ class BarrierView(TraceView):
         if not isValid(self):
             return  # the window closed before this turn came: its lines went with it
         lines = self.sync_lines[: getattr(self, "_shown_syncs", 0)]
+        self._fit_label_bands()
+        vb = self.plot.getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        per_px = (x1 - x0) / max(vb.width(), 1.0)
         for line in lines:
+            # a label centred on a barrier near an edge of the plot was cut there ('ync 1'): it leans inwards
+            half = line.label.boundingRect().width() / 2 + 2
+            lean = 0.0 if (line.value() - x0) / per_px < half else 1.0 if (x1 - line.value()) / per_px < half else 0.5
+            edge = line.label.anchors[0][1]
+            line.label.anchors = [(lean, edge), (lean, edge)]
             line.label.updatePosition()  # where the current view puts it (pyqtgraph moves it only later)
         hide_overlapping_texts([line.label for line in lines])
+        self._fit_bottom_label()
+
+    #: the sync labels stand in bands above and below the warps' rows (they sat on warps 0 and 7, covering them)
+    _band = 0.0
+
+    def _label_px(self) -> int:
+        return self.style.px(self.style.theme.font_px * 0.8)
+
+    def _fit_label_bands(self) -> None:
+        """The y range: the warps' rows and, above and below them, a band as tall as a sync label."""
+        tl = self.timeline
+        if tl is None:
+            return
+        n_w = max(len(tl.warps), 1)
+        vb = self.plot.getViewBox()
+        h = vb.height()
+        # a label's own height (its text item's margins with it), and the 3% of the height it stands off the edge
+        label_h = (self.sync_lines[0].label.boundingRect().height() if self.sync_lines
+                   else QtGui.QFontMetrics(self._label_font()).height() + 10)
+        band_px = label_h + 4 + 0.03 * h
+        band = band_px * n_w / (h - 2 * band_px) if h > 2 * band_px + 20 else 0.5
+        if abs(band - self._band) > 0.01 * max(band, 0.1):
+            self._band = band
+            self.plot.setLimits(yMin=-band - 0.5, yMax=n_w + band + 0.5)
+            self.plot.setRange(yRange=(-band, n_w + band), padding=0)
+
+    def _label_font(self) -> QtGui.QFont:
+        font = QtGui.QFont()
+        font.setPixelSize(self._label_px())
+        return font
+
+    #: the x axis' title, long where it fits the plot's width, else its first words (it was cut at a projector's
+    #: 1280 pixels: 'issue step (each warp issues one instruction per')
+    AXIS_TITLES = ("issue step (each warp issues one instruction per step)", "issue step (one instruction per step)",
+                   "issue step")
+
+    def _fit_bottom_label(self) -> None:
+        st = self.style
+        font = QtGui.QFont()
+        font.setPixelSize(st.px(st.theme.font_px * 0.85))
+        fm = QtGui.QFontMetrics(font)
+        room = self.plot.getAxis("bottom").width() - 8
+        title = next((t for t in self.AXIS_TITLES if fm.horizontalAdvance(t) <= room), self.AXIS_TITLES[-1])
+        if title != getattr(self, "_axis_title", None):
+            self._axis_title = title
+            self.plot.setLabel("bottom", title, color=st.foreground, **{"font-size": f"{font.pixelSize()}px"})
 
     def on_theme_changed(self) -> None:
         st = self.style = memory_style(self.theme)
@@ -116,8 +171,8 @@ class BarrierView(TraceView):
             ("┆", st.current, "this frame"),
         ])
         style_axes(self.plot, st)
-        self.plot.setLabel("bottom", "issue step (each warp issues one instruction per step)", color=st.foreground,
-                           **{"font-size": f"{st.px(st.theme.font_px * 0.85)}px"})
+        self._axis_title = None
+        self._fit_bottom_label()
         set_segment_pen(self.row_outline, st.current, 2)
         self.now_line.setPen(pg.mkPen(colour_css(st.current), width=2, style=QtCore.Qt.PenStyle.DashLine))
         if self._block is not None:
@@ -163,14 +218,15 @@ class BarrierView(TraceView):
                 s0 = int(tl.phase_start[p])
                 segs.append(render.rect_segments(s0, r + 0.06, s0 + int(col[r]), r + 0.94))
         set_segments(self.last_outline, np.concatenate(segs) if segs else np.zeros((0, 2)))
-        self.plot.setRange(xRange=(0, width), yRange=(0, max(n_w, 1)), padding=0.01)
+        self._band = 0.0
+        self._fit_label_bands()
+        self.plot.setRange(xRange=(0, width), yRange=(-self._band, max(n_w, 1) + self._band), padding=0)
 
     def _draw_frame_of_block(self, tl, syncs: list[int], ticks: list, width: int) -> None:
         """The sync lines and their labels, the warp axis and the limits of a block's swimlanes."""
         st = self.style
         n_w = len(tl.warps)
-        font = QtGui.QFont()
-        font.setPixelSize(st.px(st.theme.font_px * 0.8))
+        font = self._label_font()
         # one vertical line per syncthreads; the lines are pooled: creating pyqtgraph items is what costs
         while len(self.sync_lines) < len(syncs):
             line = pg.InfiniteLine(angle=90, label="", labelOpts={"color": st.foreground, "fill": st.background})
@@ -195,7 +251,7 @@ class BarrierView(TraceView):
         self._shown_syncs = len(syncs)
         self._thin_sync_labels()
         fit_left_axis(self.plot, ticks, st)
-        self.plot.setLimits(xMin=-2, xMax=width + 2, yMin=-0.5, yMax=n_w + 0.5)
+        self.plot.setLimits(xMin=-2, xMax=width + 2, yMin=-self._band - 0.5, yMax=n_w + self._band + 0.5)
 
     def on_frame_changed(self) -> None:
         tr, frames = self.trace, self.frames

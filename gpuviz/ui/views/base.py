@@ -102,6 +102,8 @@ class TraceView(QWidget):
 
     view_id: str = ""
     title: str = ""
+    #: the dock's title where the full one does not fit its title bar or tab (presenter mode at 1280x720)
+    short_title: str = ""
     default_area: str = "right"  # "left" | "right" | "bottom" | "top"
     order: int = 100
     tabify_with: str | None = None  # view_id of a view to share a tab group with
@@ -414,6 +416,9 @@ class TraceView(QWidget):
             if isinstance(parent, LabelSlot):
                 parent = parent.parentWidget()
             if label.wordWrap() and parent is self and (label.isVisibleTo(self) or label is legend):
+                if getattr(label, "holds_height", False):  # a frame's header holds its own height (FrameHeader)
+                    total += label.height()
+                    continue
                 need = wrapped_text_height(label, width) if label.text() else 0
                 total += need
                 if need > 0 and label.minimumHeight() != need:
@@ -565,6 +570,18 @@ class WrappedLabel(QLabel):
 def slotted(label: QLabel) -> LabelSlot:
     """``label`` in a :class:`LabelSlot`, to add to a layout in its place."""
     return LabelSlot(label)
+
+
+def lines_height(font, lines: int) -> int:
+    """The height ``lines`` lines of text take in ``font``, measured as :func:`wrapped_text_height` measures (a
+    QTextDocument: a few pixels more than ``lines`` line spacings, so a floor of line spacings grew by them)."""
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setDefaultFont(font)
+    doc.setDocumentMargin(0)
+    doc.setPlainText("\n".join(["Xg"] * max(lines, 1)))
+    return int(doc.size().height() + 0.999)
 
 
 def wrapped_text_height(label: QLabel, width: int) -> int:

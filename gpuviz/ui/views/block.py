@@ -58,6 +58,7 @@ def loop_iterations_per_thread(trace) -> np.ndarray | None:
 class BlockView(TraceView):
     view_id = "block"
     title = "Block: warps x lanes"
+    short_title = "Warps x lanes"
     default_area = "left"
     order = 20
 

@@ -38,6 +38,7 @@ def grid_layout(grid: tuple[int, int, int], max_cols: int = 64) -> tuple[np.ndar
 class GridView(TraceView):
     view_id = "grid"
     title = "Grid of blocks"
+    short_title = "Grid"
     default_area = "left"
     order = 10
 

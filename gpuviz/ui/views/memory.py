@@ -24,12 +24,22 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.colormap as pg_colormap
 from PySide6 import QtCore, QtGui, QtWidgets
+from shiboken6 import isValid
 
 from ...model.trace import EventKind
 from ...style import render
 from ..plaintext import esc
 from ...style.theme import hex_to_rgba
-from .base import PREDICT_TEXT, TraceView, keep_label_unless_changed, register_view, slotted, thin_tick_labels
+from .base import (
+    PREDICT_TEXT,
+    TraceView,
+    keep_label_unless_changed,
+    register_view,
+    slotted,
+    lines_height,
+    thin_tick_labels,
+    wrapped_text_height,
+)
 
 # ---- small Qt pieces the memory views share (shared.py, barriers.py and occupancy.py import them) --
 
@@ -611,13 +621,67 @@ def restyle_label(label: QtWidgets.QLabel, style: MemoryStyle, factor: float = 1
     )
 
 
+class FrameHeader(QtWidgets.QLabel):
+    """A view's header, whose text changes every frame, at a fixed height for its width and text size: room for
+    two lines (three in a view narrower than ~45 characters), more only once a frame's text needs them, and never
+    less again until the width or the text size changes. Its height followed its text, a line more or less from
+    one frame to the next, and the plots under it jumped (~45 px at presenter sizes)."""
+
+    holds_height = True  # TraceView.keep_labels_whole leaves its height to it
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._held = None  # (width, font) the height below is held for
+        self._height = 0
+
+    def setText(self, text: str) -> None:
+        if text != self.text():
+            super().setText(text)
+            self.hold_height()
+
+    def hold_height(self) -> None:
+        width = self.width()
+        if width < 40:
+            return  # not laid out yet
+        self.ensurePolished()
+        fm = QtGui.QFontMetrics(self.font())
+        key = (width, self.font().key())
+        if key != self._held:
+            self._held = key
+            m = self.contentsMargins()
+            lines = 2 if width >= 45 * fm.averageCharWidth() else 3
+            self._height = lines_height(self.font(), lines) + m.top() + m.bottom() + 2 * self.margin()
+        need = wrapped_text_height(self, width) if self.text() else 0
+        self._height = max(self._height, need)
+        if self.minimumHeight() != self._height or self.maximumHeight() != self._height:
+            self.setFixedHeight(self._height)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        if ev.size().width() != ev.oldSize().width():
+            self.hold_height()
+
+    def changeEvent(self, ev) -> None:
+        super().changeEvent(ev)
+        if ev.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.StyleChange):
+            self._held = None
+            QtCore.QTimer.singleShot(0, self._rehold)
+
+    def _rehold(self) -> None:
+        if isValid(self):
+            self.hold_height()
+
+
 def header_legend_canvas(view, style: MemoryStyle) -> tuple[QtWidgets.QLabel, QtWidgets.QLabel, pg.GraphicsLayoutWidget]:
     """The column of the pixel views (global and shared memory, barriers): a header line, a legend under it and
     the pyqtgraph canvas, in ``view``'s layout; returns (header, legend, canvas)."""
     box = QtWidgets.QVBoxLayout(view)
     box.setContentsMargins(0, 0, 0, 0)
     box.setSpacing(0)
-    header = header_label(style)
+    header = FrameHeader()
+    header.setWordWrap(True)
+    header.setTextFormat(QtCore.Qt.TextFormat.RichText)
+    restyle_label(header, style)
     legend = header_label(style, LEGEND_SIZE, bold=False)
     canvas = pg.GraphicsLayoutWidget()
     box.addWidget(slotted(header))  # its text changes per frame: no window relayout for it
@@ -712,6 +776,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
 
     view_id = "memory"
     title = "Global memory"
+    short_title = "Global"
     default_area = "bottom"
     order = 10
 

@@ -266,8 +266,8 @@ class OccupancyView(TraceView):
 
 # ---- per-line table ---------------------------------------------------------------------------------
 
-#: metrics first, the source last (it stretches); the line number is the row header, so it stays in view
-#: while the table scrolls sideways
+#: the model's columns; on screen the source stands first (LineTableView moves it), after the line number, the
+#: row header, so both stay in view while the table scrolls sideways to the metrics
 _COLUMNS = ("bank conflicts", "sectors / request", "diverged", "SIMT efficiency", "events", "source")
 _SOURCE_COLUMN = _COLUMNS.index("source")
 #: what "the worst line" means, in the order asked: most bank conflicts, then most sectors per request
@@ -346,7 +346,9 @@ class LineTableView(TraceView):
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setSectionResizeMode(_SOURCE_COLUMN, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        # the source first, after the line number: last, it stood past the right edge of the dock's default width
+        # (a 1280x720 window showed five columns of numbers and no source)
+        self.table.horizontalHeader().moveSection(_SOURCE_COLUMN, 0)
         self.table.horizontalHeader().setToolTip("click a column to sort by it: the worst lines first")
         self.table.horizontalHeader().sectionClicked.connect(self._sort_by)
         self.table.cellClicked.connect(self._row_clicked)
@@ -407,7 +409,7 @@ class LineTableView(TraceView):
                     item.setTextAlignment(right)
                 self.table.setItem(i, c, item)
         self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setSectionResizeMode(_SOURCE_COLUMN, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self._fit_source_column()
         if self.sort_column is not None:
             self._apply_sort()
         # first frame of each line, for "click a row to jump there"
@@ -416,6 +418,22 @@ class LineTableView(TraceView):
             lines, idx = np.unique(frames.line, return_index=True)
             self._first_frame = {int(line): int(i) for line, i in zip(lines, idx) if line > 0}
         self.current_row = -1
+
+    def plots_resized(self) -> None:
+        super().plots_resized()
+        self._fit_source_column()
+
+    def _fit_source_column(self) -> None:
+        """The source column takes what the numbers leave; in a narrow dock at least 60% of the table's width
+        (the numbers scroll to its right)."""
+        head = self.table.horizontalHeader()
+        room = self.table.viewport().width()
+        numbers = sum(self.table.columnWidth(c) for c in range(len(_COLUMNS)) if c != _SOURCE_COLUMN)
+        if room - numbers >= 0.6 * room:
+            head.setSectionResizeMode(_SOURCE_COLUMN, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        else:
+            head.setSectionResizeMode(_SOURCE_COLUMN, QtWidgets.QHeaderView.ResizeMode.Interactive)
+            self.table.setColumnWidth(_SOURCE_COLUMN, max(int(0.6 * room), 60))
 
     def line_of_row(self, row: int) -> int | None:
         item = self.table.item(row, 0)
@@ -465,7 +483,7 @@ class LineTableView(TraceView):
             self.table.blockSignals(True)
             if row >= 0:
                 self.table.selectRow(row)
-                self.table.scrollToItem(self.table.item(row, 0))
+                self.table.scrollToItem(self.table.item(row, _SOURCE_COLUMN))  # the source: the first column on screen
             else:
                 self.table.clearSelection()
             self.table.blockSignals(False)

@@ -227,6 +227,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
 
     view_id = "shared"
     title = "Shared memory"
+    short_title = "Shared"
     default_area = "bottom"
     order = 20
 

@@ -56,6 +56,7 @@ def source_label(launch) -> str:
 class SourceView(TraceView):
     view_id = "source"
     title = "Kernel source"
+    short_title = "Source"
     default_area = "right"
     order = 10
 
