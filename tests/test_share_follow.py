@@ -5,7 +5,9 @@ sideways (the kernel source wraps), and a predict question is asked once."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 
 import pytest
 from websockets.sync.client import connect
@@ -29,6 +31,32 @@ def test_the_state_carries_the_presenters_selection():
                     msg = json.loads(ws.recv(timeout=5))
                 got.append(msg["selection"])
         assert got == [{"block": 3, "thread": 17}, {"block": 2, "thread": None}, None]
+    finally:
+        s.stop()
+
+
+def test_fifty_pages_get_each_step_in_order_and_the_last_of_a_burst():
+    """States go straight into the sockets of pages that take them at once (encoded once for all): each page still
+    gets every step of a presenter stepping, in order, and of a burst the latest, in order."""
+    s = ShareServer().start(_page)
+    try:
+        with contextlib.ExitStack() as stack:
+            pages = [stack.enter_context(connect(f"ws://{s.host}:{s.port}/ws?join={s.token}", open_timeout=10))
+                     for _ in range(50)]
+            end = time.monotonic() + 10
+            while s.n_clients < 50:
+                time.sleep(0.01)
+                assert time.monotonic() < end
+            for f in range(20):
+                s.publish(frame=f, theme="light")
+                assert [json.loads(ws.recv(timeout=5))["frame"] for ws in pages] == [f] * 50
+            for f in range(20, 520):
+                s.publish(frame=f, theme="dark")
+            for ws in pages:
+                got = []
+                while not got or got[-1] != 519:
+                    got.append(json.loads(ws.recv(timeout=5))["frame"])
+                assert got == sorted(set(got)) and got[0] >= 20
     finally:
         s.stop()
 

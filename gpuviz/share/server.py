@@ -12,7 +12,8 @@ the current page only, at ``/?join=TOKEN``; the socket is ``/ws?join=TOKEN``; an
 token, another Host (DNS rebinding) or another Origin is refused, and nothing is ever read from the disk.
 
 Each page gets the presenter's latest state, never a queue: a slow page skips the states it had no time for
-(latest-state-wins, one sender task per page), and :meth:`publish` only hands the state to the loop. A page that
+(latest-state-wins, one sender task per page), and :meth:`publish` only hands the state to the loop. A page whose
+socket takes the state at once gets it written there directly, encoded once for all. A page that
 sends anything but an answer, too large a message or too many is dropped with a log line
 (:mod:`gpuviz.share.protocol`); the others go on. Qt-free.
 """
@@ -30,8 +31,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidState
 from websockets.http11 import Response
+from websockets.protocol import State
 
 from .protocol import MAX_MESSAGE_BYTES, Polls, ProtocolError, RateLimit, parse_client_message, state_message
 
@@ -43,6 +45,8 @@ log = logging.getLogger("gpuviz.share")
 MAX_CLIENTS = 500
 #: a page that has not taken its socket's bytes for this long is dropped (its sender stays blocked otherwise)
 SEND_TIMEOUT_S = 20.0
+#: a state is written straight into a page's socket only while less than this waits in its buffer
+WRITE_NOW_BYTES = 16 * 1024
 
 
 def lan_address() -> str:
@@ -64,6 +68,7 @@ class _Client:
         self.latest: str | None = None
         self.reload = False  # a new page: sent before any state, never skipped (the state comes after it loads)
         self.ready = asyncio.Event()
+        self.sending = False  # its sender is in a send (a state written now would overtake it)
         self.rate = RateLimit()
 
 
@@ -87,6 +92,7 @@ class ShareServer:
         self._page: asyncio.Future | None = None
         self._builder = None
         self._state: str | None = None
+        self._flush_soon = False
         self._seq = 0
         self._reveals_all: dict[int, dict] = {}
         self._revealed: dict[int, dict] = {}
@@ -245,9 +251,39 @@ class ShareServer:
 
     def _broadcast(self, text: str) -> None:
         self._state = text
+        if not self._flush_soon:  # the states published before the loop gets to it: only the latest goes out
+            self._flush_soon = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_soon = False
+        text = self._state
+        data = text.encode("utf-8")
         for c in self._clients.values():
+            if self._write_now(c, data):
+                continue
             c.latest = text  # latest wins: a state the page had no time for is skipped
             c.ready.set()
+
+    @staticmethod
+    def _write_now(c: _Client, data: bytes) -> bool:
+        """Write the state straight into the page's socket, once encoded for every page, when it takes it at once
+        (its sender idle with nothing pending, its socket's buffer nearly empty): no task wakes per page and per
+        state, which for 200 pages was most of the server thread's work (the GIL the window waits for). Else
+        (False) the page's sender sends it, latest-state-wins."""
+        ws = c.ws
+        if c.sending or c.reload or c.latest is not None or ws.protocol.state is not State.OPEN or getattr(
+                ws, "send_in_progress", None) is not None:
+            return False
+        transport = ws.transport
+        if transport is None or transport.is_closing() or transport.get_write_buffer_size() > WRITE_NOW_BYTES:
+            return False
+        try:
+            ws.protocol.send_text(data)
+            ws.send_data()
+        except (InvalidState, OSError, RuntimeError):
+            return False
+        return True
 
     async def _sender(self, c: _Client) -> None:
         while True:
@@ -260,11 +296,16 @@ class ShareServer:
                 c.reload, text = False, '{"type":"reload"}'  # the page reloads, then gets the latest state
             if text is None:
                 continue
+            c.sending = True
             try:
-                await asyncio.wait_for(c.ws.send(text), SEND_TIMEOUT_S)
-            except (ConnectionClosed, asyncio.TimeoutError):
+                # asyncio.timeout, not wait_for: wait_for wraps each send in a task of its own
+                async with asyncio.timeout(SEND_TIMEOUT_S):
+                    await c.ws.send(text)
+            except (ConnectionClosed, TimeoutError):
                 await self._drop(c, "its socket stopped taking data", code=1001)
                 return
+            finally:
+                c.sending = False
 
     async def _drop(self, c: _Client, why: str, code: int = 1008) -> None:
         if self._clients.pop(c.id, None) is not None:
