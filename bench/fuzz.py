@@ -13,6 +13,9 @@ latter what ``gpuviz info`` and ``gpuviz snapshot`` did. Every failing input, an
 loaded and then made ``gpuviz info`` or ``gpuviz snapshot`` end in a one-line error, is re-run alone and listed
 with its number, what was done to it and the message, in the JSON's ``failures`` and in the .md
 (``--numbers N`` or ``--start N --traces 1`` makes it again). Results go to ``--out`` (JSON) and next to it as .md.
+Trace inputs numbered from 1,000,000,000 (``tests/fuzzing.py`` RANGE_BASE; ``--start 1000000000 --traces 2000``)
+each set one index value the loader checks just outside the range the file format declares for it
+(``gpuviz.model.fileformat``): one that loads is counted as "accepted", a failure.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 import fuzzing  # noqa: E402
 
 ROWS = [("traceback", "tracebacks (any exception but TraceFileError / LessonError)"), ("hang", "hangs"),
+        ("accepted", "accepted a value outside the format's declared range (inputs numbered from 1,000,000,000)"),
         ("memory", "memory blow-ups (MemoryError under the address-space limit)"), ("crash", "crashes (worker died)"),
         ("refused", "refused with a message"), ("same", "loaded, same content as the seed"),
         ("different", "loaded with different content"), ("loaded", "loaded (and played)"),

@@ -222,6 +222,21 @@ def test_the_fuzzer_runs_the_inputs_it_is_given_by_number(tmp_path):
     assert report.n == 2 and not report.messages and not report.failures
 
 
+def test_values_outside_the_declared_ranges_are_refused_or_their_index_rebuilt(tmp_path):
+    """The format (gpuviz.model.fileformat) is the fuzzer's idea of valid as it is the loader's: inputs numbered
+    from RANGE_BASE set one checked index value just outside its declared range. Each is refused, or its index is
+    dropped and rebuilt from the events; none is loaded with the value in use ("accepted")."""
+    base = fuzzing.RANGE_BASE
+    report = fuzzing.fuzz("trace", 3, 0, tmp_path, numbers=list(range(base, base + 24)), batch=24, snapshot=0,
+                          per_input_s=60)
+    outcomes = [r["outcome"] for r in report.records]
+    pushed = [r for r in report.records if r["what"].startswith("outside the format:")]
+    assert len(pushed) >= 12 and not report.failures and "accepted" not in outcomes, report.records
+    refused = [r for r in pushed if r["outcome"] == "refused"]
+    assert refused and all("outside" in r["message"] or "index" in r["message"] for r in refused), refused
+    assert {r["what"].split(" = ")[0].split(": ")[1].split(".")[0] for r in pushed} >= {"frames"}
+
+
 def _bench_fuzz():
     import importlib.util
     from pathlib import Path
