@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import cuda
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
@@ -663,3 +664,92 @@ def test_details_and_the_per_line_table_show_their_text_at_1280x720(person):
     assert x >= 0 and shown >= 15 * chars, (f"the source column stands at {x} px, {width} wide, in a table "
                                             f"{table.viewport().width()} px wide")
     person.check(w, "details and per line")
+
+
+# ---- finding 12: the source margin, tiny arrays, a GPU recording's shared tile ----------------------------
+def test_the_source_margin_keeps_the_warning_mark_apart_from_the_count(person):
+    """Finding 12: the source margin crammed the warning mark into the line's count: '25⚠8,192' (line 25, a
+    race, 8,192 events) read as one number. The mark stands between the line number and the count with a space
+    on its count's side, and the count still reads back as the number of events."""
+    import re
+
+    w = person(kernel_trace("race_missing_sync"), size=SIZES[2])  # wide enough for the counts
+    src = w.views["source"]
+    assert src.warning_lines and src._with_counts
+    counts = w.session.frames.line_counts()
+    for line in sorted(src.warning_lines):
+        text = src.editor.document().findBlockByNumber(line - src._first_line).text()
+        m = re.match(rf"\s*{line}⚠ +([\d,.kM]+)│", text.replace(" │", "│"))
+        assert m, f"line {line}'s margin reads {text[:src._gutter_len]!r}"
+        assert counts.get(line), line
+    person.check(w, "source margin")
+
+
+@cuda.jit
+def _sum_into_one(x, total):
+    """A kernel whose output is one float: every thread adds its element into total[0]."""
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(total, 0, x[i])
+
+
+def test_a_one_element_array_is_one_small_cell_not_a_large_empty_box(person):
+    """Finding 12: an array of one element (float32[1], a sum's result) was drawn as a box as wide as the plot
+    (614 x 151 px at 1920x1080) with nothing in it. Its cell is as big as a cell of a 32-element strip, square."""
+    import gpuviz
+
+    kernel = _sum_into_one
+    x, total = np.arange(256, dtype=np.float32), np.zeros(1, dtype=np.float32)
+    w = person(gpuviz.capture(kernel, 2, 128, x, total, backend="cpu"), size=SIZES[2])
+    w.session.set_frame(5)
+    settle()
+    panels = {p.info.name: p for p in w.views["memory"]._panels}
+    strip, one = panels["x"], panels["total"]
+    box = one.plot.getViewBox().sceneBoundingRect()
+    cell = one.image.mapRectToScene(one.image.boundingRect())
+    strip_cell = strip.image.mapRectToScene(strip.image.boundingRect()).width() / strip.layout.cols
+    assert cell.width() <= max(1.5 * strip_cell, box.width() / 16), (f"total[1]: one cell {cell.width():.0f} px wide "
+                                                                      f"in a plot {box.width():.0f} px wide")
+    assert abs(cell.width() - cell.height()) <= 0.1 * cell.width(), f"not square: {cell}"
+    person.check(w, "one-element array")
+
+
+def _drawn_tick_texts(axis) -> list[str]:
+    """The tick labels ``axis`` draws now (pyqtgraph leaves out those that would overlap)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    img = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(img)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in specs[2]] if specs else []
+
+
+def test_a_gpu_recordings_32x32_shared_tile_fills_its_plot_with_every_bank_label(person):
+    """Finding 12: transpose_shared's 32x32 tile, recorded on the H200, was drawn ~110 px wide in a 500-px plot at
+    1920x1080 (square cells, 32 rows in a short plot), and its bank axis left out 12, 20 and 28. The banks now
+    span the plot's width (cells up to four times wider than tall) and every fourth bank is labelled."""
+    import gpuviz
+    from gpuviz.timing.recordings import recordings_dir
+
+    w = person(gpuviz.load(recordings_dir() / "transpose_shared.gpuviz"), size=SIZES[2])
+    s = w.session
+    from gpuviz.model.trace import EventKind as K
+
+    s.set_frame(int(np.flatnonzero(np.isin(s.frames.kind, [K.SHARED_LOAD, K.SHARED_STORE]))[5]))
+    dock = w.docks["shared"]
+    dock.show()
+    dock.raise_()
+    settle()
+    QTest.qWait(50)  # the cells are fitted once the plots have their sizes (a zero-time timer)
+    settle()
+    (panel,) = w.views["shared"]._panels
+    assert panel.info.shape == (32, 32)
+    box = panel.plot.getViewBox().sceneBoundingRect()
+    image = panel.image.mapRectToScene(panel.image.boundingRect())
+    assert image.width() >= 0.8 * box.width(), f"the tile is {image.width():.0f} px wide in {box.width():.0f}"
+    drawn = _drawn_tick_texts(panel.plot.getAxis("top"))
+    assert [t for t in drawn if t] == [str(b) for b in range(0, 32, 4)], drawn
+    person.check(w, "shared tile of a GPU recording")

@@ -524,7 +524,7 @@ class ArrayPanelsMixin:
         if (grid.horizontalSpacing(), grid.verticalSpacing()) != (4.0, 4.0):
             grid.setHorizontalSpacing(4)
             grid.setVerticalSpacing(4)
-        shapes = [(p.layout.rows, p.layout.cols) for p in self._panels]
+        shapes = [(p.layout.rows, getattr(p, "shown_cols", p.layout.cols)) for p in self._panels]
         overhead = tuple(max(v) for v in zip(*(plot_overhead(p.plot) for p in self._panels)))
         bar = self.colour_bar
         bar_w = bar.effectiveSizeHint(QtCore.Qt.SizeHint.PreferredSize).width() if bar is not None else 0
@@ -733,10 +733,17 @@ class _ArrayPanel:
         self.info = info
         self.layout = render.array_layout(info.shape)
         self.plot = cell_plot(canvas, row, col, style, claimed=claimed)
+        #: the columns the plot spans: a strip of fewer than 32 elements is drawn as the start of a row of 32
+        self.shown_cols = self.layout.cols
         if len(info.shape) < 2:
             # a wrapped strip: the left axis gives the element index each row starts at
             self.plot.hideAxis("bottom")
-            self.plot.setAspectLocked(False)  # cells of a strip are nearly square anyway; fill the width
+            if self.layout.size < 32:
+                # float32[1] filled the plot's width as one large empty box: its cells are as big as a 32-element
+                # strip's, square, at the left
+                self.shown_cols = 32
+            else:
+                self.plot.setAspectLocked(False)  # cells of a strip are nearly square anyway; fill the width
             step = max(1, -(-self.layout.rows // 4))
             # the element index each row starts at, written as an index (the shared view's axis counts bytes)
             ticks = [(r + 0.5, f"[{r * self.layout.cols:,}]") for r in range(0, self.layout.rows, step)]
@@ -759,7 +766,7 @@ class _ArrayPanel:
             self.plot.addItem(item)
         self.buffer = np.zeros((self.layout.rows, self.layout.cols, 4), dtype=np.uint8)
         self.flat = self.buffer.reshape(-1, 4)[: self.layout.size]
-        self.plot.setRange(xRange=(0, self.layout.cols), yRange=(0, self.layout.rows), padding=0.02)
+        self.plot.setRange(xRange=(0, self.shown_cols), yRange=(0, self.layout.rows), padding=0.02)
         self.vmax = 1
         self.palette = None
         self.access: render.ArrayAccess | None = None

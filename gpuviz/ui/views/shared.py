@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
+from shiboken6 import isValid
 
 from ...model import analysis
 from ...model.narration import atomic_queue_phrase
@@ -171,6 +172,22 @@ class _BlockShared:
 
 
 class _SharedPanel:
+    #: a bank's column may be this many times wider than a row of bytes is tall (cells were square: a 32x32 tile
+    #: of 32 rows in a short plot was drawn 110 px wide in a 500-px plot, its bank labels 12, 20, 28 left out)
+    MAX_CELL_RATIO = 4.0
+
+    def fit_cells(self) -> None:
+        """The 32 banks across the plot's width, within :data:`MAX_CELL_RATIO` of square cells."""
+        vb = self.plot.getViewBox()
+        w, h = vb.width(), vb.height()
+        if w < 20 or h < 20:
+            return
+        ratio = min(max((w / 32) / (h / max(self.layout.rows, 1)), 1.0), self.MAX_CELL_RATIO)
+        if abs(ratio - self._ratio) > 0.01 * ratio:
+            self._ratio = ratio
+            self.plot.setAspectLocked(True, ratio=ratio)
+            self.plot.setRange(xRange=(0, 32), yRange=(0, self.layout.rows), padding=0.02)
+
     def __init__(self, canvas: pg.GraphicsLayoutWidget, row: int, col: int, trace: Trace, array_id: int,
                  style: MemoryStyle, claimed: list | None = None):
         self.array_id = array_id
@@ -210,6 +227,7 @@ class _SharedPanel:
         fit_left_axis(self.plot, [(r + 0.5, f"{(r + row0) * 128} B") for r in range(0, self.layout.rows, step)], style)
         self.plot.setRange(xRange=(0, 32), yRange=(0, self.layout.rows), padding=0.02)
         self.labels: list[pg.TextItem] = []
+        self._ratio = 1.0
         self.race_cells = np.zeros(0, dtype=np.int64)
         self.vmax = 1
         self.palette = None
@@ -310,7 +328,17 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         self._ncols = 0
         self._retitle()  # before arranging: a title's width decides how many tiles stand side by side
         self._arrange()
+        QtCore.QTimer.singleShot(0, self._fit_cells)
         yield  # the first frame drawn in a turn of its own
+
+    def plots_resized(self) -> None:
+        super().plots_resized()
+        QtCore.QTimer.singleShot(0, self._fit_cells)  # once the plots have their new sizes
+
+    def _fit_cells(self) -> None:
+        if isValid(self):
+            for p in self._panels:
+                p.fit_cells()
 
     def _enter_block(self, block: int) -> None:
         tr, st = self.trace, self.style

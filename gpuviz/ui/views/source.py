@@ -106,12 +106,16 @@ class SourceView(TraceView):
         last = L.first_line + len(lines) - 1
         num_w = len(str(last))
         out = []
+        # the warning mark stands apart from the count: '25⚠8,192' read as one number (⚠ is drawn from a
+        # fallback font, wider than the code's characters)
+        apart = " " if self.warning_lines and width else ""
         for i, code in enumerate(lines):
             n = L.first_line + i
             c = shown.get(n)
-            mark = "⚠" if n in self.warning_lines else " "
+            mark = ("⚠" if n in self.warning_lines else " ") + apart
             out.append(f"{n:>{num_w}}{mark}{(compact_count(c) if c else ''):>{width}}{_GUTTER_SEP}{code}")
-        self._gutter_len = num_w + 1 + width + len(_GUTTER_SEP)
+        self._apart = len(apart)
+        self._gutter_len = num_w + 1 + len(apart) + width + len(_GUTTER_SEP)
         # the text typed in takes the cursor's format, which after the last lit line was the margin's grey:
         # every line of a second fill (a new trace, the margin's counts dropped or back) came out grey
         self.editor.setCurrentCharFormat(QTextCharFormat())
@@ -145,6 +149,7 @@ class SourceView(TraceView):
     #: fewer columns of code than this with the event counts in the margin: the margin leaves them out
     COUNTS_MIN_COLUMNS = 34
     _with_counts = True
+    _apart = 0
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
@@ -158,8 +163,9 @@ class SourceView(TraceView):
         if self.trace is not None and self._n_lines:
             # the counts cost 5 columns: a projector at 1280 wide wrapped every line after 25 characters of code
             counts_w = max([len(compact_count(c)) for c in self.frames.line_counts().values()] + [1])
-            plain_gutter = self._gutter_len - (counts_w if self._with_counts else 0)
-            want = all_cols - plain_gutter - counts_w >= self.COUNTS_MIN_COLUMNS
+            plain_gutter = self._gutter_len - ((counts_w + self._apart) if self._with_counts else 0)
+            apart = 1 if self.warning_lines else 0  # the space between a warning mark and the count
+            want = all_cols - plain_gutter - counts_w - apart >= self.COUNTS_MIN_COLUMNS
             if want != self._with_counts:
                 self._with_counts = want
                 self._fill()
