@@ -2,7 +2,7 @@
 1,048,576-thread trace at 10 steps a second in the real window (offscreen), through the real share.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/class_share.py [--clients 200] [--seconds 20] [--rate 10]
-        [--threads 1048576] [--size 1920x1080] [--save bench/results/class_share.txt]
+        [--threads 1048576] [--size 1920x1080] [--pin] [--save bench/results/class_share.txt]
 
 The trace is ``vector_add`` over 1<<20 elements (4,096 blocks of 256 threads) captured on the CPU executor
 (``gpuviz.capture``, about a second), shown in a :class:`~gpuviz.ui.window.MainWindow` with its default layout,
@@ -17,12 +17,18 @@ then ``processEvents``: what a key press costs the GUI thread, painting included
 - the presenter's step (action + processEvents), p50/p95 ms of wall time and of the GUI thread's CPU time (the
   steadier figure on a shared machine), and within it the share's own part
   (``ShareController.push``: reading the state, handing it to the server's loop), p50/p95 ms;
+- the share server's thread (its event loop): its CPU time per step (ms), the sockets' work, which holds the GIL
+  the window's thread needs;
 - every client's lag from push (the start of ``push`` for that state) to receipt (the client's socket read),
   p50/p95/max over every state every client received, the worst client's p95, and how many states the clients
   received of those pushed (a slow page skips states: latest-state-wins);
-- memory per client: the presenter process's RSS after the clients connected minus before, divided by N;
+- memory per client: the RSS of the app's process (the share server's thread is in it) after the clients
+  connected minus before, divided by N;
 
-and the ratio of each figure to the baseline's. Bounded: at most 500 clients (the server's own cap) and 120 s a
+and the ratio of each figure to the baseline's. ``--pin`` puts the window's thread on CPU 0 and the clients and
+the share server's thread on CPU 1, as on a presenter's laptop with a core to spare (the clients are students'
+devices there): on 2 shared cores without it the clients' process and the server compete with the window for the
+CPU, and the step's wall time shows that as much as the share's own cost (the GUI thread's CPU time does not). Bounded: at most 500 clients (the server's own cap) and 120 s a
 phase; loopback only.
 """
 
@@ -88,9 +94,49 @@ async def _clients(url: str, n: int, out: str) -> None:
 
 
 # ---- the presenter -----------------------------------------------------------------------------------------------
-def rss_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def rss_bytes(pids=("self",)) -> int:
+    """Resident memory of these processes, summed (the app's, and the share server's process)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/statm") as f:
+            total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return total
+
+
+def cpu_seconds(stat_path) -> float:
+    """User + system CPU time a process or thread has used (its /proc stat file)."""
+    if stat_path is None:
+        return float("nan")
+    with open(stat_path) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_pid(ctl):
+    """The share server's process, or None when it serves from a thread of this one (gpuviz.share.server now)."""
+    proc = getattr(ctl.server, "_proc", None)
+    return proc.pid if proc is not None else None
+
+
+def server_tid() -> int | None:
+    """The share server's thread (its event loop), when it serves from this process."""
+    return next((t.native_id for t in threading.enumerate() if t.name == "gpuviz-share"), None)
+
+
+def server_stat(ctl) -> str | None:
+    pid = server_pid(ctl)
+    if pid is not None:
+        return f"/proc/{pid}/stat"
+    tid = server_tid()
+    return f"/proc/self/task/{tid}/stat" if tid is not None else None
+
+
+def pin(ctl, clients_pid) -> None:
+    """--pin: the window's thread on CPU 0; the clients and the share server (its thread or process) on CPU 1."""
+    os.sched_setaffinity(0, {0})  # Linux: the calling thread
+    for pid in (clients_pid, server_pid(ctl) or server_tid()):
+        if pid is not None:
+            os.sched_setaffinity(pid, {1})
 
 
 def pct(xs, q) -> float:
@@ -135,13 +181,14 @@ class Timed:
         ShareController.push = push
 
 
-def run_phase(app, w, ctl, timed: Timed, n: int, seconds: float, rate: float, say) -> dict:
+def run_phase(app, w, ctl, timed: Timed, n: int, seconds: float, rate: float, say, pinned=False) -> dict:
     step = w.actions.qaction("playback.step_forward")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "clients.json")
         gc.collect()
         idle(app, 0.5)
-        rss0 = rss_bytes()
+        pids = ("self",) + ((server_pid(ctl),) if server_pid(ctl) else ())  # the app's, the share server's
+        rss0 = rss_bytes(pids)
         proc = subprocess.Popen([sys.executable, __file__, "--client-of", ctl.url, "--n", str(n), "--out", out],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         ready = []
@@ -155,12 +202,15 @@ def run_phase(app, w, ctl, timed: Timed, n: int, seconds: float, rate: float, sa
             raise SystemExit(f"the {n} clients did not connect within 60 s ({ready!r}, {ctl.server.dropped})")
         idle(app, 1.0)
         gc.collect()
-        rss1 = rss_bytes()
+        rss1 = rss_bytes(pids)
         connected = ctl.server.n_clients
         timed.push_ns.clear()
         timed.pushed_at.clear()
         timed.on = True
         steps_ns, cpu_ns = [], []
+        if pinned:
+            pin(ctl, proc.pid)
+        server_cpu0 = cpu_seconds(server_stat(ctl))
         t0 = time.monotonic()
         for k in range(int(seconds * rate)):
             target = t0 + k / rate
@@ -172,6 +222,7 @@ def run_phase(app, w, ctl, timed: Timed, n: int, seconds: float, rate: float, sa
             steps_ns.append(time.monotonic_ns() - a)
             cpu_ns.append(time.thread_time_ns() - c)
         timed.on = False
+        server_cpu = cpu_seconds(server_stat(ctl)) - server_cpu0
         idle(app, 1.5)  # the last states arrive
         proc.stdin.write("stop\n")
         proc.stdin.flush()
@@ -188,13 +239,14 @@ def run_phase(app, w, ctl, timed: Timed, n: int, seconds: float, rate: float, sa
     r = {"n": n, "connected": connected, "steps": len(steps_ns),
          "step_p50": pct(steps_ns, 50) / 1e6, "step_p95": pct(steps_ns, 95) / 1e6,
          "cpu_p50": pct(cpu_ns, 50) / 1e6, "cpu_p95": pct(cpu_ns, 95) / 1e6,
+         "server_ms": server_cpu * 1e3 / max(1, len(steps_ns)),
          "push_p50": pct(timed.push_ns, 50) / 1e6, "push_p95": pct(timed.push_ns, 95) / 1e6,
          "lag_p50": pct(lags, 50), "lag_p95": pct(lags, 95), "lag_max": max(lags) if lags else float("nan"),
          "worst_client_p95": max(worst) if worst else float("nan"),
          "received_min": min(counts) if counts else 0, "received_mean": float(np.mean(counts)) if counts else 0,
          "pushed": pushed, "rss_per_client_kb": (rss1 - rss0) / n / 1024, "rss_delta_mb": (rss1 - rss0) / 2 ** 20}
     say(f"{n:>5} {connected:>5} {r['steps']:>5}  {r['step_p50']:7.2f} {r['step_p95']:7.2f}  {r['cpu_p50']:6.2f} "
-        f"{r['cpu_p95']:6.2f}  {r['push_p50']:6.3f} "
+        f"{r['cpu_p95']:6.2f}  {r['server_ms']:6.2f}  {r['push_p50']:6.3f} "
         f"{r['push_p95']:6.3f}  {r['lag_p50']:7.2f} {r['lag_p95']:7.2f} {r['lag_max']:7.1f} "
         f"{r['worst_client_p95']:8.2f}  {r['received_min']:>4}/{r['received_mean']:6.1f}/{pushed:<4} "
         f"{r['rss_delta_mb']:8.2f} {r['rss_per_client_kb']:9.1f}")
@@ -219,6 +271,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1 << 20, help="threads of the vector_add launch")
     ap.add_argument("--size", default="1920x1080")
     ap.add_argument("--save")
+    ap.add_argument("--pin", action="store_true", help="the window's thread on CPU 0, the clients and the share "
+                    "server on CPU 1 (as on a laptop with cores to spare; the machine's other work still runs)")
     ap.add_argument("--client-of", help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -269,12 +323,12 @@ def main(argv=None) -> int:
     say(f"shared at {ctl.url.split('?')[0]}; the served page: {len(page) / 1e6:.2f} MB, built and fetched in "
         f"{time.perf_counter() - t:.1f} s")
     say(f"{a.rate:g} steps/s for {a.seconds:g} s per phase; lag in ms from push to the client's read; "
-        f"memory: the presenter process's RSS")
+        f"memory: the RSS of the app's and the share server's processes")
     say("")
-    say("    N  conn steps  step p50    p95  cpu p50   p95  push p50   p95  lag p50     p95     max  worst-p95  received "
+    say("    N  conn steps  step p50    p95  cpu p50   p95  server  push p50   p95  lag p50     p95     max  worst-p95  received "
         "min/mean/pushed  RSS +MB  KB/client")
-    base = run_phase(app, w, ctl, timed, 1, a.seconds, a.rate, say)
-    big = run_phase(app, w, ctl, timed, a.clients, a.seconds, a.rate, say)
+    base = run_phase(app, w, ctl, timed, 1, a.seconds, a.rate, say, a.pin)
+    big = run_phase(app, w, ctl, timed, a.clients, a.seconds, a.rate, say, a.pin)
     say("")
     say(f"ratio {a.clients} clients / 1 client: step p50 {big['step_p50'] / base['step_p50']:.2f}, "
         f"p95 {big['step_p95'] / base['step_p95']:.2f}; step's CPU p50 {big['cpu_p50'] / base['cpu_p50']:.2f}, "
