@@ -753,3 +753,82 @@ def test_a_gpu_recordings_32x32_shared_tile_fills_its_plot_with_every_bank_label
     drawn = _drawn_tick_texts(panel.plot.getAxis("top"))
     assert [t for t in drawn if t] == [str(b) for b in range(0, 32, 4)], drawn
     person.check(w, "shared tile of a GPU recording")
+
+
+# ---- finding 14: narration of the concept at lesson steps -------------------------------------------------
+def _slides(name: str):
+    from gpuviz.lessons import LessonPlayer, builtin_lessons, load_lesson
+
+    return LessonPlayer(load_lesson(builtin_lessons()[name])).play_all(lambda s: None)
+
+
+def test_the_reduction_ladder_says_each_rounds_s_and_how_many_threads_add():
+    """Finding 14: the reduction ladder gave 9 of its 13 steps the same barrier caption and none said the round,
+    `s`, or how many lanes add. At each barrier after which a round of the sum runs, the caption says its number,
+    `s` (doubling in the interleaved kernel, halving in the sequential one) and how many of the block's threads
+    add, halving round by round, and which lanes of which warps."""
+    import re
+
+    slides = _slides("reduction_ladder")
+    for scene, first_s, grow in ((0, 1, 2), (1, 128, 0.5)):
+        captions = [s.caption for s in slides if s.scene_index == scene and s.caption]
+        rounds = [c for c in captions if "round" in c]
+        assert len(rounds) == 8, captions
+        assert len(set(captions)) == len(captions), f"scene {scene + 1} repeats a caption: {captions}"
+        for k, c in enumerate(rounds):
+            m = re.search(r"round (\d+) of the sum, s = (\d+)\. (\d+) of the block's 256 threads", c)
+            assert m, c
+            assert int(m.group(1)) == k + 1 and int(m.group(2)) == first_s * grow ** k, c
+            assert int(m.group(3)) == 128 >> k, c
+            assert re.search(r"\d+ lanes? (of each of warps|of warp) \d", c), c
+    # interleaved: round 1 keeps 16 lanes busy in every warp; sequential: 32 lanes of warps 0-3
+    assert "16 lanes of each of warps 0-7" in [s.caption for s in slides if s.scene_index == 0 and "round 1" in s.caption][0]
+    assert "32 lanes of each of warps 0-3" in [s.caption for s in slides if s.scene_index == 1 and "round 1" in s.caption][0]
+
+
+def test_every_lesson_ends_by_saying_so_and_naming_the_next_one():
+    """Finding 14: a lesson's last step gave no end and no 'next lesson'. Its notes now end with 'The end of this
+    lesson' and the title of the next lesson of the course (the last one says it is the last); no earlier step
+    says so."""
+    from gpuviz.lessons import builtin_lessons, load_lesson
+    from gpuviz.lessons.format import COURSE
+
+    assert set(COURSE) == set(builtin_lessons())
+    for k, name in enumerate(COURSE):
+        slides = _slides(name)
+        assert "The end of this lesson" in slides[-1].notes, (name, slides[-1].notes[-200:])
+        assert not any("The end of this lesson" in s.notes for s in slides[:-1]), name
+        if k + 1 < len(COURSE):
+            nxt = load_lesson(builtin_lessons()[COURSE[k + 1]]).title
+            assert f"Next lesson: {nxt}" in slides[-1].notes, (name, slides[-1].notes[-200:])
+        else:
+            assert "last of gpuviz's lessons" in slides[-1].notes
+
+
+def test_the_host_flow_chart_labels_every_bar_with_the_notes_numbers(person):
+    """Finding 14: host_device_flow's chart labelled 2 of its 5 bars, and its notes quoted the pinned copy beside a
+    pageable bar nothing explained. Every bar carries its value, the pinned ones the very numbers the notes give,
+    and the notes say what the pageable bars are."""
+    import re
+
+    from gpuviz.lessons import load_lesson
+    from gpuviz.ui.lesson_player import play_lesson
+
+    w = person(None, size=SIZES[2])
+    ctl = play_lesson(w, load_lesson("host_device_flow"))
+    settle()
+    view = w.views["timings"]
+    assert view.showing()[1] == "host_flow"
+    labels = view.bar_labels
+    stages = ["allocate", "copy in", "kernel", "copy out", "free"]
+    groups = {g for g, _, _ in labels}
+    assert len(groups) == 2 and len(labels) == 2 * len(stages), labels
+    notes = ctl.player.slide().notes
+    quoted = dict(re.findall(r"(allocate|copy in|kernel|copy out|free) ([\d.,]+ (?:ms|µs))", notes))
+    assert set(quoted) == set(stages), notes
+    pinned = {stage: text for g, stage, text in labels if g.startswith("pinned")}
+    assert pinned == quoted, (pinned, quoted)
+    assert "pageable" in notes
+    ctl.stop()
+    settle()
+    person.check(w, "host flow chart")

@@ -120,6 +120,19 @@ class Lesson:
 
 
 # ---- reading -------------------------------------------------------------------------------------------
+#: the shipped lessons in the order a course takes them: each one's last step names the next
+COURSE = ("simt_hierarchy", "host_device_flow", "shared_tiling", "bank_conflicts", "reduction_ladder",
+          "fused_attention", "custom_kernel")
+
+
+def next_lesson(name: str) -> str | None:
+    """The shipped lesson that follows ``name`` in :data:`COURSE` (None after the last, or for another lesson)."""
+    if name not in COURSE:
+        return None
+    k = COURSE.index(name) + 1
+    return COURSE[k] if k < len(COURSE) else None
+
+
 def builtin_lessons() -> dict[str, Path]:
     """The lessons shipped with gpuviz, by name."""
     return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.toml"))}

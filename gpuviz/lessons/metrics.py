@@ -238,6 +238,11 @@ def _bandwidth(n_bytes: float, seconds: float) -> str:
     return f"{per_s / 1e9:.0f} GB/s"
 
 
+def seconds_text(seconds: float) -> str:
+    """A time as the lessons' notes write it ('2.86 ms', '62.3 µs'): the timings chart labels its bars so."""
+    return _ms(seconds)
+
+
 def _ms(seconds: float) -> str:
     if not np.isfinite(seconds):
         return "n/a"

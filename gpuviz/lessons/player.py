@@ -23,8 +23,19 @@ import numpy as np
 
 from ..model.frames import Frames
 from ..model.narration import Narrator, StopError
-from .format import MAX_SIZE_FACTOR, Lesson, LessonError, Question, Scene
+from .format import (
+    COURSE,
+    MAX_SIZE_FACTOR,
+    Lesson,
+    LessonError,
+    Question,
+    Scene,
+    builtin_lessons,
+    load_lesson,
+    next_lesson,
+)
 from .metrics import METRIC_NAMES, format_value, formatted, scene_metrics
+from .rounds import round_caption
 from .topics import is_timings_scene
 
 
@@ -303,7 +314,9 @@ class LessonPlayer:
         loaded = self.current
         b = self.beat
         scene = loaded.scene
-        caption = loaded.narrator.caption(b.frame)
+        # at a barrier a reduction's round follows: its number, s and who adds, where the narration of the barrier
+        # said the same words at every round
+        caption = round_caption(loaded.trace, loaded.frames, b.frame) or loaded.narrator.caption(b.frame)
         kernel_note = loaded.narrator.note(b.frame) if b.revealed else ""
         about_timings = is_timings_scene(scene)
         if about_timings:
@@ -319,14 +332,29 @@ class LessonPlayer:
         hide = self._open_answers(loaded)
         if about_timings and not (b.question is not None and not b.revealed):
             caption = mask_answers(scene.title, hide)
+        notes = mask_answers(self._format(scene.notes, loaded, "notes"), hide)
+        if self.scene_index + 1 == len(self.lesson.scenes) and self.beat_index + 1 == len(loaded.beats):
+            notes = (notes + "\n\n" if notes else "") + self.ending()
         return Slide(
             lesson=self.lesson.title, scene_title=mask_answers(scene.title, hide), scene_index=self.scene_index,
             n_scenes=len(self.lesson.scenes), beat_index=self.beat_index, n_beats=len(loaded.beats),
             frame=b.frame, caption=caption, kernel_note=kernel_note,
-            notes=mask_answers(self._format(scene.notes, loaded, "notes"), hide), question=question, answer=answer,
+            notes=notes, question=question, answer=answer,
             views=list(scene.views), layout=scene.layout, hidden_answer=self.open_answer() if question and not answer
             else "",
         )
+
+    def ending(self) -> str:
+        """What the last step says under its notes: the lesson ends here, and which shipped lesson comes next."""
+        name = self.lesson.path.stem if self.lesson.path is not None else ""
+        after = next_lesson(name)
+        if after is None:
+            return ("The end of this lesson." + (" It is the last of gpuviz's lessons." if name == COURSE[-1] else ""))
+        try:
+            title = load_lesson(builtin_lessons()[after]).title
+        except (LessonError, KeyError, OSError):
+            title = after
+        return f"The end of this lesson. Next lesson: {title} (Lessons menu, or gpuviz lesson {after})."
 
     def open_answer(self) -> str:
         """The answer of the question open at this beat, as the reveal will show it ("32-way", "256"); "" when no
