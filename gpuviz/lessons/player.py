@@ -94,8 +94,8 @@ def capture_scene(scene: Scene):
         from ..model.tracefile import load_trace
 
         return load_trace(scene.trace), None
-    import gpuviz
-    from gpuviz.catalog import get_kernel
+    from ..capture import capture  # numba, when a scene is first captured: not when a lesson is read
+    from ..catalog import get_kernel
 
     spec = get_kernel(scene.kernel)
     size = scene.size if scene.size is not None else spec.small_size
@@ -105,7 +105,7 @@ def capture_scene(scene: Scene):
                           f"{scene.kernel} at ({MAX_SIZE_FACTOR}x its default size {spec.default_size:,})")
     args = spec.make_args(size, np.random.default_rng(scene.seed))
     grid, block = spec.launch(size, tuple(scene.block) if scene.block else spec.default_block)
-    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=scene.backend)
+    trace = capture(spec.kernel, grid, block, *args, backend=scene.backend)
     trace.launch.meta.setdefault("bundled_kernel", {"name": scene.kernel, "size": size, "size_label": spec.size_label})
     return trace, spec
 
