@@ -550,7 +550,8 @@ def cmd_export(args) -> int:
         with replace_atomically(args.output, "export") as tmp:
             export(trace, tmp, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
                    view=args.view, size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
-                   caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets)
+                   caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets,
+                   name=str(args.output))
             # read back before it is moved into place: what is reported written is there, whole
             held = check_export(tmp, args.format, size=None if args.format == "perfetto" else args.size,
                                 n_frames=_film_frames(trace, args.frames) if args.format in ("gif", "mp4") else None,

@@ -832,3 +832,127 @@ def test_the_host_flow_chart_labels_every_bar_with_the_notes_numbers(person):
     ctl.stop()
     settle()
     person.check(w, "host flow chart")
+
+
+# ---- finding 15: small things ------------------------------------------------------------------------------
+def test_w_answers_at_the_desk_and_while_presenting_even_when_no_line_is_worse(person):
+    """Finding 15: W (jump to the worst line) said nothing when no line was worse than another, and nothing at
+    all in presenter mode, where the status line is hidden. At the desk the status line answers; presenting, a
+    note over the views does, and it goes away by itself."""
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    QTest.keyClick(w, Qt.Key.Key_W)
+    settle()
+    assert "no line is worse" in w.statusBar().currentMessage(), w.statusBar().currentMessage()
+    enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    settle()
+    QTest.keyClick(w, Qt.Key.Key_W)
+    settle()
+    toast = getattr(w, "_toast", None)
+    assert toast is not None and toast.isVisible() and "no line is worse" in toast.text()
+    assert w.rect().contains(toast.geometry()), toast.geometry()
+    assert w._toast_timer.isActive() and w._toast_timer.isSingleShot()  # it goes away by itself:
+    w._toast_timer.timeout.emit()  # as when its time is up
+    settle()
+    assert not toast.isVisible()
+    leave_presenter(w)
+    settle()
+    bad = person(kernel_trace("transpose_shared"), size=SIZES[0])
+    enter_presenter(bad, theme="dark", size=SIZES[0], fullscreen=False)
+    settle()
+    QTest.keyClick(bad, Qt.Key.Key_W)
+    settle()
+    assert bad._toast.isVisible() and "worst line" in bad._toast.text(), bad._toast.text()
+    person.check(w, "W feedback")
+
+
+def test_the_f1_overlay_lists_the_presenters_keys_b_among_them(person):
+    """Finding 15: B (blank the screen) and the presenter's other keys were missing from the F1 overlay."""
+    w = person(kernel_trace("vector_add"), size=SIZES[2])
+    QTest.keyClick(w, Qt.Key.Key_F1)
+    settle()
+    text = w.overlay.label.text()
+    assert w.overlay.isVisible() and "Presenter mode (F5)" in text
+    assert "Blank the screen" in text and "<b>B, .</b>" in text, text[-800:]
+    QTest.keyClick(w.overlay, Qt.Key.Key_Escape)
+    settle()
+    small = person(kernel_trace("vector_add"), size=SIZES[0])  # presenting at 1280x720: all of it on screen
+    enter_presenter(small, theme="dark", size=SIZES[0], fullscreen=False)
+    settle()
+    small.actions.trigger("help.shortcuts")
+    settle()
+    label = small.overlay.label
+    assert small.overlay.isVisible() and "Leave presenter mode" in label.text()
+    assert label.sizeHint().height() <= small.overlay.height() and label.sizeHint().width() <= small.overlay.width(), (
+        label.sizeHint(), small.overlay.size())
+    person.check(w, "F1 overlay")
+
+
+def test_a_finishing_block_frees_its_sm_for_a_waiting_block_only_when_one_waits(person):
+    """Finding 15: the last warp of every block was narrated 'its SM is free for a waiting block', the launch's
+    last block too, when no block was left to wait."""
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    F = w.session.frames
+    lasts = sorted(int(F.block_last[b]) for b in range(w.session.trace.launch.n_blocks))
+    captions = {f: w._caption(f) for f in lasts}
+    later = [f for f in lasts if f >= int(np.max(F.block_first))]
+    assert later
+    for f, c in captions.items():
+        if f in later:
+            assert "waiting block" not in c and "no block waits" in c, c
+        else:
+            assert "free for a waiting block" in c, c
+    person.check(w, "SM free")
+
+
+def test_leave_the_lesson_is_greyed_out_with_no_lesson(person):
+    """Finding 15: Lessons ▸ Leave the lesson was enabled with no lesson playing."""
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    leave = w.actions.qaction("lesson.stop")
+    menu = next(a.menu() for a in w.menuBar().actions() if a.text().replace("&", "") == "Lessons")
+    menu.aboutToShow.emit()
+    assert not leave.isEnabled()
+    w.actions.trigger("lesson.simt_hierarchy")
+    settle()
+    menu.aboutToShow.emit()
+    assert leave.isEnabled()
+    w.actions.trigger("lesson.stop")
+    settle()
+    menu.aboutToShow.emit()
+    assert not leave.isEnabled()
+    person.check(w, "leave the lesson")
+
+
+def test_a_films_progress_names_the_file_asked_for_not_the_temporary_one(tmp_path, capfd):
+    """Finding 15: gpuviz export's progress bar named the temporary file the film is written to before it is
+    moved into place ('.film.gif.export-….tmp'), not the file asked for."""
+    from gpuviz.cli import main
+
+    out = tmp_path / "film.gif"
+    assert main(["export", "vector_add", "--format", "gif", "-o", str(out), "--frames", "1:4", "--size", "320x200"]) == 0
+    err = capfd.readouterr().err
+    assert out.exists() and "film.gif" in err, err
+    assert ".tmp" not in err and "export-" not in err, err
+
+
+def test_the_timings_source_box_is_not_cut(person):
+    """Finding 15: the Timings view's source combobox stood in one row with the plot box and two buttons and was
+    cut to 'GPU · N' in a narrow dock (host_device_flow presenting at 1280x720). It has a row of its own: at
+    least 20 characters wide, inside the view."""
+    from PySide6.QtGui import QFontMetrics
+
+    from gpuviz.lessons import load_lesson
+    from gpuviz.ui.lesson_player import play_lesson
+
+    w = person(None, size=SIZES[0])
+    ctl = play_lesson(w, load_lesson("host_device_flow"), present=True, theme="dark", size=SIZES[0])
+    settle()
+    view = w.views["timings"]
+    box = view.set_box
+    assert box.isVisible()
+    chars = QFontMetrics(box.font()).averageCharWidth()
+    assert box.width() >= 20 * chars, f"the source box is {box.width()} px ({box.width() / chars:.0f} characters)"
+    assert box.geometry().right() <= view.width(), (box.geometry(), view.width())
+    ctl.stop()
+    settle()
+    leave_presenter(w)
+    person.check(w, "timings source box")

@@ -847,10 +847,13 @@ class Narrator:
         if kind == K.END:
             loops = self._loop_clause(f)
             if int(F.block_last[b]) == f:
+                # a block waits only while one has not started yet: the last blocks to finish free their SM for none
+                waits = bool(len(F.block_first)) and f < int(np.max(F.block_first))
                 if loops:
-                    return (f"Warp {w} finishes, the last of its block (block {bname} is done, its SM free for a "
-                            f"waiting block){loops}")
-                tail = f"block {bname} is done and its SM is free for a waiting block"
+                    free = "its SM free for a waiting block" if waits else "no block waits for its SM"
+                    return f"Warp {w} finishes, the last of its block (block {bname} is done, {free}){loops}"
+                tail = (f"block {bname} is done and its SM is free for a waiting block" if waits
+                        else f"block {bname} is done; no block waits for its SM")
                 return f"Warp {w} finishes, the last of its block: {tail}"
             if loops:
                 return f"Warp {w} of block {bname} finishes{loops}"

@@ -24,6 +24,7 @@ class Action:
     tip: str = ""
     checkable: bool = False
     checked: Callable[[], bool] | None = None  # current state of a checkable action
+    enabled: Callable[[], bool] | None = None  # whether it can do anything now (None: always)
     icon_text: str = ""  # short label for the toolbar (a symbol), defaults to text
     in_toolbar: bool = False
 
@@ -93,6 +94,8 @@ class ActionRegistry:
             qa.setStatusTip(tip)
             if a.icon_text:
                 qa.setIconText(a.icon_text)
+            if a.enabled is not None:
+                qa.setEnabled(bool(a.enabled()))
             if a.checkable:
                 qa.setCheckable(True)
                 if a.checked is not None:
@@ -106,7 +109,10 @@ class ActionRegistry:
         return self._qactions
 
     def sync_checked(self) -> None:
+        """Each checkable action's check mark, and each action's enabled state, as they are now."""
         for a in self._actions.values():
+            if a.enabled is not None and a.id in self._qactions:
+                self._qactions[a.id].setEnabled(bool(a.enabled()))
             if a.checkable and a.checked is not None and a.id in self._qactions:
                 qa = self._qactions[a.id]
                 qa.blockSignals(True)

@@ -241,7 +241,7 @@ def export_image(trace, out, fmt: str | None = None, frame: int = 0, **stage_opt
 
 
 def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.0, progress: bool = True,
-                caption: bool = True, **stage_options) -> Path:
+                caption: bool = True, name: str | None = None, **stage_options) -> Path:
     """Frames ``A:B`` (B exclusive) of a view (or the window) to an animated GIF or an MP4 (H.264).
 
     The film has exactly B - A frames of exactly the stage's size. MP4 needs an even width and height
@@ -264,7 +264,10 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
         start, stop = parse_frames(frames, stage.n_frames)
         # one more step than frames: finishing the file (the MP4 encoder's flush; the GIF's trailer), so that the
         # bar reaches its end when the file is written, not when the last frame is drawn
-        bar = tqdm(total=stop - start + 1, desc=f"{out.name}", unit="step", disable=not progress, file=sys.stderr)
+        # ``name``: the file as the person named it (the CLI writes a temporary file and moves it into place: the
+        # bar said '.film.gif.export-k2j3.tmp')
+        shown = Path(name).name if name else out.name
+        bar = tqdm(total=stop - start + 1, desc=shown, unit="step", disable=not progress, file=sys.stderr)
         try:
             if fmt == "mp4":
                 writer = imageio.get_writer(str(out), format="FFMPEG", mode="I", fps=fps, codec="libx264",
@@ -274,7 +277,7 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
                         writer.append_data(stage.array(f))
                         bar.update(1)
                 finally:
-                    bar.set_description(f"{out.name}: finishing the MP4")
+                    bar.set_description(f"{shown}: finishing the MP4")
                     writer.close()
                     bar.update(1)
             else:
@@ -295,8 +298,9 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
 
 def export(trace, out, fmt: str, frames=None, frame: int = 0, view: str | None = None, size=(1280, 720),
            theme: str = "light", scale: float = 1.0, fps: float = 8.0, caption: bool | None = None,
-           progress: bool = True, timing_sets=()):
-    """Export ``trace`` to ``out`` in ``fmt`` (one of :data:`gpuviz.export.FORMATS`); returns the path written."""
+           progress: bool = True, timing_sets=(), name: str | None = None):
+    """Export ``trace`` to ``out`` in ``fmt`` (one of :data:`gpuviz.export.FORMATS`); returns the path written.
+    ``name``: what a film's progress bar calls the file (``out`` may be a temporary file)."""
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; formats: {', '.join(FORMATS)}")
@@ -314,4 +318,4 @@ def export(trace, out, fmt: str, frames=None, frame: int = 0, view: str | None =
     if fmt in ("png", "svg"):
         return export_image(trace, out, fmt, frame=frame, caption=bool(caption), **stage)
     return export_film(trace, out, fmt, frames=frames, fps=fps, progress=progress,
-                       caption=True if caption is None else caption, **stage)
+                       caption=True if caption is None else caption, name=name, **stage)

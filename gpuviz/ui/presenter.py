@@ -36,6 +36,16 @@ from ..style.theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, get_theme, state_
 from .views.base import lines_height, wrapped_text_height
 
 MIN_TEXT_PX = 18
+#: the presenter's own keys as the F1 overlay lists them (the KeyOverride below binds them)
+PRESENTER_HELP = (
+    ("Next: a lesson's next step, else one frame", "PgDown, Right"),
+    ("Back", "PgUp, Left"),
+    ("Blank the screen (again: back)", "B, ."),
+    ("Bigger / smaller text", "Ctrl++, Ctrl+-"),
+    ("Text size as it fits", "Ctrl+0"),
+    ("Light/dark", "Ctrl+T"),
+    ("Leave presenter mode", "Esc, F5"),
+)
 #: Ctrl+- goes below the automatic scale (a teacher may want more on screen), down to this smallest text
 MIN_SMALLER_PX = 13
 SCALE_STEP = 1.12

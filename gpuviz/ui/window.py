@@ -154,6 +154,10 @@ class ShortcutOverlay(QWidget):
         groups: dict[str, list] = {}
         for group, text, keys in self.window_.actions.help_rows():
             groups.setdefault(group, []).append((html.escape(text), html.escape(keys)))
+        from .presenter import PRESENTER_HELP  # its own keys (B blanks the screen) were missing here
+
+        for text, keys in PRESENTER_HELP:
+            groups.setdefault("Presenter mode (F5)", []).append((html.escape(text), html.escape(keys)))
         cells = []
         for group, rows in groups.items():
             body = "".join(
@@ -171,11 +175,11 @@ class ShortcutOverlay(QWidget):
         t = self.window_.session.theme
         self.setStyleSheet(f"ShortcutOverlay {{ background: {t.background}; }} QLabel {{ background: {t.background}; }}")
         room = self.window_.rect().size()
-        n_groups = len({g for g, _, _ in self.window_.actions.help_rows()}) or 1
+        n_groups = len({g for g, _, _ in self.window_.actions.help_rows()} | {"Presenter mode (F5)"})
         px = t.px(18)
         best = None
         while True:
-            for per_row in (n_groups, 2, 1):
+            for per_row in dict.fromkeys((n_groups, 3, 2, 1)):  # three a row: the presenter's group fits under
                 self.label.setText(self._html(px, per_row))
                 hint = self.label.sizeHint()
                 if hint.width() <= room.width() - 16 and hint.height() <= room.height() - 16:
@@ -184,7 +188,7 @@ class ShortcutOverlay(QWidget):
             if px <= 12:
                 break
             px = max(12, int(px * 0.9))
-        self.label.setText(self._html(12, 2))
+        self.label.setText(self._html(12, 3))
 
     def show_over(self) -> None:
         self.refresh()
@@ -675,7 +679,8 @@ class MainWindow(QMainWindow):
         for name, title in self._lesson_titles().items():
             add(Action(f"lesson.{name}", title, lambda name=name: self.start_lesson(name), (), g,
                        f"Play the lesson {name!r}: its scenes, notes and predict-then-reveal questions (→ / PageDown)"))
-        add(Action("lesson.stop", "Leave the &lesson", self.stop_lesson, (), g, "Back to the trace and layout as before"))
+        add(Action("lesson.stop", "Leave the &lesson", self.stop_lesson, (), g, "Back to the trace and layout as before",
+                   enabled=lambda: self.lesson is not None))
         g = "Help"
         add(Action("help.shortcuts", "&Keyboard shortcuts", self.show_shortcuts, ("F1", "?"), g))
 
@@ -1021,6 +1026,8 @@ class MainWindow(QMainWindow):
         for group in sorted(groups, key=lambda g: order.index(g) if g in order else 9):
             actions = groups[group]
             menu = mb.addMenu(f"&{group}")
+            # 'Leave the lesson' greyed out with no lesson playing, and each check mark as it is, when it opens
+            menu.aboutToShow.connect(self.actions.sync_checked)
             for a in actions:
                 menu.addAction(self.actions.qaction(a.id))
             if group == "View":
@@ -1155,7 +1162,7 @@ class MainWindow(QMainWindow):
         table = self.views.get("lines")
         row = worst_line(line_table_rows(s.trace), getattr(table, "sort_column", None))
         if row is None:
-            self.statusBar().showMessage("no line has bank conflicts, wasted sectors or divergence", 8000)
+            self.tell("W: no line is worse than another: none has bank conflicts, wasted sectors or divergence")
             return None
         frames_on_line = np.flatnonzero(s.frames.line == row["line"])
         if not len(frames_on_line):
@@ -1166,8 +1173,36 @@ class MainWindow(QMainWindow):
         why = [f"{row['bank_conflicts']:,} bank conflicts" if row.get("bank_conflicts") else "",
                f"{row['sectors_per_request']:.1f} sectors/request" if row.get("sectors_per_request") else "",
                f"{row['diverged']:,} diverged" if row.get("diverged") else ""]
-        self.statusBar().showMessage(f"worst line: {row['line']} ({', '.join(w for w in why if w)}), frame {f + 1:,}", 15000)
+        self.tell(f"worst line: {row['line']} ({', '.join(w for w in why if w)}), frame {f + 1:,}", 15000)
         return f
+
+    def tell(self, text: str, ms: int = 8000) -> None:
+        """A short answer to a key (W): in the status line at the desk, and over the views in presenter mode,
+        where the status line is hidden (W there said nothing at all)."""
+        self.statusBar().showMessage(text, ms)
+        if _presenter_of(self) is None:
+            return
+        toast = getattr(self, "_toast", None)
+        if toast is None:
+            toast = self._toast = QLabel(self)
+            toast.setObjectName("toast")
+            toast.setTextFormat(Qt.TextFormat.PlainText)
+            toast.setWordWrap(True)
+            toast.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self._toast_timer = QTimer(self)
+            self._toast_timer.setSingleShot(True)
+            self._toast_timer.timeout.connect(toast.hide)
+        t = self.session.theme
+        toast.setStyleSheet(f"QLabel#toast {{ background: {t.selection}; color: {t.selection_text}; "
+                            f"font-size: {t.px(20)}px; font-weight: bold; padding: {t.px(10)}px; border-radius: 6px; }}")
+        toast.setText(text)
+        width = min(self.width() - 40, max(300, int(self.width() * 0.6)))
+        toast.setFixedWidth(width)
+        toast.adjustSize()
+        toast.move((self.width() - width) // 2, max(10, self.height() // 3))
+        toast.raise_()
+        toast.show()
+        self._toast_timer.start(ms)
 
     def escape(self) -> None:
         """Esc: close the shortcuts overlay if it is up, else clear the selection."""

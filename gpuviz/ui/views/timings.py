@@ -153,7 +153,11 @@ class TimingsView(TraceView):
             self.plot_box.addItem(label, key)
         self.plot_box.setCurrentIndex(self.plot_box.findData("cpu_vs_gpu"))  # GPU and CPU side by side first
         self.set_box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.set_box.setMinimumContentsLength(34)  # long labels must not widen the dock (the list shows them whole)
+        # long labels must not widen the dock (the list shows them whole); on a row of its own the box takes the
+        # dock's width: beside the plot box and the buttons, in a narrow dock, all four were cut ('GPU · N',
+        # 'host flo', 'asure C')
+        self.set_box.setMinimumContentsLength(16)
+        self.set_box.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
         self.cpu_button = QtWidgets.QPushButton("Measure CPU")
         self.cpu_button.setToolTip("time numpy and gpuviz's CPU executor on this machine (labelled CPU)")
         self.cpu_busy = QtWidgets.QProgressBar()  # runs (indeterminate) while Measure CPU works
@@ -164,7 +168,8 @@ class TimingsView(TraceView):
         self.cpu_busy.hide()
         self._cpu_worker = None  # the Measure CPU run in progress, if any
         self.export_button = QtWidgets.QPushButton("Export…")
-        for w in (self.set_box, self.plot_box, self.cpu_button, self.cpu_busy, self.export_button):
+        layout.addWidget(self.set_box)
+        for w in (self.plot_box, self.cpu_button, self.cpu_busy, self.export_button):
             bar.addWidget(w)
         bar.addStretch(1)
         layout.addLayout(bar)
