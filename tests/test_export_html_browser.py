@@ -347,3 +347,38 @@ def test_the_page_fits_a_phone(browser, mm_page):
     page.press("ArrowRight", 3)
     assert page.frame() == 3
     page.close()
+
+
+def test_the_page_fits_a_1280x720_projector(browser, mm_page, tmp_path):
+    """Issue 28 finding 10: at 1280x720 the source was cut at ~27 characters beside a lesson, with no wrap and no
+    scroll; '? keys' opened below the fold; shared memory and global C needed scrolling. Now every view is on the
+    screen, long source lines wrap under their code, and the keys open over the page, on the screen."""
+    page = Opened(browser, mm_page, size=(1280, 720))
+    pg = page.page
+    page.press("ArrowRight", 40)
+    assert pg.evaluate("document.documentElement.scrollHeight") <= 721
+    for view in ("#view-grid", "#view-block", "#view-source", "#view-shared", "#view-global"):
+        box = pg.eval_on_selector(view, "e => e.getBoundingClientRect().toJSON()")
+        assert box["top"] >= 0 and box["bottom"] <= 721, (view, box)
+    assert pg.evaluate("(() => { const s = document.getElementById('source'); "
+                       "return s.scrollWidth <= s.clientWidth + 1; })()"), "a source line runs past its box"
+    page.press("?")
+    assert page.visible("#keys")
+    box = pg.eval_on_selector("#keys", "e => e.getBoundingClientRect().toJSON()")
+    assert box["top"] >= 0 and box["bottom"] <= 720 and pg.evaluate("window.scrollY") == 0, box
+    page.close()
+
+    from gpuviz.export.html import export_html
+    from gpuviz.lessons import load_lesson
+
+    lesson = Opened(browser, export_html(load_lesson("shared_tiling"), tmp_path / "lesson.html"), size=(1280, 720))
+    lp = lesson.page
+    lesson.press("ArrowRight", 3)
+    widths = lp.evaluate("(() => { const s = document.getElementById('source'); "
+                         "return [s.scrollWidth, s.clientWidth]; })()")
+    assert widths[0] <= widths[1] + 1, f"beside the lesson the source is cut: {widths}"
+    assert lp.evaluate("document.documentElement.scrollHeight") <= 721, "beside the lesson a view is below the fold"
+    # every line of the kernel is there in full, wrapped where its box is narrow
+    texts = lp.eval_on_selector_all(".src-line", "els => els.map(e => e.textContent)")
+    assert any(len(t) > 60 for t in texts)
+    lesson.close()
