@@ -298,7 +298,9 @@ def main(argv=None) -> int:
     app = _application(headless=True)
 
     import gpuviz
-    from gpuviz.kernels.vector_add import vector_add
+    from gpuviz.catalog import get_kernel
+
+    vector_add = get_kernel("vector_add").kernel
 
     n = a.threads
     rng = np.random.default_rng(0)

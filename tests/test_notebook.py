@@ -34,7 +34,9 @@ def _page_data(page: str) -> dict:
 
 @pytest.fixture(scope="module")
 def reduction():
-    from gpuviz.kernels.reduction import reduce_sum
+    from gpuviz.catalog import get_kernel
+
+    reduce_sum = get_kernel("reduce_sum").kernel
 
     x = np.arange(512, dtype=np.float32)
     partial = np.zeros(2, dtype=np.float32)
