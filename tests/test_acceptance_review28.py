@@ -956,3 +956,27 @@ def test_the_timings_source_box_is_not_cut(person):
     settle()
     leave_presenter(w)
     person.check(w, "timings source box")
+
+
+def test_the_desk_cuts_no_dock_title_or_tab_at_1280x720_with_bigger_text(person):
+    """Finding 9, at the desk: at 1280x720 the tabs read 'Block: warps x la…' and 'Per l…' (under X); with the
+    text a step or two bigger (Ctrl++) the same happens offscreen. Titles and tabs that do not fit take their
+    view's short title, and leaving presenter mode gives the desk the titles that fit it again."""
+    w = person(kernel_trace("matmul_tiled"), size=SIZES[0])
+    for _ in range(2):
+        w.actions.trigger("view.bigger")
+        settle()
+    QTest.qWait(30)  # the titles are fitted once the docks have their new sizes (a zero-time timer)
+    settle()
+    cut = [c for c in _cut_in_presenter(w) if c.startswith(("dock title", "tab"))]
+    assert not cut, "\n".join(cut)
+    assert w.docks["block"].windowTitle() == "Warps x lanes"
+    enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    settle()
+    leave_presenter(w)
+    settle()
+    QTest.qWait(30)
+    settle()
+    cut = [c for c in _cut_in_presenter(w) if c.startswith(("dock title", "tab"))]
+    assert not cut, "\n".join(cut)
+    person.check(w, "desk titles with bigger text")

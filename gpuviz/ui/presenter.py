@@ -33,7 +33,7 @@ from shiboken6 import isValid
 from ..model import playback as pb
 from ..model.narration import Narrator
 from ..style.theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, get_theme, state_colours
-from .views.base import lines_height, wrapped_text_height
+from .views.base import fit_dock_titles, lines_height, restore_dock_titles, wrapped_text_height
 
 MIN_TEXT_PX = 18
 #: the presenter's own keys as the F1 overlay lists them (the KeyOverride below binds them)
@@ -454,75 +454,6 @@ class BlankScreen(QWidget):
         self.show()
 
 
-def _title_room(dock) -> int:
-    """The width a dock's title bar leaves its title: up to its float and close buttons, less its padding."""
-    from PySide6.QtWidgets import QAbstractButton
-
-    buttons = [b.x() for b in dock.findChildren(QAbstractButton)
-               if b.parent() is dock and b.isVisible() and b.objectName().startswith("qt_dockwidget")]
-    pad = QFontMetrics(dock.font()).averageCharWidth()
-    return (min(buttons) if buttons else dock.width()) - 2 * pad
-
-
-def _tab_groups(window) -> list:
-    """(tab bar, [dock of each tab]) for every visible tab bar of the window's docks."""
-    from PySide6.QtWidgets import QTabBar
-
-    by_title = {}
-    for d in window.docks.values():
-        by_title.setdefault(d.windowTitle(), d)
-    groups = []
-    for bar in window.findChildren(QTabBar):
-        if bar.parent() is window and bar.isVisible() and bar.count() > 1:
-            groups.append((bar, [by_title.get(bar.tabText(i)) for i in range(bar.count())]))
-    return groups
-
-
-def fit_dock_titles(window) -> int:
-    """Each dock's full title where it fits both its title bar and its tab, else its view's ``short_title``
-    (at a projector's 1280 pixels 'Block: warps x l…' and tabs 'Global mem…', 'Barri…' were cut); returns
-    how many titles changed."""
-    changed = 0
-
-    def full(dock):
-        view = dock.widget()
-        return getattr(type(view), "title", "") or dock.windowTitle()
-
-    def short(dock):
-        return getattr(type(dock.widget()), "short_title", "") or full(dock)
-
-    want = {}
-    for dock in window.docks.values():
-        if dock.isVisible() and not dock.isFloating() and dock.widget() is not None:
-            bold = QFont(dock.font())
-            bold.setBold(True)
-            fits = QFontMetrics(bold).horizontalAdvance(full(dock)) <= _title_room(dock)
-            want[dock] = full(dock) if fits else short(dock)
-    for bar, docks in _tab_groups(window):
-        fm = QFontMetrics(bar.font())
-        need = 0
-        for i, dock in enumerate(docks):
-            extra = bar.tabSizeHint(i).width() - fm.horizontalAdvance(bar.tabText(i))
-            need += extra + fm.horizontalAdvance(full(dock) if dock is not None else bar.tabText(i))
-        if need > max([bar.width()] + [d.width() for d in docks if d is not None]):
-            for dock in docks:
-                if dock is not None:
-                    want[dock] = short(dock)
-    for dock, title in want.items():
-        if dock.windowTitle() != title:
-            dock.setWindowTitle(title)
-            changed += 1
-    return changed
-
-
-def restore_dock_titles(window) -> None:
-    for dock in window.docks.values():
-        view = dock.widget()
-        title = getattr(type(view), "title", "")
-        if title and dock.windowTitle() != title:
-            dock.setWindowTitle(title)
-
-
 # ---- the presenter ------------------------------------------------------------------------------------
 class Presenter(QObject):
     """Presenter mode on one window. Use :func:`enter_presenter` / :func:`leave_presenter`."""
@@ -828,6 +759,7 @@ class Presenter(QObject):
             put_back_geometry(w, self._saved_geometry, self._saved_rect)
         restore_dock_titles(w)
         w.restoreState(self._saved_state)
+        QTimer.singleShot(0, w._fit_dock_titles)  # the desk's titles, for the desk's widths
 
 
 def presenter_of(window) -> Presenter | None:

@@ -56,7 +56,14 @@ from .share import export_polls_dialog, share_with_class
 from .launch import LaunchPanel
 from .session import Session
 from ..style.theme import LIGHT, OKABE_ITO, Theme, get_theme, stylesheet
-from .views.base import PlotRelayout, TraceView, available_views, settle_plots_before_paint, slotted
+from .views.base import (
+    PlotRelayout,
+    TraceView,
+    available_views,
+    fit_dock_titles,
+    settle_plots_before_paint,
+    slotted,
+)
 from .plaintext import plain_tooltip
 from .views.details import trace_origin, trace_origin_short
 
@@ -873,6 +880,15 @@ class MainWindow(QMainWindow):
             g = bar.geometry()
             if any(d.intersected(g).height() > 4 and d.intersected(g).width() > 4 for d in docks):
                 bar.hide()
+        self._fit_dock_titles()
+
+    def _fit_dock_titles(self) -> None:
+        """Each dock's full title where it fits its title bar and its tab, else its view's short title: at
+        1280x720 the desk cut 'Block: warps x la…' and 'Per l…' (presenter mode fits its own the same way)."""
+        from shiboken6 import isValid
+
+        if isValid(self) and self.isVisible():
+            fit_dock_titles(self)
 
     def _build_open_progress(self) -> None:
         """Opening a file: its name and stage, a percent bar and Cancel, at the right of the status line."""
@@ -1093,6 +1109,7 @@ class MainWindow(QMainWindow):
         self._fit_now_labels()
         self._style_badge()
         self._fit_transport()  # bigger text: the full labels may no longer fit
+        QTimer.singleShot(0, self._fit_dock_titles)  # nor the docks' titles
         if self.overlay.isVisible():
             self.overlay.refresh()
 
@@ -1235,6 +1252,7 @@ class MainWindow(QMainWindow):
         super().resizeEvent(ev)
         self._fit_transport()
         QTimer.singleShot(0, self._fit_now_labels)  # once the top bar has its new width
+        QTimer.singleShot(0, self._fit_dock_titles)  # once the docks have theirs
         if self.overlay.isVisible():
             self.overlay.setGeometry(self.rect())
 
