@@ -980,3 +980,30 @@ def test_the_desk_cuts_no_dock_title_or_tab_at_1280x720_with_bigger_text(person)
     cut = [c for c in _cut_in_presenter(w) if c.startswith(("dock title", "tab"))]
     assert not cut, "\n".join(cut)
     person.check(w, "desk titles with bigger text")
+
+
+@pytest.mark.parametrize("desk", [SIZES[0], SIZES[2]], ids=["desk_1280", "desk_1920"])
+@pytest.mark.parametrize("steps", [0, 1], ids=["default", "one_ctrl_plus"])
+def test_ctrl_plus_while_presenting_refits_the_title_and_tabs_without_a_new_frame(person, steps, desk):
+    """Finding 9, as a person does it (under X: F5 on a barrier that opens, then Ctrl++ and no other key): the
+    frame title's four lines were cut top and bottom and the tabs read 'Global mem…', 'Shared mem…', 'Barri…',
+    because the title and the tabs were refitted only on the next frame. Once the window has laid itself out again
+    (a timer's turn), nothing is cut. A dock behind its tab keeps the width it had at the desk: from a wider desk
+    its old width passed for the tab bar's room, and the tabs stayed long."""
+    from gpuviz.app import default_trace
+
+    w = person(default_trace(), size=desk)
+    s = w.session
+    s.set_frame(int(s.frames.barrier_complete_frames[1]))
+    settle()
+    p = enter_presenter(w, theme="light", size=SIZES[0], fullscreen=False)
+    settle()
+    for _ in range(steps):
+        QTest.keyClick(w, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+        settle()
+    QTest.qWait(150)
+    settle()
+    assert (p.scale > p._auto_scale) == bool(steps)
+    cut = _cut_in_presenter(w)
+    assert not cut, "\n".join(cut)
+    person.check(w, "Ctrl++ while presenting")

@@ -354,6 +354,13 @@ class MainWindow(QMainWindow):
         self.actions.bind(self)
         # style before any dock exists: restyling docks that are already tabbed leaves stale tab bars behind
         self.setStyleSheet(stylesheet(self.session.theme))
+        # after a text size change or a resize, once the window has laid itself out again: the frame title and
+        # caption grow to what their text needs at their new width, and the docks' titles fit (Ctrl++ presenting on
+        # a barrier cut the title's four lines and left the tabs 'Barri…' until the next frame)
+        self._refit_timer = QTimer(self)
+        self._refit_timer.setSingleShot(True)
+        self._refit_timer.setInterval(40)
+        self._refit_timer.timeout.connect(self._refit_after_layout)
         self._build_top_bar()
         self._fit_now_labels()
         self._build_views()
@@ -882,6 +889,10 @@ class MainWindow(QMainWindow):
                 bar.hide()
         self._fit_dock_titles()
 
+    def _refit_after_layout(self) -> None:
+        self._grow_now_labels()
+        self._fit_dock_titles()
+
     def _fit_dock_titles(self) -> None:
         """Each dock's full title where it fits its title bar and its tab, else its view's short title: at
         1280x720 the desk cut 'Block: warps x la…' and 'Per l…' (presenter mode fits its own the same way)."""
@@ -1110,6 +1121,7 @@ class MainWindow(QMainWindow):
         self._style_badge()
         self._fit_transport()  # bigger text: the full labels may no longer fit
         QTimer.singleShot(0, self._fit_dock_titles)  # nor the docks' titles
+        self._refit_timer.start()
         if self.overlay.isVisible():
             self.overlay.refresh()
 
@@ -1253,6 +1265,7 @@ class MainWindow(QMainWindow):
         self._fit_transport()
         QTimer.singleShot(0, self._fit_now_labels)  # once the top bar has its new width
         QTimer.singleShot(0, self._fit_dock_titles)  # once the docks have theirs
+        self._refit_timer.start()
         if self.overlay.isVisible():
             self.overlay.setGeometry(self.rect())
 

@@ -1022,7 +1022,10 @@ def fit_dock_titles(window) -> int:
         for i, dock in enumerate(docks):
             extra = bar.tabSizeHint(i).width() - fm.horizontalAdvance(bar.tabText(i))
             need += extra + fm.horizontalAdvance(full(dock) if dock is not None else bar.tabText(i))
-        if need > max([bar.width()] + [d.width() for d in docks if d is not None]):
+        # the room: the tab bar's, or the dock in front's (a dock behind its tab keeps the width it had when last
+        # shown: at the desk's wider column, which left the presenter's tabs 'Global mem…', 'Barri…')
+        front = [d.width() for d in docks if d is not None and not d.visibleRegion().isEmpty()]
+        if need > max([bar.width()] + front):
             for dock in docks:
                 if dock is not None:
                     want[dock] = short(dock)
