@@ -24,7 +24,7 @@ from .presenter import KeyOverride, enter_presenter, presenter_of
 #: the lesson panel's share of the window's width, beside the scene's views
 PANEL_SHARE = 0.23
 #: presenter mode: the panel at least this wide (a scene's notes, question and answer unscrolled at 1280x720) ...
-PRESENTER_PANEL_PX = 420
+PRESENTER_PANEL_PX = 460
 #: ... but never more than this share of the window
 PRESENTER_PANEL_MAX_SHARE = 0.36
 
