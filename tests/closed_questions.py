@@ -8,6 +8,8 @@ the question counts)."""
 
 from __future__ import annotations
 
+import re
+
 from gpuviz.lessons.player import HIDDEN, mask_answers
 
 
@@ -44,8 +46,6 @@ def visible_texts(window) -> list[tuple[str, str]]:
 
 def leaks(texts: list[tuple[str, str]], answer: str, ask: str) -> list[tuple[str, str]]:
     """The texts that would give ``answer`` away while ``ask`` is open: those the lesson player would blank."""
-    import re
-
     def plain(t: str) -> str:  # a launch's shape, "grid (2, 2, 1)", is no answer to a count that closes a bracket
         return re.sub(r"\((\d+, )+\d+\)", "(shape)", t)
 

@@ -484,8 +484,7 @@ def _open_questions_seen(qapp, name, present):
                 break
         ctl.stop()
     finally:
-        if "gpuviz.ui.presenter" in __import__("sys").modules:
-            leave_presenter(w)
+        leave_presenter(w)
         w.close()
         w.deleteLater()
         settle()

@@ -31,13 +31,18 @@ def _chromium() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def browser():
-    exe = _chromium()
+def chromium_and_playwright():
+    """(Debian's chromium, Playwright's sync_playwright), each None where this machine lacks it."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         sync_playwright = None
+    return _chromium(), sync_playwright
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe, sync_playwright = chromium_and_playwright()
     missing = ("chromium (apt-get install chromium)" if exe is None else "") or (
         "playwright for Python (pip install playwright)" if sync_playwright is None else "")
     if missing:

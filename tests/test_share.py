@@ -271,13 +271,9 @@ def _lesson():
 # ---- the app and three browsers ---------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_three_browsers_follow_the_presenter_and_answer(make_window, qtbot, tmp_path):
-    from tests.test_export_html_browser import _chromium
+    from tests.test_export_html_browser import chromium_and_playwright
 
-    exe = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
+    exe, sync_playwright = chromium_and_playwright()
     if exe is None or sync_playwright is None:
         pytest.skip("no chromium or playwright here")
     from gpuviz.lessons import LessonPlayer

@@ -63,13 +63,9 @@ def test_fifty_pages_get_each_step_in_order_and_the_last_of_a_burst():
 
 @pytest.fixture(scope="module")
 def chromium():
-    from tests.test_export_html_browser import _chromium
+    from tests.test_export_html_browser import chromium_and_playwright
 
-    exe = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
+    exe, sync_playwright = chromium_and_playwright()
     if exe is None or sync_playwright is None:
         pytest.skip("no chromium or playwright here")
     with sync_playwright() as p:

@@ -36,7 +36,7 @@ from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
 from .limits import check_launch
 from .plan import is_grid_sync
 from .simt_compile import _WARP
-from .source import FunctionSource, source_span
+from .source import FunctionSource, dotted_name, source_span
 
 PREFIX = "__gv_"
 
@@ -332,7 +332,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         if is_grid_sync(self.fplan, node):  # g.sync() in an expression: recorded, then called
             rec = self.rec("bar", line=node.lineno, site=self.site("barrier", node))
             return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
-        text = _dotted_name(node.func)
+        text = dotted_name(node.func)
         if text is not None and text in self.fplan.device_functions:
             # a device function of another module (mymod.helper(x)): its instrumented copy, under a name of its own
             self.generic_visit(node)
@@ -385,15 +385,6 @@ class PerThreadRewriter(ast.NodeTransformer):
                             keywords=[])
             return ast.copy_location(call, node)
         return node
-
-
-def _dotted_name(node) -> str | None:
-    """``'mymod.helper'`` for an attribute chain rooted at a name, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) and parts else None
 
 
 def device_alias(call_name: str) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import UnsupportedConstruct
 from .plan import Ref, is_grid_sync, is_dtype_name as _is_dtype_name, scalar_type_name as _scalar_type_name  # noqa: F401 (gpu_rewrite)
-from .source import FunctionSource
+from .source import FunctionSource, dotted_name
 
 # cuda.<attr>.<component> -> runtime expression
 _CUDA_DIMS = {"threadIdx": "rt.tid", "blockIdx": "rt.bid", "blockDim": "rt.bdim", "gridDim": "rt.gdim"}
@@ -647,7 +647,7 @@ class SimtCompiler:
             return self.call_name(n, m)
         if is_grid_sync(self.fplan, n):  # g.sync() of g = cuda.cg.this_grid(): a barrier of the whole grid
             return f"rt.grid_sync({m}, {self.site('barrier', n)})"
-        dotted_text = _dotted_text(n.func)
+        dotted_text = dotted_name(n.func)
         if dotted_text in self.device_names:  # a device function of another module: mymod.helper(x)
             if n.keywords:
                 raise self.error(n, "keyword arguments to device functions are not supported")
@@ -845,15 +845,6 @@ def _text_of(node) -> str:
         return ast.unparse(node)
     except Exception:  # noqa: BLE001 - an exotic node ast cannot print back
         return type(node).__name__
-
-
-def _dotted_text(node) -> str | None:
-    """``'mymod.helper'`` for an attribute chain rooted at a name, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) and parts else None
 
 
 def _field_key(sub: ast.Subscript) -> bool:

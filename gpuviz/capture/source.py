@@ -141,6 +141,14 @@ def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
     found: dict[int, FunctionSource] = {}
     by_name: dict[str, FunctionSource] = {}
 
+    def parsed(obj) -> FunctionSource:
+        """A device function's source, parsed and walked once however often it is reached."""
+        key = id(obj.py_func)
+        if key not in found:
+            found[key] = parse_function(obj.py_func)
+            visit(found[key])
+        return found[key]
+
     def visit(fs: FunctionSource):
         ns = fs.names()
         local_names = assigned_names(fs.tree) | set(fs.all_params)
@@ -153,44 +161,45 @@ def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
                     continue
                 obj = ns.get(name)
                 if obj is not None and is_device_function(obj):
-                    key = id(obj.py_func)
-                    if key not in found:
-                        sub = parse_function(obj.py_func)
-                        found[key] = sub
-                        visit(sub)
-                    (fs.device_functions if name in called else fs.value_functions)[name] = found[key]
-                    by_name.setdefault(name, found[key])
+                    sub = parsed(obj)
+                    (fs.device_functions if name in called else fs.value_functions)[name] = sub
+                    by_name.setdefault(name, sub)
             # called as an attribute of another module: ``mymod.helper(x)``, keyed by its dotted text
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 text, obj = module_attribute(node.func, ns, local_names)
                 if text is not None and is_device_function(obj):
-                    key = id(obj.py_func)
-                    if key not in found:
-                        sub = parse_function(obj.py_func)
-                        found[key] = sub
-                        visit(sub)
-                    fs.device_functions[text] = found[key]
-                    by_name.setdefault(text, found[key])
+                    sub = parsed(obj)
+                    fs.device_functions[text] = sub
+                    by_name.setdefault(text, sub)
 
     visit(root)
     return by_name
 
 
-def module_attribute(node, ns: dict, local_names=()) -> tuple[str | None, object]:
-    """(``'mymod.helper'``, the object) for an attribute chain rooted at a module the function's namespace
-    holds (``import mymod``), else (None, None)."""
+def dotted_name(node) -> str | None:
+    """``'mymod.helper'`` for an attribute chain rooted at a name, else None."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if not isinstance(node, ast.Name) or node.id in local_names or not isinstance(ns.get(node.id), types.ModuleType):
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) and parts else None
+
+
+def module_attribute(node, ns: dict, local_names=()) -> tuple[str | None, object]:
+    """(``'mymod.helper'``, the object) for an attribute chain rooted at a module the function's namespace
+    holds (``import mymod``), else (None, None)."""
+    text = dotted_name(node)
+    if text is None:
         return None, None
-    obj = ns[node.id]
-    for attr in reversed(parts):
+    root, *attrs = text.split(".")
+    if root in local_names or not isinstance(ns.get(root), types.ModuleType):
+        return None, None
+    obj = ns[root]
+    for attr in attrs:
         obj = getattr(obj, attr, None)
         if obj is None:
             return None, None
-    return ".".join([node.id, *reversed(parts)]), obj
+    return text, obj
 
 
 def assigned_names(tree: ast.FunctionDef) -> set[str]:
