@@ -218,6 +218,37 @@ def test_answers_are_counted_and_never_sent_before_the_reveal(ws_open):
     s.stop()
 
 
+def test_a_seat_answers_once_across_reloads_rejoins_and_tabs(server, ws_open):
+    """A page that reloads (the presenter opened another trace, a student pressed F5) or whose socket drops and
+    rejoins comes back on a new socket: it answers for the seat its browser keeps, so its answer replaces its
+    earlier one instead of counting twice; a socket without a valid seat answers for itself."""
+    s = server
+    s.polls.open("q", QUESTION)
+    seat = "0123456789abcdef01234567"
+
+    def answer(url, value):
+        ws = ws_open(url)
+        ws.send(json.dumps({"type": "answer", "question": "q", "value": value}))
+        return ws
+
+    def counted(n, distribution):
+        end = time.monotonic() + 5
+        while (s.polls.counts()["n"], s.polls.counts()["distribution"]) != (n, distribution):
+            assert time.monotonic() < end, s.polls.counts()
+            time.sleep(0.02)
+
+    first = answer(_ws_url(s) + f"&seat={seat}", 4)
+    counted(1, {"4": 1})
+    first.close()  # the page reloads: its socket closes, a new one opens with the same seat
+    answer(_ws_url(s) + f"&seat={seat}", 8)
+    counted(1, {"8": 1})
+    answer(_ws_url(s) + f"&seat={seat}", 16)  # a second tab of the same browser, open at the same time
+    counted(1, {"16": 1})
+    for bad in ("", "&seat=../../etc", "&seat=" + "A" * 24, "&seat=" + seat + "0"):  # no valid seat: one per socket
+        answer(_ws_url(s) + bad, 2)
+    counted(5, {"2": 4, "16": 1})
+
+
 def test_the_served_lesson_page_holds_no_answer(tmp_path):
     from gpuviz.export.html import lesson_page_data
     from gpuviz.lessons import LessonPlayer
@@ -358,6 +389,16 @@ def test_three_browsers_follow_the_presenter_and_answer(make_window, qtbot, tmp_
         qtbot.waitUntil(lambda: ctl.polls.counts()["n"] == 3, timeout=10000)
         assert ctl.polls.counts()["distribution"] == {"4": 2, "8": 1}
         assert all(pg.evaluate("() => document.body.dataset.frame") == str(s.frame) for pg in pages)  # typing stepped nothing
+        # a student reloads the page (F5) and answers again: the answer replaces theirs, it is not a fourth
+        pages[2].reload()
+        pages[2].wait_for_selector("#share-answer:not([hidden])")
+        pages[2].fill("#share-value", "16")
+        pages[2].press("#share-value", "Enter")
+        qtbot.waitUntil(lambda: ctl.polls.counts()["distribution"] == {"4": 2, "16": 1}, timeout=10000)
+        assert ctl.polls.counts()["n"] == 3
+        pages[2].fill("#share-value", "8")  # and changes their mind back, as before
+        pages[2].press("#share-value", "Enter")
+        qtbot.waitUntil(lambda: ctl.polls.counts()["distribution"] == {"4": 2, "8": 1}, timeout=10000)
         dlg.refresh()
         assert "3 answers" in dlg.room.text() and "4: 2" in dlg.room.text() and "8: 1" in dlg.room.text()
         # nothing any page holds or received gives the answer away before the reveal

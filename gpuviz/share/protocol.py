@@ -7,7 +7,8 @@ the block and thread selected in the window, ``{"block", "thread"}`` with thread
 ``{"id", "ask", "kind": "number"}``, or null; ``revealed``: the answers revealed so far, by beat of the page's
 lesson, each ``{"answer", "caption"}``), and ``{"type": "reload"}`` when the window shows another trace or lesson.
 
-Pages to server: one kind only, ``{"type": "answer", "question": ID, "value": NUMBER}``. Anything else (not JSON,
+A page joins at ``/ws?join=TOKEN&seat=SEAT`` (``SEAT``: 24 hex digits its browser keeps; answers count once per
+seat, its latest; without a valid seat, once per socket). Pages to server: one kind only, ``{"type": "answer", "question": ID, "value": NUMBER}``. Anything else (not JSON,
 not an object, another type, more than :data:`MAX_MESSAGE_BYTES`, more than :data:`RATE_PER_S` a second after a
 burst of :data:`BURST`) is a :class:`ProtocolError`, and the server drops that client. A page never steers the
 presenter: the server has no message that would, and a message that claims to come from the presenter is refused.
@@ -118,7 +119,8 @@ class _Question:
 
 
 class Polls:
-    """The answers of the class, per question, without names: one answer per client (its latest).
+    """The answers of the class, per question, without names: one answer per client (its latest). The server's
+    client is a page's seat, the random id its browser keeps, so a reload or a rejoin does not answer twice.
 
     Thread-safe: the server's thread records, the window's reads."""
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 import secrets
 import socket
 import threading
@@ -62,9 +63,22 @@ def lan_address() -> str:
     return addr
 
 
+#: a page's seat (``/ws?seat=``): the random id its browser keeps, so that a reload or a rejoin answers as the same
+#: device; anything else is ignored and the connection answers for itself
+_SEAT = re.compile(r"[0-9a-f]{24}")
+
+
+def _seat(path: str) -> str | None:
+    seat = (parse_qs(urlsplit(path).query).get("seat") or [""])[0]
+    return seat if _SEAT.fullmatch(seat) else None
+
+
 class _Client:
-    def __init__(self, ws, cid: str):
+    def __init__(self, ws, cid: str, seat: str | None = None):
         self.ws, self.id = ws, cid
+        # whom its answers count for: its seat (one answer per device, across reloads and rejoins), else itself.
+        # Two sockets with one seat (two tabs of one browser) share one answer, the latest.
+        self.voter = f"seat:{seat}" if seat else cid
         self.latest: str | None = None
         self.reload = False  # a new page: sent before any state, never skipped (the state comes after it loads)
         self.ready = asyncio.Event()
@@ -315,7 +329,7 @@ class ShareServer:
         await c.ws.close(code, why[:100])
 
     async def _handler(self, ws) -> None:
-        c = _Client(ws, f"c{next(self._ids)}")
+        c = _Client(ws, f"c{next(self._ids)}", _seat(ws.request.path))
         self._clients[c.id] = c
         if self._state is not None:
             c.latest = self._state
@@ -331,7 +345,7 @@ class ShareServer:
                 except ProtocolError as e:
                     await self._drop(c, str(e))
                     break
-                if not self.polls.record(c.id, msg["question"], msg["value"]):
+                if not self.polls.record(c.voter, msg["question"], msg["value"]):
                     log.info("page %s answered %r, which is not open", c.id, msg["question"][:64])
         except ConnectionClosed as e:
             if e.rcvd is not None and e.rcvd.code == 1009 or e.sent is not None and e.sent.code == 1009:

@@ -7,6 +7,7 @@ script can send nothing but an answer. */
   const $ = (id) => document.getElementById(id);
   const NAV = new Set(["ArrowRight", "ArrowLeft", "ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
   const token = new URLSearchParams(location.search).get("join") || "";
+  const seat = seatOfThisDevice();
   const share = window.gpuvizShare = {following: true, latest: null, applied: -1, theme: null, socket: null,
                                       sentAnswer: null, retry: 500};
   let badge = null, box = null;
@@ -94,8 +95,25 @@ script can send nothing but an answer. */
     if (changed && api()) api().draw();
   }
 
+  // One answer per device, whatever happens to its socket: the page reloads when the presenter opens another trace,
+  // a phone drops and rejoins the network, a student presses F5. The seat is a random id kept in this browser's
+  // storage for the share's address; the server counts one answer per seat (it names no one). Without storage
+  // (a private window that refuses it) the seat lasts as long as the page.
+  function seatOfThisDevice() {
+    const key = "gpuviz-share-seat";
+    try {
+      const kept = localStorage.getItem(key);
+      if (kept && /^[0-9a-f]{24}$/.test(kept)) return kept;
+    } catch (e) { /* storage refused: a seat for this page only */ }
+    const bytes = new Uint8Array(12);
+    crypto.getRandomValues(bytes);  // (crypto.randomUUID needs https; a LAN page is http)
+    const made = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    try { localStorage.setItem(key, made); } catch (e) { /* as above */ }
+    return made;
+  }
+
   function connect() {
-    const ws = new WebSocket(`ws://${location.host}/ws?join=${encodeURIComponent(token)}`);
+    const ws = new WebSocket(`ws://${location.host}/ws?join=${encodeURIComponent(token)}&seat=${seat}`);
     share.socket = ws;
     ws.onopen = () => { share.retry = 500; setMode(share.following); };
     ws.onmessage = onMessage;
