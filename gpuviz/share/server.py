@@ -235,8 +235,10 @@ class ShareServer:
         """Every request comes here first: the page, the socket (None: go on with the handshake) or a refusal."""
         url = urlsplit(request.path)
         token = (parse_qs(url.query).get("join") or [""])[0]
-        if request.headers.get("Host") != f"{self.host}:{self.port}":
-            log.warning("refused a request for host %r", request.headers.get("Host"))
+        # get_all, never get: a request may repeat a header, and Headers.get raises on a repeated one
+        hosts = request.headers.get_all("Host")
+        if hosts != [f"{self.host}:{self.port}"]:
+            log.warning("refused a request for host %r", ", ".join(hosts)[:100])
             return self._refuse(HTTPStatus.MISDIRECTED_REQUEST, "not this server")
         if url.path not in ("/", "/ws"):
             return self._refuse(HTTPStatus.NOT_FOUND, "not found")
@@ -244,14 +246,14 @@ class ShareServer:
             log.warning("refused a request without the join token from %s", _peer(connection))
             return self._refuse(HTTPStatus.FORBIDDEN, "this page needs the join link the presenter shows")
         if url.path == "/ws":
-            origin = request.headers.get("Origin")
-            if origin is not None and origin != self.origin:
-                log.warning("refused a socket from origin %r", origin)
+            origins = request.headers.get_all("Origin")
+            if origins and origins != [self.origin]:
+                log.warning("refused a socket from origin %r", ", ".join(origins)[:100])
                 return self._refuse(HTTPStatus.FORBIDDEN, "wrong origin")
             if len(self._clients) >= MAX_CLIENTS:
                 return self._refuse(HTTPStatus.SERVICE_UNAVAILABLE, "the class is full")
             return None
-        if request.headers.get("Upgrade"):
+        if request.headers.get_all("Upgrade"):
             return self._refuse(HTTPStatus.BAD_REQUEST, "the socket is /ws")
         page = self._page
         try:
@@ -348,7 +350,8 @@ class ShareServer:
                 if not self.polls.record(c.voter, msg["question"], msg["value"]):
                     log.info("page %s answered %r, which is not open", c.id, msg["question"][:64])
         except ConnectionClosed as e:
-            if e.rcvd is not None and e.rcvd.code == 1009 or e.sent is not None and e.sent.code == 1009:
+            too_big = e.rcvd is not None and e.rcvd.code == 1009 or e.sent is not None and e.sent.code == 1009
+            if too_big and self._clients.pop(c.id, None) is not None:  # (not when it was dropped already)
                 self.dropped.append(f"a message over {MAX_MESSAGE_BYTES} bytes")
                 log.warning("dropped page %s (%s): a message over %d bytes", c.id, _peer(ws), MAX_MESSAGE_BYTES)
         finally:
