@@ -206,3 +206,37 @@ def test_device_timer_holds_the_gpu_before_the_start_event_and_retries_a_hold_to
     short = gpu_mod.DeviceTimer(cuda, hold_s=1e-4)
     short.time(work, retry=False)
     assert len(runs) == 1 and not short.hidden
+
+
+def test_a_short_timings_view_gives_its_room_to_the_chart(make_window, qtbot):
+    """Issue 28: a lesson scene with the Timings view at 1280x720 in presenter mode left it ~200 px, and its set
+    box, plot box, buttons and three wrapped lines of source left the chart ~40 px. Short, the view keeps the chart
+    (its minimum height) and one elided line of where the numbers come from (the whole line in its tooltip); tall
+    enough, the controls come back."""
+    from gpuviz.ui.views.timings import TimingsView
+
+    w = make_window()
+    tv = TimingsView(w.session)
+    qtbot.addWidget(tv)
+    tv.setMinimumSize(120, 80)  # as presenter mode relaxes every view's minimum (views side by side on a projector)
+    tv.plot_box.setCurrentIndex(tv.plot_box.findData("host_flow"))
+    tv.resize(420, 600)
+    tv.show()
+    qtbot.waitExposed(tv)
+    assert not tv.compact and tv.set_box.isVisible() and tv.cpu_button.isVisible() and tv.label.isVisible()
+    full = tv.label.text()
+    assert "GPU timings recorded on NVIDIA H200" in full
+    tv.resize(420, 210)
+    qtbot.waitUntil(lambda: tv.compact)
+    assert not tv.set_box.isVisible() and not tv.plot_box.isVisible() and not tv.export_button.isVisible()
+    assert not tv.label.isVisible() and tv.short_label.isVisible()
+    short = tv.short_label.text()
+    # the set's name (GPU or CPU, device, date), whole or elided, and all of the source line in the tooltip
+    name = tv.set_box.currentText()
+    assert short.startswith("GPU · NVIDIA H200") and name.startswith(short.rstrip("…")) and tv.short_label.toolTip() == full
+    assert tv.plot.height() >= tv.plot.minimumHeight() and tv.plot.geometry().bottom() <= tv.height()
+    assert tv.label.text() == full  # the export and the tests still read the whole source line
+    tv.resize(420, 600)
+    qtbot.waitUntil(lambda: not tv.compact)
+    assert tv.set_box.isVisible() and tv.label.isVisible() and not tv.short_label.isVisible()
+    assert tv.errors == []

@@ -302,6 +302,11 @@ class LessonController:
             cols = shown if layout == "columns" else shown[0::2]
             share = int(rest / len(cols))
             w.resizeDocks(cols + [self.dock], [share] * len(cols) + [panel], H)
+            if layout == "grid":  # each column's two views share its height evenly: Qt split it by their size
+                # hints, which left a lesson's Timings chart (host_device_flow at 1280x720) ~40 px under the grid
+                h = max(w.height(), 600)
+                for top, below in zip(shown[0::2], shown[1::2]):
+                    w.resizeDocks([top, below], [h // 2, h // 2], V)
 
     # ---- the end -----------------------------------------------------------------------------------------
     def stop(self) -> None:

@@ -180,6 +180,17 @@ class TimingsView(TraceView):
         self.label.setMinimumWidth(50)
         self.label.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.label)
+        # a short dock (a lesson's scene on a projector at 1280x720: ~200 px) shows the chart and where its numbers
+        # come from in one line; the set and plot boxes, the buttons and the wrapped source line come back with
+        # the room (:meth:`_fit_controls`). Nobody clicks during a talk; a chart squeezed to 40 px teaches nothing
+        self.short_label = QtWidgets.QLabel()
+        self.short_label.setObjectName("timingSourceShort")
+        self.short_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.short_label.setContentsMargins(6, 0, 6, 0)
+        self.short_label.setMinimumWidth(50)
+        self.short_label.hide()
+        layout.addWidget(self.short_label)
+        self.compact = False
         self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(140)  # the source line wraps in a narrow dock: the plot keeps room
         # the legend below the axes, not over the data: addLegend() floats it on the view box, where it covered
@@ -288,7 +299,7 @@ class TimingsView(TraceView):
         self.cpu_button.setEnabled(False)
         self.cpu_button.setText("Measuring…")
         self.cpu_busy.show()
-        self.label.setText("measuring numpy and the CPU executor on this machine's CPU…")
+        self._say("measuring numpy and the CPU executor on this machine's CPU…")
         worker = CpuMeasurement(self.CPU_MEASURE_ARGS)
         # the worker's signals belong to this (the GUI) thread: they arrive queued, so these slots may touch widgets
         worker.measured.connect(self._cpu_measured)
@@ -309,7 +320,7 @@ class TimingsView(TraceView):
 
     def _cpu_failed(self, exc: BaseException) -> None:
         self._cpu_done()
-        self.label.setText(f"measuring the CPU failed: {type(exc).__name__}: {exc}")
+        self._say(f"measuring the CPU failed: {type(exc).__name__}: {exc}")
         self.cpu_measure_finished.emit(False)
 
     # ---- hooks --------------------------------------------------------------------------------------------------
@@ -321,11 +332,52 @@ class TimingsView(TraceView):
             kind = self.plot_box.currentData() or "host_flow"
             source = self.set_source_text(self.timing_set, self._current_index() in self._live_sets)
             text = self._not_this_kernel(self.series_for(kind)) + source
-            self.label.setText(text if self.current else f"{text}: no {dict(PLOTS)[kind]} measurements in it")
+            self._say(text if self.current else f"{text}: no {dict(PLOTS)[kind]} measurements in it")
 
     def on_theme_changed(self) -> None:
         style_plot(self.plot, self.theme)
         self.redraw()
+        self._fit_controls()  # the text size changed with the theme's scale
+
+    def _say(self, text: str) -> None:
+        """Where the plot's numbers come from (or what went wrong), in the source line."""
+        self.label.setText(text)
+        self._fit_controls()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_controls()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._fit_controls()
+
+    def _fit_controls(self) -> None:
+        """Controls and the wrapped source line where they leave the plot its minimum height; else (compact) the
+        plot and one elided line of the source, the whole of it in the line's tooltip."""
+        if not self.isVisible():
+            return
+        spacing = max(0, self.layout().spacing())
+        # presenting (the window has a presenter: gpuviz.ui.presenter.presenter_of), the view is always compact:
+        # nobody uses the controls during a talk, and the chart is what the room reads
+        presenting = getattr(self.window(), "_gpuviz_presenter", None) is not None
+        rows = (self.set_box.sizeHint().height() + self.plot_box.sizeHint().height()
+                + self.label.heightForWidth(max(1, self.width())) + self.plot.minimumHeight() + 3 * spacing)
+        compact = presenting or self.height() < rows
+        if compact != self.compact:
+            self.compact = compact
+            for w in (self.set_box, self.plot_box, self.cpu_button, self.export_button, self.label):
+                w.setVisible(not compact)
+            self.short_label.setVisible(compact)
+        if compact:
+            full = self.label.text()
+            # the set's name says GPU or CPU, device and date in a few words; a failure's text says itself
+            first = (self.set_box.currentText() if self.timing_set is not None and not getattr(self, "_load_error", "")
+                     and not self.cpu_measuring else full.split("\n", 1)[0])
+            metrics = self.short_label.fontMetrics()
+            room = max(10, self.width() - 12)
+            self.short_label.setText(metrics.elidedText(first, QtCore.Qt.TextElideMode.ElideRight, room))
+            self.short_label.setToolTip(full)
 
     def plots_resized(self) -> None:
         super().plots_resized()
@@ -444,7 +496,7 @@ class TimingsView(TraceView):
         else:
             source = self.set_source_text(ts, self._current_index() in self._live_sets)
             source = self._not_this_kernel(drawn) + source
-        self.label.setText(source if self.current else f"{source}: no {dict(PLOTS)[kind]} measurements in it")
+        self._say(source if self.current else f"{source}: no {dict(PLOTS)[kind]} measurements in it")
         if not self.current:
             return
         getattr(self, f"_draw_{kind}")(pi, drawn)
@@ -506,13 +558,20 @@ class TimingsView(TraceView):
             item = pg.BarGraphItem(x=x, height=v, width=width * 0.95, brush=self._colour(j), name=self._name(group))
             pi.addItem(item)
             if label is not None:
+                # the groups' labels on staggered lines (the second a line above the first ...): side by side at one
+                # height, a narrow chart ran them into each other ('759.4492.4 µs', projector sizes)
                 for xi, vi, raw, name in zip(x, v, values, names):
-                    text = pg.TextItem(label(raw), color=self.theme.foreground, anchor=(0.5, 1.0))
+                    text = pg.TextItem(label(raw), color=self.theme.foreground, anchor=(0.5, 1.0 + 1.05 * j))
                     text.setFont(font)
                     text.setPos(float(xi), float(vi))
                     pi.addItem(text)
                     self.bar_labels.append((group, name, label(raw)))
         pi.getAxis("bottom").setTicks([list(enumerate(names))])
+        if label is not None and not log and groups:
+            # room above the tallest bar for its labels' lines (autorange stops at the bar: its label was cut)
+            top = max((max(vs) for vs in groups.values() if len(vs)), default=0.0)
+            if top > 0:
+                pi.setYRange(0, top * (1.12 + 0.1 * len(groups)), padding=0)
 
     def _draw_host_flow(self, pi, drawn):
         s, ts, live = drawn[0]
