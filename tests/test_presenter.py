@@ -137,3 +137,34 @@ def test_the_caption_bar_is_as_tall_as_its_text_at_1280x720(window, qapp):
         assert bar.width() == 1280 and text > 0
         assert bar.height() <= text + m.top() + m.bottom() + 2, (f, bar.height(), text)
         assert all(lb.height() >= lb.heightForWidth(inner) for lb in labels)  # nothing of the caption cut off
+
+
+def test_presenting_the_title_says_where_on_one_line_and_the_caption_says_what(window, qapp):
+    """Issue 28 (one projector layout, a fixed header height): at 1280x720 the frame's title ran to three lines at
+    a barrier ('… all 32 lanes reach syncthreads: all 256 threads of the block are there, the barrier opens (line
+    57)'), one at a load, so the views jumped and lost ~60 px; the caption bar below says the same. Presenting,
+    the title is where the frame is (block, warp, phase, step, line) on one line at every frame; the desk keeps
+    the whole description."""
+    s = window.session
+    frames = s.frames
+    barrier = int(np.flatnonzero([frames.barrier_opens_at(f) for f in range(frames.n_frames)])[0])
+    s.set_frame(barrier)
+    desk = window.frame_text.text()
+    assert "the barrier opens" in desk
+    enter_presenter(window, theme="dark", size=(1280, 720))
+    qapp.processEvents()
+    heights = set()
+    for f in (0, 80, barrier, 200):
+        s.set_frame(f)
+        qapp.processEvents()
+        title = window.frame_text.text()
+        assert title == frames.describe_where(f) and ": " not in title and "line " in title, title
+        assert title.startswith(frames.describe(f).split(": ", 1)[0])  # the desk title's own head, word for word
+        heights.add(window.frame_text.height())
+        # one line: the label is no taller than one line of its font (plus its margins)
+        assert window.frame_text.height() < 2 * window.frame_text.fontMetrics().lineSpacing(), title
+    assert len(heights) == 1  # the header's height does not change from frame to frame
+    s.set_frame(barrier)
+    leave_presenter(window)
+    qapp.processEvents()
+    assert window.frame_text.text() == desk

@@ -570,6 +570,18 @@ class Frames:
         """The frame in words: ``block (1,0) · warp 2 · phase 3 of 8 · step 5: 32 lanes load A[3, 0..31]``."""
         if self.n_frames == 0:
             return "empty trace: no events were recorded"
+        return " · ".join(self._where_parts(f)) + ": " + self.describe_action(f)
+
+    def describe_where(self, f: int) -> str:
+        """Where the frame is, on one line: ``block (1,0) · warp 2 · phase 3 of 8 · step 5 · line 38`` (presenter
+        mode's title: the caption bar under the views says what the warp does)."""
+        if self.n_frames == 0:
+            return "empty trace: no events were recorded"
+        parts = self._where_parts(f)
+        line = int(self.line[self._check(f)])
+        return " · ".join(parts + ([f"line {line}"] if line > 0 else []))
+
+    def _where_parts(self, f: int) -> list[str]:
         f = self._check(f)
         L = self.launch
         b, w = int(self.block[f]), int(self.warp[f])
@@ -578,7 +590,7 @@ class Frames:
         if n_ph > 1:
             head.append(f"phase {int(self.phase[f]) + 1} of {n_ph}")
         head.append(f"step {int(self.step[f])}")
-        return " · ".join(head) + ": " + self.describe_action(f)
+        return head
 
     def describe_action(self, f: int) -> str:
         """What the warp does at frame ``f``: ``32 lanes load A[3, 0..31]``."""

@@ -783,6 +783,10 @@ def enter_presenter(window, theme: str = "dark", scale: float | None = None, siz
         return p
     p = Presenter(window, theme=theme, scale=scale, size=size, fullscreen=fullscreen)
     window._gpuviz_presenter = p
+    if hasattr(window, "_on_frame"):  # the title in its presenter form (one line: where), now, at its height
+        window._on_frame(window.session.frame)
+        window._fit_now_labels()
+        window._grow_now_labels()
     return p
 
 

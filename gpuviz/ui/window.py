@@ -589,7 +589,11 @@ class MainWindow(QMainWindow):
         self.slider.blockSignals(False)
         # while a lesson's question is open the frame's own description must not answer it ("all 256 threads of the
         # block are there" under "how many threads must reach this syncthreads?")
-        self.frame_text.setText(s.mask(s.frames.describe(f)) if s.frames.n_frames else "no events recorded")
+        # presenting, the title says where (block, warp, phase, step, line) on one line of a fixed height, and the
+        # caption bar under the views says what: a three-line title that grew and shrank from frame to frame took
+        # the views' room at 1280x720 and made them jump
+        describe = s.frames.describe_where if _presenter_of(self) is not None else s.frames.describe
+        self.frame_text.setText(s.mask(describe(f)) if s.frames.n_frames else "no events recorded")
         self.caption_text.setText(self._caption(f))
         self._grow_now_labels()
         self._label_counter()
@@ -1105,6 +1109,8 @@ class MainWindow(QMainWindow):
                 # a caption that also says who diverges or queues takes a third line at 1280 pixels: grown
                 # for it mid-playback, every view below moved down (finding 11 of issue 28)
                 lines = max(lines, 3)
+            if label is self.frame_text and _presenter_of(self) is not None:
+                lines = 1  # presenting, the title is one line of where (see _on_frame); grown if it ever wraps
             label.setFixedHeight(self._now_label_height(label, pad, lines))
 
     def _grow_now_labels(self) -> None:
