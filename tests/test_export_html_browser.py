@@ -387,3 +387,21 @@ def test_the_page_fits_a_1280x720_projector(browser, mm_page, tmp_path):
     texts = lp.eval_on_selector_all(".src-line", "els => els.map(e => e.textContent)")
     assert any(len(t) > 60 for t in texts)
     lesson.close()
+
+
+def test_five_global_arrays_stay_above_the_fold_at_1280x720(browser, tmp_path):
+    """Issue 28 (the HTML page at 1280x720, looked at): fused_attention's naive scene has five global arrays (Q, K,
+    V, S, O); drawn up to 230 px tall in the third column, O ran 213 px below the fold. On a short, wide screen a
+    global array is at most 150 px tall: every array's picture is on the screen."""
+    from gpuviz.export.html import export_html
+    from gpuviz.lessons import load_lesson
+
+    page = Opened(browser, export_html(load_lesson("fused_attention"), tmp_path / "lesson.html"), size=(1280, 720))
+    pg = page.page
+    page.press("ArrowRight", 2)
+    names = pg.eval_on_selector_all("#global-arrays .aname", "els => els.map(e => e.textContent)")
+    assert [n.split(" ")[0] for n in names] == ["Q", "K", "V", "S", "O"], names
+    boxes = pg.eval_on_selector_all("#global-arrays canvas", "els => els.map(e => e.getBoundingClientRect().toJSON())")
+    assert all(b["height"] <= 151 for b in boxes), boxes
+    assert all(0 <= b["top"] and b["bottom"] <= 720 for b in boxes), boxes
+    page.close()

@@ -476,10 +476,14 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     const e = sc.events, p = S.pal, facts = sc.frames.facts[i];
     const lo = e.offsets[i], hi = e.offsets[i + 1];
     const fb = S.followed && sc.frames.block[i] === S.followed.block ? S.followed.thread : -1;
+    // a projector's short, wide screen (page.css's 1280x720 layout): a global array at most 150 px tall, so that the
+    // arrays of a kernel with five (fused attention's Q, K, V, S, O) stay above the fold: at 230 px, O ran 213 px below
+    const short = window.matchMedia("(max-height: 820px) and (min-width: 1251px)").matches;
     for (const r of S.arrays) {
       const shared = r.info.space === "shared", lay = r.layout;
       const box = r.div.clientWidth || 300;
-      const cell = Math.max(1, Math.min(shared ? 18 : 18, box / lay.cols, (shared ? 96 : 230) / lay.rows));
+      const tallest = shared ? 96 : (short ? 150 : 230);
+      const cell = Math.max(1, Math.min(18, box / lay.cols, tallest / lay.rows));
       const W = cell * lay.cols, H = cell * lay.rows + (shared ? 14 : 0);
       r.canvas.style.width = `${W}px`;
       const ctx = fitCanvas(r.canvas, W, H);
