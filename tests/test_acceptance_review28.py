@@ -525,7 +525,7 @@ def _cut_in_presenter(w) -> list[str]:
     from PySide6.QtGui import QFontMetrics
     from PySide6.QtWidgets import QStyle, QStyleOptionDockWidget, QTabBar
 
-    from gpuviz.ui.views.base import wrapped_text_height
+    from gpuviz.ui.views.labels import wrapped_text_height
 
     cut = []
     for vid, dock in w.docks.items():

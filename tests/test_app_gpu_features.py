@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from gpuviz.timing.recordings import list_recordings
-from gpuviz.ui.window import RecordingsDialog
+from gpuviz.ui.recordings_dialog import RecordingsDialog
 from tests.ui_traces import matmul_tiled_trace
 
 RECORDINGS = list_recordings(kind="trace")

@@ -252,9 +252,9 @@ def test_views_build_their_plots_in_turns_of_their_own_once_the_trace_is_read(wi
     nor in the memory view's turn to adopt the trace: each plot and its colour bar in a turn before it."""
     import pyqtgraph as pg
 
-    from gpuviz.ui.views import base, memory
+    from gpuviz.ui.views import base, panels
 
-    monkeypatch.setattr(memory, "_STOCK_PLOTS", [])
+    monkeypatch.setattr(panels, "_STOCK_PLOTS", [])
     built = []  # (the item, was a file being read, the view adopting the trace in this turn)
     adopting = []
     real_init = pg.PlotItem.__init__
@@ -298,18 +298,18 @@ def test_after_a_big_trace_the_views_build_the_next_ones_plots_while_the_window_
                                                                                       monkeypatch, staged):
     import pyqtgraph as pg
 
-    from gpuviz.ui.views import memory
+    from gpuviz.ui.views import panels
 
-    monkeypatch.setattr(memory, "_STOCK_PLOTS", [])
+    monkeypatch.setattr(panels, "_STOCK_PLOTS", [])
     views = [window.views["memory"], window.views["shared"]]
     window.open_in_background(saved(tmp_path, reduction_trace(), "reduce.gpuviz"))
     qtbot.waitUntil(lambda: not window.opening and not window.session.settling, timeout=20000)
     # once every view adopted it, the plots for the next trace, built in idle turns (the colour bars on screen are
     # the next trace's)
-    qtbot.waitUntil(lambda: len(memory._STOCK_PLOTS) == memory.STOCK_PLOTS_MAX, timeout=20000)
+    qtbot.waitUntil(lambda: len(panels._STOCK_PLOTS) == panels.STOCK_PLOTS_MAX, timeout=20000)
     qtbot.wait(100)
     assert all(v.colour_bar is not None and v._spare_bar is None for v in views)  # no bar built beside them
-    stock, bar = list(memory._STOCK_PLOTS), views[0].colour_bar
+    stock, bar = list(panels._STOCK_PLOTS), views[0].colour_bar
     built = []  # (was a file being read, were views adopting a trace)
     real_init = pg.PlotItem.__init__
 
@@ -333,9 +333,9 @@ def test_the_views_build_nothing_ahead_while_frames_are_stepped(window, qtbot, t
 
     import pyqtgraph as pg
 
-    from gpuviz.ui.views import memory
+    from gpuviz.ui.views import panels
 
-    monkeypatch.setattr(memory, "_STOCK_PLOTS", [])
+    monkeypatch.setattr(panels, "_STOCK_PLOTS", [])
     stepping = []
     built = []  # was a step under way (between the first step and the last)
     real_init = pg.PlotItem.__init__
@@ -355,7 +355,7 @@ def test_the_views_build_nothing_ahead_while_frames_are_stepped(window, qtbot, t
     stepping.clear()
     assert True not in built
     # and once the frames stop, the idle turns build them
-    qtbot.waitUntil(lambda: len(memory._STOCK_PLOTS) == memory.STOCK_PLOTS_MAX, timeout=20000)
+    qtbot.waitUntil(lambda: len(panels._STOCK_PLOTS) == panels.STOCK_PLOTS_MAX, timeout=20000)
     assert all(v.errors == [] for v in window.views.values())
 
 
@@ -403,9 +403,9 @@ def test_no_view_builds_a_plot_in_its_turns_to_adopt_a_trace_each_claims_its_own
     warm-up turns, not those another view's warm-up counted on (then built in that view's adoption turn)."""
     import pyqtgraph as pg
 
-    from gpuviz.ui.views import base, memory
+    from gpuviz.ui.views import base, panels
 
-    monkeypatch.setattr(memory, "_STOCK_PLOTS", [pg.PlotItem(enableMenu=False)])  # one built when idle
+    monkeypatch.setattr(panels, "_STOCK_PLOTS", [pg.PlotItem(enableMenu=False)])  # one built when idle
     adopting = []
     built = []  # the views adopting when a plot was built
     real_init, real_more = pg.PlotItem.__init__, base.TraceView._adopt_more

@@ -6,7 +6,8 @@ import pytest
 import gpuviz
 from gpuviz.model.narration import Narrator
 from gpuviz.ui.presenter import (MIN_SMALLER_PX, MIN_TEXT_PX, PRESENT_DARK, PRESENT_LIGHT, enter_presenter, leave_presenter,
-                                 presenter_of, smallest_text, text_sizes)
+                                 presenter_of)
+from gpuviz.ui.text_sizes import smallest_text, text_sizes
 from gpuviz.catalog import get_kernel
 
 

@@ -142,17 +142,18 @@ def test_capture_says_nothing_saved_when_the_file_would_not_open(monkeypatch, ca
 
 def test_the_windows_save_reports_only_a_file_that_reads_back(monkeypatch, tmp_path, qtbot):
     from gpuviz.ui import window as window_mod
+    from gpuviz.ui import window_files  # the window's Save trace… (its QFileDialog)
 
     trace = gpuviz.capture(_kernel(), 1, 32, np.zeros(32, np.float32))
     w = window_mod.MainWindow()
     qtbot.addWidget(w)
     w.set_trace(trace, "k")
     good, bad = tmp_path / "good.gpuviz", tmp_path / "bad.gpuviz"
-    monkeypatch.setattr(window_mod.QFileDialog, "getSaveFileName", lambda *a, **k: (str(good), ""))
+    monkeypatch.setattr(window_files.QFileDialog, "getSaveFileName", lambda *a, **k: (str(good), ""))
     w.save_dialog()
     assert "read back" in w.statusBar().currentMessage() and len(gpuviz.load(good)) == len(trace)
     refuse_kernel(monkeypatch, "fill", lambda p: True)
-    monkeypatch.setattr(window_mod.QFileDialog, "getSaveFileName", lambda *a, **k: (str(bad), ""))
+    monkeypatch.setattr(window_files.QFileDialog, "getSaveFileName", lambda *a, **k: (str(bad), ""))
     w.statusBar().clearMessage()
     w.save_dialog()
     assert not bad.exists() and "saved" not in w.statusBar().currentMessage()

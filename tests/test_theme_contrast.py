@@ -159,7 +159,7 @@ def test_the_barrier_swimlanes_and_the_sms_warp_slots_stand_3_to_1_against_the_b
 def test_the_memory_views_marks_stand_3_to_1_against_the_background(theme):
     """What the global and shared memory views light and outline, and their legends show (■ read, ■ write,
     ▮ bank conflict ...): Okabe-Ito orange was the light themes' bank conflict, 2.25:1 on white."""
-    from gpuviz.ui.views.memory import colour_css, memory_style
+    from gpuviz.ui.views.panels import colour_css, memory_style
 
     style = memory_style(theme)
     marks = ("read", "write", "atomic", "conflict", "race", "current", "selected")
@@ -175,7 +175,7 @@ def test_an_arrays_edge_goes_round_its_cells_and_no_others(first, count, cols):
     from PySide6.QtCore import QPointF
 
     from gpuviz.style.theme import DARK
-    from gpuviz.ui.views.memory import cells_edge_item, memory_style
+    from gpuviz.ui.views.panels import cells_edge_item, memory_style
 
     path = cells_edge_item(first, count, cols, memory_style(DARK)).path()
     rows = -(-(first + count) // cols)

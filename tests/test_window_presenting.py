@@ -71,7 +71,8 @@ def test_ctrl_minus_and_ctrl_plus_change_the_text_in_presenter_mode(make_window)
     """Finding 7 (part): after F5 at 1280x720, Ctrl+- did nothing (the scale stopped at the automatic one)."""
     from PySide6.QtTest import QTest
 
-    from gpuviz.ui.presenter import MIN_SMALLER_PX, enter_presenter, smallest_text
+    from gpuviz.ui.presenter import MIN_SMALLER_PX, enter_presenter
+    from gpuviz.ui.text_sizes import smallest_text
 
     w = make_window(kernel_trace("matmul_tiled", 32), size=(1280, 720))
     p = enter_presenter(w, theme="dark", size=(1280, 720), fullscreen=False)

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QImage
 
-from gpuviz.ui.views.base import PlotRelayout
+from gpuviz.ui.views.relayout import PlotRelayout
 from gpuviz.ui.window import MainWindow
 from tests.ui_traces import reduction_trace
 

@@ -90,7 +90,7 @@ def test_plot_ticks_and_axis_titles_grow_with_ctrl_plus(make_window):
     """Finding 22 (part): Ctrl++ enlarged the labels but not the plots' ticks and axis titles."""
     import pyqtgraph as pg
 
-    from gpuviz.ui.presenter import _font_px
+    from gpuviz.ui.text_sizes import _font_px
 
     w = make_window(kernel_trace("matmul_tiled", 32))
 

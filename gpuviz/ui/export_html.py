@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
+from ..export.html import DEFAULT_MAX_BYTES, PageTooBig, export_html
 from ..export.framerange import window_frames  # a range as the window numbers frames (from 1, both ends included)
 
 
@@ -25,8 +26,6 @@ class HtmlExportJob(QThread):
         self.error, self.too_big, self.out = "", False, None
 
     def run(self) -> None:
-        from ..export.html import DEFAULT_MAX_BYTES, PageTooBig, export_html
-
         try:
             self.out = export_html(self.trace, self.path, frames=self.frame_range, theme=self.theme,
                                    max_bytes=self.max_bytes or DEFAULT_MAX_BYTES, frames_model=self.frames,

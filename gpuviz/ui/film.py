@@ -20,8 +20,13 @@ import numpy as np
 
 from ..export import FORMATS
 from ..export.framerange import parse_frames
+from ..export.gif import GifWriter
+from ..export.html import export_html
+from ..export.perfetto import write_perfetto
 from ..model.frames import Frames
 from ..model.narration import Narrator
+from ..qt_platform import ensure_platform
+from ..style.theme import get_theme
 
 
 def _application():
@@ -32,8 +37,6 @@ def _application():
     from PySide6.QtWidgets import QApplication
 
     if QApplication.instance() is None:
-        from ..qt_platform import ensure_platform
-
         ensure_platform()  # a platform plugin that cannot load is a plain message with its fix, not Qt's abort
     return QApplication.instance() or QApplication(sys.argv[:1])
 
@@ -51,9 +54,9 @@ class Stage:
     def __init__(self, trace, view: str | None = None, size=(1280, 720), theme: str = "light", scale: float = 1.0,
                  caption: bool = False, narrator: Narrator | None = None, frames: Frames | None = None):
         self.app = _application()
+        # Qt (and the window code over it) loads when a stage is made: export() of a Qt-free format does not load it
         from PySide6.QtCore import Qt
 
-        from ..style.theme import get_theme
         from .session import Session
         from .views.base import available_views
         from .window import MainWindow
@@ -281,8 +284,6 @@ def export_film(trace, out, fmt: str | None = None, frames=None, fps: float = 8.
                     writer.close()
                     bar.update(1)
             else:
-                from ..export.gif import GifWriter
-
                 # the palette from a few frames across the range (a window's colours barely change over a film),
                 # then each frame is encoded as it is drawn: the bar covers the encoding, and ends with the file
                 picks = sorted({start, (start + stop - 1) // 2, stop - 1})
@@ -305,12 +306,8 @@ def export(trace, out, fmt: str, frames=None, frame: int = 0, view: str | None =
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; formats: {', '.join(FORMATS)}")
     if fmt == "html":
-        from ..export.html import export_html
-
         return export_html(trace, out, frames=frames, theme=theme)
     if fmt == "perfetto":
-        from ..export.perfetto import write_perfetto
-
         fr = Frames(trace)
         rng = parse_frames(frames, fr.n_frames) if fr.n_frames else (0, 0)
         return write_perfetto(out, trace, frames=fr, frame_range=rng, timing_sets=timing_sets)

@@ -35,9 +35,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .plaintext import esc
-from .wheel import wheel_passes_over
+from ..catalog import kernel_catalog
 from ..style.theme import OKABE_ITO
+from .open_job import OpenJob
+from .plaintext import esc
+from .views.details import versions_text
+from .wheel import wheel_passes_over
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
 
@@ -194,8 +197,6 @@ class CaptureRunner(QObject):
         if message is None:
             # read back on a thread (memory-mapped, with the index the worker saved): a big trace must not
             # freeze the window while it is read and checked
-            from .open_job import OpenJob
-
             job = OpenJob(done, self)
             job.finished.connect(lambda job=job, request=request: self._loaded(job, request))
             self._loading = job
@@ -267,8 +268,6 @@ def recording_choice_text(rec) -> str:
 
 def recording_description(rec) -> str:
     """Everything that says where and with what a recording was made (rich text for the panel)."""
-    from .views.details import versions_text
-
     d = rec.details
     lines = [f"<b>Recorded on {esc(rec.device)}</b>, driver {esc(rec.driver)}, {esc(rec.date)}",
              f"{esc(rec.title)}" + (f" · {int(d['events']):,} events" if "events" in d else ""),
@@ -291,35 +290,7 @@ class LaunchPanel(QWidget):
         self.runner = CaptureRunner(self)
         self._specs: dict = {}
         self.recordings: list = []  # the shipped GPU recordings of traces (gpuviz.timing.recordings.Recording)
-        form = self.form = QFormLayout()
-        self.kernel = QComboBox(self)
-        self.kernel.currentIndexChanged.connect(self._kernel_changed)
-        self.source = QComboBox(self)
-        self.source.setToolTip("capture the kernel here and now, or open what it did on a real GPU (a recording)")
-        self.source.currentIndexChanged.connect(self._source_changed)
-        self.size = QSpinBox(self)
-        self.size.setRange(1, 1 << 24)
-        self.block = QLineEdit(self)
-        self.block.setPlaceholderText("e.g. 256 or 16x16")
-        self.backend = QComboBox(self)
-        self.backend.addItem("CPU executor (fast, no GPU)", "cpu")
-        self.backend.addItem("numba simulator (slow reference)", "sim")
-        self.backend.addItem("NVIDIA GPU (falls back to the CPU executor without one)", "gpu")
-        self.backend.currentIndexChanged.connect(self._backend_changed)
-        for combo in (self.kernel, self.source, self.backend):
-            # long entries must not widen the dock: show ~24 characters, the list pops up full width
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(12)
-            combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
-        form.addRow("Kernel", self.kernel)
-        # the source gets the panel's whole width: "recorded on NVIDIA H200 (2026-11-29): ..." is long
-        source_label = QLabel("Source: live, or a GPU recording", self)
-        source_label.setWordWrap(True)
-        form.addRow(source_label)
-        form.addRow(self.source)
-        form.addRow("Size", self.size)
-        form.addRow("Block", self.block)
-        form.addRow("Backend", self.backend)
+        form = self._build_form()
         self.note = QLabel(self)
         self.note.setWordWrap(True)
         self.note.setObjectName("viewTitle")
@@ -375,13 +346,44 @@ class LaunchPanel(QWidget):
         self.runner.failed.connect(self._failed)
         self.runner.notice.connect(lambda text, _req: self.show_notice(text))
 
+    def _build_form(self) -> QFormLayout:
+        """The launch's choices: kernel, source (live or a GPU recording), size, block and back end."""
+        form = self.form = QFormLayout()
+        self.kernel = QComboBox(self)
+        self.kernel.currentIndexChanged.connect(self._kernel_changed)
+        self.source = QComboBox(self)
+        self.source.setToolTip("capture the kernel here and now, or open what it did on a real GPU (a recording)")
+        self.source.currentIndexChanged.connect(self._source_changed)
+        self.size = QSpinBox(self)
+        self.size.setRange(1, 1 << 24)
+        self.block = QLineEdit(self)
+        self.block.setPlaceholderText("e.g. 256 or 16x16")
+        self.backend = QComboBox(self)
+        self.backend.addItem("CPU executor (fast, no GPU)", "cpu")
+        self.backend.addItem("numba simulator (slow reference)", "sim")
+        self.backend.addItem("NVIDIA GPU (falls back to the CPU executor without one)", "gpu")
+        self.backend.currentIndexChanged.connect(self._backend_changed)
+        for combo in (self.kernel, self.source, self.backend):
+            # long entries must not widen the dock: show ~24 characters, the list pops up full width
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(12)
+            combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
+        form.addRow("Kernel", self.kernel)
+        # the source gets the panel's whole width: "recorded on NVIDIA H200 (2026-11-29): ..." is long
+        source_label = QLabel("Source: live, or a GPU recording", self)
+        source_label.setWordWrap(True)
+        form.addRow(source_label)
+        form.addRow(self.source)
+        form.addRow("Size", self.size)
+        form.addRow("Block", self.block)
+        form.addRow("Backend", self.backend)
+        return form
+
     def load_kernels(self) -> None:
         """Fill the kernel list from the kernels' catalog (plain data: numba waits for a capture, in its worker)."""
         if self._specs:
             return
         try:
-            from gpuviz.catalog import kernel_catalog
-
             self._specs = kernel_catalog()
         except Exception as e:  # noqa: BLE001 - a broken bundled kernel must not keep the panel from opening: it is shown
             self.show_error(f"the bundled kernels could not be loaded: {type(e).__name__}: {e}")

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWi
 from ..lessons.format import Lesson, LessonError
 from ..lessons.player import HIDDEN, LessonPlayer
 from ..lessons.topics import timings_subject
-from .presenter import KeyOverride, enter_presenter, presenter_of
+from .key_override import KeyOverride
+from .presenter import enter_presenter, presenter_of
 
 
 #: the lesson panel's share of the window's width, beside the scene's views

@@ -25,6 +25,10 @@ import threading
 
 from PySide6.QtCore import QThread, Signal
 
+from ..model import index as index_mod
+from ..model.frames import Frames
+from ..model.tracefile import load_trace
+
 log = logging.getLogger(__name__)
 
 #: share of the progress bar the file read takes when the index must be built too (the rest is the build)
@@ -110,10 +114,6 @@ class OpenJob(QThread):
             _switch_back()
 
     def _run(self) -> None:
-        from ..model import index as index_mod
-        from ..model.frames import Frames
-        from ..model.tracefile import load_trace
-
         try:
             import numpy.ma  # noqa: F401 - numpy imports it lazily, on first use by a view: not on the GUI thread
 

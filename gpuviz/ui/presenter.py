@@ -10,8 +10,8 @@ Works on a :class:`~gpuviz.ui.window.MainWindow` from the outside, through its p
 * high-contrast light and dark themes made for washed-out projectors (Okabe-Ito categories, greys a
   step further from the background than the desk themes' so "idle" and "waiting" stay visible, cividis heat maps);
 * every text at least :data:`MIN_TEXT_PX` pixels at 1920x1080: the scale is raised until the smallest
-  text in the window (Qt widgets and pyqtgraph items alike, measured by :func:`text_sizes`) reaches it,
-  and it can be changed on the fly (Ctrl+= / Ctrl+-, Ctrl+0 back to the automatic scale);
+  text in the window (Qt widgets and pyqtgraph items alike, measured by :func:`~gpuviz.ui.text_sizes.text_sizes`)
+  reaches it, and it can be changed on the fly (Ctrl+= / Ctrl+-, Ctrl+0 back to the automatic scale);
 * a caption bar along the bottom with the narration of the current frame (:mod:`gpuviz.model.narration`);
 * clicker keys: PageDown / Right next, PageUp / Left back (a lesson's next beat when one plays, else one
   frame), B or . blank screen, Ctrl+T light/dark, Esc leaves (or un-blanks).
@@ -22,21 +22,24 @@ The window's own key bindings for those keys are set aside while presenting and 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QFont, QFontMetrics, QKeySequence
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QFontMetrics
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QVBoxLayout, QWidget
 from shiboken6 import isValid
 
 from ..model import playback as pb
 from ..model.narration import Narrator
+from ..model.trace import EventKind
 from ..style.theme import DARK, LIGHT, ORANGE_ON_WHITE, Theme, get_theme, state_colours
-from .views.base import fit_dock_titles, lines_height, restore_dock_titles, wrapped_text_height
+from .dock_titles import fit_dock_titles, restore_dock_titles
+from .fullscreen import is_full_screen, put_back_geometry, show_full_screen
+from .key_override import KeyOverride
+from .text_sizes import MIN_TEXT_PX, enforce_min_text, smallest_text
+from .views.labels import lines_height, wrapped_text_height
 
-MIN_TEXT_PX = 18
-#: the presenter's own keys as the F1 overlay lists them (the KeyOverride below binds them)
+#: the presenter's own keys as the F1 overlay lists them (the presenter's KeyOverride binds them)
 PRESENTER_HELP = (
     ("Next: a lesson's next step, else one frame", "PgDown, Right"),
     ("Back", "PgUp, Left"),
@@ -78,276 +81,6 @@ PRESENT_DARK = replace(
 PRESENT_THEMES = {"light": PRESENT_LIGHT, "dark": PRESENT_DARK}
 
 
-# ---- measuring text -------------------------------------------------------------------------------
-def _font_px(font: QFont, dpi: float = 96.0) -> float:
-    if font.pixelSize() > 0:
-        return float(font.pixelSize())
-    return font.pointSizeF() * dpi / 72.0
-
-
-_TEXT_WIDGETS: tuple = ()
-_NUMBER = re.compile(r"^\s*[-+]?[0-9.,eE+\-…]*\s*$")
-_CSS_SIZE = re.compile(r"font-size\s*:\s*([\d.]+)\s*(px|pt)", re.I)
-
-
-def _text_widget_classes():
-    from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QComboBox, QLineEdit,
-                                   QPlainTextEdit, QTabBar, QTextEdit)
-
-    return (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QComboBox, QLineEdit, QPlainTextEdit, QTabBar,
-            QTextEdit)
-
-
-def text_sizes(root: QWidget):
-    """Yield ``(pixel size, description)`` of every visible text in ``root``: Qt widgets' fonts, sizes
-    written into rich text, and the fonts of pyqtgraph items (TextItem, AxisItem ticks and labels,
-    LabelItem, any QGraphics text item)."""
-    import pyqtgraph as pg
-    from PySide6.QtWidgets import QGraphicsSimpleTextItem, QGraphicsTextItem
-
-    global _TEXT_WIDGETS
-    _TEXT_WIDGETS = _text_widget_classes()
-    widgets = [root] + root.findChildren(QWidget)
-    for w in widgets:
-        if not w.isVisibleTo(root) and w is not root:
-            continue
-        if not w.isVisible():
-            continue
-        if w is not root and not QRect(w.mapTo(root, QPoint(0, 0)), w.size()).intersects(root.rect()):
-            # behind a tab (Qt moves a tabbed dock out of its window rather than hiding it): not on screen, and it
-            # restyles when shown. Counted, a hidden view's legend left at the desk's 14 px drove fit_text's scale
-            # to 3.2 and the presenting window to 842 px on a 1280x720 screen
-            continue
-        w.ensurePolished()
-        dpi = float(w.logicalDpiY() or 96)
-        name = f"{type(w).__name__}#{w.objectName() or '?'}"
-        text = ""
-        if isinstance(w, QLabel):
-            text = w.text()
-            if not text.strip():
-                continue
-        elif isinstance(w, _TEXT_WIDGETS):
-            getter = getattr(w, "text", None) or getattr(w, "currentText", None) or getattr(w, "toPlainText", None)
-            if getter is not None and callable(getter):
-                try:
-                    if not str(getter()).strip():
-                        continue
-                except TypeError:  # a text() that needs arguments (QTabBar): it has tabs, so text
-                    pass
-        elif not isinstance(w, pg.GraphicsView):
-            continue  # containers, frames, splitters, scroll areas: no text of their own
-        yield _font_px(w.font(), dpi), name
-        for m in _CSS_SIZE.finditer(text):
-            v = float(m.group(1))
-            yield (v if m.group(2).lower() == "px" else v * dpi / 72.0), f"{name} (rich text)"
-        if isinstance(w, pg.GraphicsView):
-            scene = w.scene()
-            if scene is None:
-                continue
-            for item in scene.items():
-                if not item.isVisible():
-                    continue
-                if isinstance(item, pg.TextItem):
-                    if item.textItem.toPlainText().strip():
-                        yield _font_px(item.textItem.font(), dpi), f"{name} TextItem"
-                elif isinstance(item, pg.AxisItem):
-                    f = item.style.get("tickFont") or w.font()
-                    if item.style.get("showValues", True):
-                        yield _font_px(f, dpi), f"{name} AxisItem ticks"
-                    if item.label.isVisible() and item.label.toPlainText().strip():
-                        yield _font_px(item.label.font(), dpi), f"{name} AxisItem label"
-                elif isinstance(item, pg.LabelItem):
-                    if item.item.toPlainText().strip():
-                        yield _label_px(item, dpi), f"{name} LabelItem"
-                        for m in _CSS_SIZE.finditer(item.text or ""):
-                            v = float(m.group(1))
-                            yield (v if m.group(2).lower() == "px" else v * dpi / 72.0), f"{name} LabelItem (rich text)"
-                elif isinstance(item, (QGraphicsTextItem, QGraphicsSimpleTextItem)):
-                    parent = item.parentItem()
-                    if isinstance(parent, (pg.TextItem, pg.LabelItem, pg.AxisItem)):
-                        continue  # counted with its owner
-                    txt = item.toPlainText() if isinstance(item, QGraphicsTextItem) else item.text()
-                    if txt.strip():
-                        yield _font_px(item.font(), dpi), f"{name} {type(item).__name__}"
-
-
-def _label_px(item, dpi: float) -> float:
-    """A LabelItem's text size: its ``size`` option (written into its HTML) wins over its item's font."""
-    size = item.opts.get("size")
-    if size:
-        m = re.match(r"\s*([\d.]+)\s*(px|pt)?", str(size))
-        if m:
-            v = float(m.group(1))
-            return v if (m.group(2) or "pt") == "px" else v * dpi / 72.0
-    return _font_px(item.item.font(), dpi)
-
-
-def enforce_min_text(root: QWidget, min_px: float = MIN_TEXT_PX) -> int:
-    """Raise every pyqtgraph text in ``root`` smaller than ``min_px`` to ``min_px`` (views size some of
-    their labels to fit cells; on a projector a number too small to read is worse than a crowded cell).
-    Returns how many items were raised."""
-    import pyqtgraph as pg
-
-    raised = 0
-    target = int(round(min_px + 0.49))
-    for view in root.findChildren(pg.GraphicsView):
-        scene = view.scene()
-        if scene is None:
-            continue
-        dpi = float(view.logicalDpiY() or 96)
-        for item in scene.items():
-            if isinstance(item, pg.TextItem):
-                f = item.textItem.font()
-                if _font_px(f, dpi) < min_px:
-                    if _NUMBER.match(item.textItem.toPlainText()):
-                        # a value sized to fit its cell: at projector size it would spill over its
-                        # neighbours, so it is left out (the details panel and captions give values)
-                        item.setVisible(False)
-                        continue
-                    f.setPixelSize(target)
-                    item.setFont(f)
-                    raised += 1
-            elif isinstance(item, pg.AxisItem):
-                f = QFont(item.style.get("tickFont") or view.font())
-                if _font_px(f, dpi) < min_px:
-                    f.setPixelSize(target)
-                    item.setTickFont(f)
-                    raised += 1
-                lf = item.label.font()
-                if _font_px(lf, dpi) < min_px:
-                    lf.setPixelSize(target)
-                    item.label.setFont(lf)
-                    raised += 1
-            elif isinstance(item, pg.LabelItem):
-                if _label_px(item, dpi) < min_px:
-                    item.setText(item.text, size=f"{target}px")
-                    raised += 1
-    return raised
-
-
-def smallest_text(root: QWidget) -> tuple[float, str]:
-    """(pixel size, description) of the smallest visible text in ``root``."""
-    return min(text_sizes(root), default=(float("inf"), "no text"))
-
-
-# ---- full screen, with a window manager or without -------------------------------------------------
-def show_full_screen(window) -> None:
-    """Full screen whatever runs the display. Qt asks the window manager for it (_NET_WM_STATE_FULLSCREEN);
-    with none (a bare X server, a kiosk or projector setup) nothing happened and ``--present`` stayed at
-    1600x950. The window then also covers its screen by its own geometry, which a window manager that did
-    the job leaves as it is. :func:`show_normal` undoes it."""
-    from PySide6.QtWidgets import QApplication
-
-    if not is_full_screen(window):
-        window._gpuviz_geometry_before_full_screen = window.saveGeometry()
-        window._gpuviz_rect_before_full_screen = window.geometry()
-    window.showFullScreen()
-    window._gpuviz_full_screen = True  # Qt drops its full-screen state when the geometry is set, as below
-    screen = window.screen() or QApplication.primaryScreen()
-    if screen is not None and window.geometry() != screen.geometry():
-        window.setGeometry(screen.geometry())
-
-
-def is_full_screen(window) -> bool:
-    """Full screen by Qt's state or by :func:`show_full_screen`'s geometry (no window manager)."""
-    return window.isFullScreen() or bool(getattr(window, "_gpuviz_full_screen", False))
-
-
-def show_normal(window) -> None:
-    """Out of full screen, back to the size and place it had (without a window manager nobody else would)."""
-    from PySide6.QtCore import QTimer
-
-    saved = getattr(window, "_gpuviz_geometry_before_full_screen", None)
-    rect = getattr(window, "_gpuviz_rect_before_full_screen", None)
-    window._gpuviz_full_screen = False
-    window.showNormal()
-    if saved is not None:
-        window._gpuviz_geometry_before_full_screen = window._gpuviz_rect_before_full_screen = None
-        put_back_geometry(window, saved, rect)
-        # and once more when Qt has handled leaving full screen: with no window manager it put back the
-        # screen-sized geometry it recorded while full screen, after ours
-        QTimer.singleShot(0, lambda: is_full_screen(window) or put_back_geometry(window, saved, rect))
-
-
-def put_back_geometry(window, saved, rect=None) -> None:
-    """The window where it was: its saved state (maximized or not) from ``saved`` (``saveGeometry()``), then
-    exactly the rectangle ``rect`` it had (``geometry()``) unless it is maximized. ``restoreGeometry`` alone
-    fits a window whose frame hangs past the screen's edge back inside it: a window made as large as a
-    1280x720 screen (its frame then 1282x725, as bench/window_screenshots.sh and a person dragging do) came
-    back from presenter mode 5 px lower and 6 px shorter."""
-    window.restoreGeometry(saved)
-    if rect is not None and rect.isValid() and not window.isMaximized() and window.geometry() != rect:
-        window.setGeometry(rect)
-
-
-# ---- keys taken over while presenting ---------------------------------------------------------------
-class KeyOverride:
-    """Bind keys to new callbacks on a window, setting aside the window's own actions for those keys
-    (two actions on one key would be ambiguous and neither would fire) until :meth:`release`.
-
-    Overrides stack per window (a lesson's clicker keys, then a presenter's on top, or the other way round): the
-    latest one holds a key, the ones below get it back as it is released, and the window's own actions get a key
-    back only once no override holds it. (Each override used to set aside and give back the shortcuts it found:
-    a lesson at the desk took → from Step forward, F5's presenter took it from nobody, and the lesson handing its
-    keys to the presenter gave → back to Step forward, beside the presenter's own: 'Ambiguous shortcut overload'.)"""
-
-    def __init__(self, window, bindings: list[tuple[str, tuple[str, ...], object]]):
-        self.window = window
-        self.actions: dict[str, QAction] = {}
-        self._keys: dict[str, list[str]] = {}  # binding name -> its key sequences, as text
-        for name, ks, callback in bindings:
-            qa = QAction(name, window)
-            qa.setObjectName(f"presenter.{name}")
-            qa.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            qa.triggered.connect(lambda _c=False, cb=callback: cb())
-            window.addAction(qa)
-            self.actions[name] = qa
-            self._keys[name] = [QKeySequence(k).toString() for k in ks]
-        _overrides(window).append(self)
-        _rebind(window)
-
-    def trigger(self, name: str) -> None:
-        self.actions[name].trigger()
-
-    def release(self) -> None:
-        for qa in self.actions.values():
-            self.window.removeAction(qa)
-            qa.setShortcuts([])
-            qa.deleteLater()
-        self.actions = {}
-        stack = _overrides(self.window)
-        if self in stack:
-            stack.remove(self)
-        _rebind(self.window)
-
-
-def _overrides(window) -> list[KeyOverride]:
-    """The window's live key overrides, oldest first."""
-    stack = getattr(window, "_gpuviz_key_overrides", None)
-    if stack is None:
-        stack = window._gpuviz_key_overrides = []
-    return stack
-
-
-def _rebind(window) -> None:
-    """Every key to exactly one action: the latest override that binds it, else the window's own action for it."""
-    own = getattr(window, "_gpuviz_own_shortcuts", None)
-    if own is None:
-        own = window._gpuviz_own_shortcuts = {}
-    held: set[str] = set()
-    for override in reversed(_overrides(window)):
-        for name, qa in override.actions.items():
-            mine = [k for k in override._keys[name] if k not in held]
-            qa.setShortcuts([QKeySequence(k) for k in mine])
-            held.update(mine)
-    for qa in QWidget.actions(window):
-        if qa.objectName().startswith("presenter."):
-            continue
-        if qa not in own:
-            own[qa] = [s.toString() for s in qa.shortcuts()]
-        keep = [QKeySequence(k) for k in own[qa] if k not in held]
-        if [s.toString() for s in qa.shortcuts()] != [k.toString() for k in keep]:
-            qa.setShortcuts(keep)
 
 
 # ---- the caption bar and the blank screen -------------------------------------------------------------
@@ -495,17 +228,7 @@ class Presenter(QObject):
         self.caption_toolbar.addWidget(self.caption_bar)
         window.addToolBar(Qt.ToolBarArea.BottomToolBarArea, self.caption_toolbar)
         self.blank = BlankScreen(window)
-        self.keys = KeyOverride(window, [
-            ("next", ("PgDown", "Right"), self.next),
-            ("previous", ("PgUp", "Left"), self.prev),
-            ("blank", ("B", "."), self.toggle_blank),
-            ("bigger", ("Ctrl++", "Ctrl+="), self.bigger),
-            ("smaller", ("Ctrl+-",), self.smaller),
-            ("auto_scale", ("Ctrl+0",), self.fit_text),
-            ("theme", ("Ctrl+T",), self.toggle_theme),
-            ("leave", ("Esc",), self.escape),
-            ("stop_presenting", ("F5",), lambda: leave_presenter(self.window)),
-        ])
+        self.keys = self._take_keys()
         # connected after the views: these run once the views have drawn (and sized their labels)
         self.session.frame_changed.connect(self._on_frame)
         self.session.trace_changed.connect(self._on_trace)
@@ -539,6 +262,20 @@ class Presenter(QObject):
         else:
             self.arrange()
         self._on_frame(self.session.frame)
+
+    def _take_keys(self) -> KeyOverride:
+        """The clicker's keys (:data:`PRESENTER_HELP` lists them), taken over from the window's own actions."""
+        return KeyOverride(self.window, [
+            ("next", ("PgDown", "Right"), self.next),
+            ("previous", ("PgUp", "Left"), self.prev),
+            ("blank", ("B", "."), self.toggle_blank),
+            ("bigger", ("Ctrl++", "Ctrl+="), self.bigger),
+            ("smaller", ("Ctrl+-",), self.smaller),
+            ("auto_scale", ("Ctrl+0",), self.fit_text),
+            ("theme", ("Ctrl+T",), self.toggle_theme),
+            ("leave", ("Esc",), self.escape),
+            ("stop_presenting", ("F5",), lambda: leave_presenter(self.window)),
+        ])
 
     def arrange(self) -> None:
         """Three columns for a projector: grid and block on the left, memory in the middle, the source on
@@ -698,15 +435,13 @@ class Presenter(QObject):
     def _front_memory(self, f: int) -> None:
         """The view the frame is about in front: shared memory for a shared access, global for a global one,
         the barrier swimlanes at a syncthreads (a shuffle or a start leaves the tab as it is)."""
-        from ..model.trace import EventKind as K
-
         frames = self.session.frames
         if not self._memory_tabs or frames is None or not frames.n_frames:
             return
         kind = int(frames.kind[min(max(f, 0), frames.n_frames - 1)])
-        vid = ("shared" if kind in (K.SHARED_LOAD, K.SHARED_STORE) else
-               "memory" if kind in (K.GLOBAL_LOAD, K.GLOBAL_STORE, K.ATOMIC) else
-               "barriers" if kind == K.BARRIER else None)
+        vid = ("shared" if kind in (EventKind.SHARED_LOAD, EventKind.SHARED_STORE) else
+               "memory" if kind in (EventKind.GLOBAL_LOAD, EventKind.GLOBAL_STORE, EventKind.ATOMIC) else
+               "barriers" if kind == EventKind.BARRIER else None)
         dock = self.window.docks.get(vid) if vid else None
         if dock is not None and dock.visibleRegion().isEmpty():
             dock.raise_()

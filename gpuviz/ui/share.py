@@ -19,6 +19,9 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QDialog, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout)
 
+from ..export.html import MAX_FRAMES_WITHOUT_RANGE, lesson_page_data, trace_page_data
+from ..lessons.player import LessonPlayer
+
 __all__ = ["ShareController", "ShareDialog", "export_polls_dialog", "qr_pixmap", "share_with_class"]
 
 log = logging.getLogger("gpuviz.share")
@@ -44,8 +47,7 @@ def qr_pixmap(text: str, px: int = QR_PX) -> QPixmap:
 
 def _trace_builder(trace, frames, narrator, frame: int, theme: str):
     def build(ws_origin: str):
-        from ..export.html import MAX_FRAMES_WITHOUT_RANGE, trace_page_data
-        from ..share.page import served_page
+        from ..share.page import served_page  # gpuviz.share loads websockets: when a share starts, not with the window
 
         n = frames.n_frames
         rng = None
@@ -61,9 +63,7 @@ def _lesson_builder(controller, theme: str, done):
     lesson, source = controller.lesson, controller.player
 
     def build(ws_origin: str):
-        from ..export.html import lesson_page_data
-        from ..lessons.player import LessonPlayer
-        from ..share.page import served_page, strip_answers
+        from ..share.page import served_page, strip_answers  # websockets, as above
 
         # a player of its own (play_all walks every beat: the window's player must not move), with the scenes
         # the window has captured already
@@ -244,7 +244,7 @@ class ShareDialog(QDialog):
         self.qr = QLabel()
         self.qr.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(self.qr)
-        from ..share.server import lan_address
+        from ..share.server import lan_address  # websockets, as above
 
         self.lan = QCheckBox(f"On the LAN ({lan_address()}): students' devices can reach it (otherwise only this "
                              f"machine)")
@@ -348,7 +348,7 @@ def share_with_class(window, lan: bool = False, dialog: bool = True) -> ShareCon
 
 def export_polls_dialog(window, path: str | None = None):
     """File ▸ Export the class's answers (CSV)…: every question's answers, counted; returns the path written."""
-    from ..share.protocol import write_polls_csv
+    from ..share.protocol import write_polls_csv  # gpuviz.share loads websockets: only when answers are exported
 
     ctl = getattr(window, "_gpuviz_share", None)
     polls = ctl.polls if ctl is not None else getattr(window, "_gpuviz_polls", None)

@@ -1,4 +1,5 @@
-"""Docked views. Each module registers its views with :func:`gpuviz.ui.views.base.register_view`."""
+"""Docked views. Each view module registers its views with :func:`gpuviz.ui.views.base.register_view`; ``plots.py``,
+``labels.py``, ``relayout.py`` and ``panels.py`` hold what several views share."""
 
 import sys
 

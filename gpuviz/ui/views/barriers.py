@@ -20,8 +20,9 @@ from shiboken6 import isValid
 from ...model.frames import LaneState, format_block
 from ...style import render
 from ...style.theme import hex_to_rgba
-from .base import TraceView, hide_overlapping_texts, register_view
-from .memory import (
+from .base import TraceView, register_view
+from .plots import hide_overlapping_texts
+from .panels import (
     MemoryStyle,
     colour_css,
     fit_left_axis,

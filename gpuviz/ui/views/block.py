@@ -17,12 +17,12 @@ from PySide6.QtGui import QFont, QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from ...model.frames import LaneState, format_block
+from ...model.trace import EventKind
 from ...style import render
 from ...style.theme import hex_to_rgba
-from .base import (
-    captioned_layout, drawn_from_cache, TraceView, legend_html, legend_label, make_image_plot, outline_pen, register_view,
-    style_plot, text_item,
-)
+from .base import TraceView, register_view
+from .plots import captioned_layout, legend_html, legend_label, make_image_plot, outline_pen, style_plot, text_item
+from .relayout import drawn_from_cache
 
 
 def block_layout(block: tuple[int, int, int], warp_size: int) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -41,8 +41,6 @@ def loop_iterations_per_thread(trace) -> np.ndarray | None:
     records them (the CPU executor does, on END events, when a loop's length differs between threads)."""
     if trace is None or not trace.has("value") or not len(trace):
         return None
-    from ...model.trace import EventKind
-
     end = np.flatnonzero(trace.kind == EventKind.END)
     vals = trace.value[end]
     ok = np.isfinite(vals)

@@ -17,7 +17,8 @@ from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
 from ...model.frames import BlockState, LaneState, format_block, format_thread
 from ...model.trace import EventKind
-from .base import TraceView, WrappedLabel, register_view
+from .base import TraceView, register_view
+from .labels import WrappedLabel
 
 
 # ---- where a trace came from ---------------------------------------------------------------------------

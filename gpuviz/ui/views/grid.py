@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from ...model.frames import BlockState, format_block
 from ...style.theme import hex_to_rgba
-from .base import captioned_layout, TraceView, legend_html, legend_label, make_image_plot, outline_pen, register_view, style_plot, text_item
+from .base import TraceView, register_view
+from .plots import captioned_layout, legend_html, legend_label, make_image_plot, outline_pen, style_plot, text_item
 
 
 def grid_layout(grid: tuple[int, int, int], max_cols: int = 64) -> tuple[np.ndarray, np.ndarray, int, int, str]:

@@ -42,7 +42,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...model.trace import Trace
+from ...model.recording import load_recording as read_recording
+from ...model.trace import EVENT_FIELDS, REQUIRED_FIELDS, Launch, Trace
+from ...model.tracefile import TraceFileError, read_manifest
 from ..launch import kill_worker
 from ..plaintext import plain_tooltip
 
@@ -73,6 +75,7 @@ def recording_info(trace: Trace) -> dict:
 def _end_program(proc: QProcess) -> None:
     """Kill a program's worker and every process below it (what the program forked or started: the worker
     is their subreaper), not the worker alone."""
+    # gpuviz.runner imports gpuviz.capture: loaded when a program runs, never with the window (tests/test_startup.py)
     from ...runner import procs
 
     pid = int(proc.processId() or 0)
@@ -113,7 +116,7 @@ class ScriptRunJob(QObject):
         return self._proc is not None
 
     def start(self, script, argv=(), **options) -> None:
-        from ...runner.script import EventLogReader, prepare_run, run_key
+        from ...runner.script import EventLogReader, prepare_run, run_key  # gpuviz.capture: see _end_program
 
         self.shutdown()
         self._folder, command, env = prepare_run(script, argv, **options)
@@ -492,8 +495,6 @@ def _untraced_launch_trace(rec) -> Trace:
     """An empty trace for a launch known only from the worker's events (it died inside the launch)."""
     import numpy as np
 
-    from ...model.trace import EVENT_FIELDS, REQUIRED_FIELDS, Launch
-
     launch = Launch(kernel_name=rec.kernel, grid=tuple(rec.grid) or (1,), block=tuple(rec.block) or (1,),
                     source_file=rec.file, backend="none", device="not traced", meta={"recording": rec.to_json()})
     return Trace(launch, {f: np.empty(0, EVENT_FIELDS[f][0]) for f in REQUIRED_FIELDS})
@@ -536,9 +537,6 @@ def show_recording(window, traces: list[Trace], label: str = "") -> LaunchListDo
 def load_recording(window, path) -> bool:
     """Open a recording (or a single trace) file into ``window``, every launch it lists in the launch list;
     a damaged file is reported in the dock."""
-    from ...model.recording import load_recording as read_recording
-    from ...model.tracefile import TraceFileError
-
     dock = install_launch_list(window)
     try:
         recording = read_recording(path)
@@ -564,8 +562,6 @@ def needs_launch_list(path) -> bool:
     p = Path(path)
     if p.suffix == ".py":
         return True
-    from ...model.tracefile import read_manifest
-
     try:
         meta = read_manifest(p)  # the manifest alone, checked and bounded: nothing is loaded or executed
         traces = meta.get("traces", [])

@@ -23,7 +23,7 @@ from ...model.frames import BlockState
 from ...style import render
 from ...style.theme import hex_to_rgba
 from .base import TraceView, register_view
-from .memory import colour_css, fit_left_axis, header_label, memory_style, restyle_label, style_axes
+from .panels import colour_css, fit_left_axis, header_label, memory_style, restyle_label, style_axes
 
 LIMIT_LABELS = {"threads": "threads / warps", "blocks": "blocks per SM", "registers": "registers", "shared_memory": "shared memory"}
 _LIMITS = ("threads", "blocks", "registers", "shared_memory")
@@ -104,6 +104,13 @@ class OccupancyView(TraceView):
         box.addLayout(controls)
         box.addWidget(self.canvas, 1)
         box.addWidget(self.note)
+        self._build_plots()
+        self.device_box.currentIndexChanged.connect(self._device_chosen)
+        self.slider.valueChanged.connect(self._recompute)
+        self.on_theme_changed()
+
+    def _build_plots(self) -> None:
+        """The SM's warp slots, the limits as bars, and occupancy over block sizes, on the canvas."""
         # SM picture: the SM's warp slots, filled by resident blocks
         self.sm_plot = self.canvas.addPlot(row=0, col=0, colspan=2, enableMenu=False)
         self.sm_plot.setMenuEnabled(False)
@@ -138,9 +145,6 @@ class OccupancyView(TraceView):
         self.curve_plot.setXRange(0, 1056)
         self.canvas.ci.layout.setRowStretchFactor(0, 1)
         self.canvas.ci.layout.setRowStretchFactor(1, 3)
-        self.device_box.currentIndexChanged.connect(self._device_chosen)
-        self.slider.valueChanged.connect(self._recompute)
-        self.on_theme_changed()
 
     # -- theme -------------------------------------------------------------------------------------
     def on_theme_changed(self) -> None:

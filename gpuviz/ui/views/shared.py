@@ -26,8 +26,9 @@ from ...model.narration import atomic_queue_phrase
 from ...model.trace import EventKind, Trace
 from ...style import render
 from ..plaintext import esc
-from .base import PREDICT_TEXT, TraceView, register_view, thin_tick_labels
-from .memory import (
+from .base import PREDICT_TEXT, TraceView, register_view
+from .plots import thin_tick_labels
+from .panels import (
     ArrayPanelsMixin,
     CellImage,
     MemoryStyle,

@@ -6,7 +6,8 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
-from .base import captioned_layout, TraceView, register_view
+from .base import TraceView, register_view
+from .plots import captioned_layout
 
 _GUTTER_SEP = "│ "
 

@@ -30,11 +30,16 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Signal
 
+from ...catalog import kernel_info  # plain data: no numba
 from ...lessons.metrics import seconds_text
 from ...model.timings import Series, TimingSet, blocks_on_sms, waves
-from ..plaintext import esc
 from ...style.theme import series_colours
-from .base import TraceView, register_view, style_plot
+from ...timing import cpu as timing_cpu
+from ...timing.recordings import list_recordings
+from ..plaintext import esc
+from .base import TraceView, register_view
+from .details import versions_text
+from .plots import style_plot
 
 PLOTS = (
     ("host_flow", "host flow"),
@@ -83,8 +88,6 @@ def measured_set_text(ts: TimingSet) -> str:
 def _sets_from_recordings() -> tuple[list[tuple[str, object]], str]:
     """(entries, why there are none) for the shipped timing recordings."""
     try:
-        from ...timing.recordings import list_recordings
-
         return [(recording_set_text(r), r) for r in list_recordings(kind="timings")], ""
     except Exception as exc:  # noqa: BLE001 - a damaged index: say so in the view, keep the CPU button working
         return [], f"the recorded GPU timings could not be listed: {exc}"
@@ -111,10 +114,8 @@ class CpuMeasurement(QtCore.QThread):
             app.aboutToQuit.connect(self.wait)
 
     def run(self) -> None:
-        from ...timing.cpu import cpu_timing_set
-
         try:
-            ts = cpu_timing_set(**self._kwargs)
+            ts = timing_cpu.cpu_timing_set(**self._kwargs)  # looked up now: a test wraps it
         except Exception as exc:  # noqa: BLE001 - any failure is shown in the view, never raised in a thread
             self.failed.emit(exc)
             return
@@ -410,8 +411,6 @@ class TimingsView(TraceView):
     # ---- where numbers come from ----------------------------------------------------------------------------
     def set_source_text(self, ts: TimingSet, live: bool) -> str:
         """One line: GPU or CPU, device, driver, date, host and versions of a set."""
-        from .details import versions_text
-
         if ts.processor == "gpu":
             text = f"GPU timings recorded on {ts.device}" + (f" (driver {ts.driver})" if ts.driver else "")
             text += f", {ts.date}" if ts.date else ""
@@ -514,8 +513,6 @@ class TimingsView(TraceView):
         if name and (name in titles or name.replace("_", " ") in titles):  # "host flow of one vector add"
             return ""
         try:  # a bundled kernel's operation ("c = a + b" for vector_add), as its description writes it
-            from gpuviz.catalog import kernel_info  # plain data: no numba
-
             op = kernel_info(name).description.split(":")[0].split(" in one")[0].strip()
         except Exception:  # noqa: BLE001 - not a bundled kernel (a user's program): no operation to match
             op = ""
