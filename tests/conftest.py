@@ -8,6 +8,7 @@ Also here: each test process's own cache folder (the suite runs on xdist workers
 run only with ``--all`` (``bash dev test --all``).
 """
 
+import logging
 import os
 import sys
 
@@ -112,7 +113,84 @@ def make_window(qtbot):
     assert not left, "\n".join(left)
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "window(trace=None, then=None, **options): the main window the ``window`` "
+                                       "fixture opens in this test or module (see the fixture)")
+
+
 @pytest.fixture
-def window(make_window):
-    """One main window on the tiled matmul of ``tests.ui_traces`` at 1600x900 (see :func:`make_window`)."""
-    return make_window()
+def window(make_window, request):
+    """One main window at 1600x900 (see :func:`make_window`): on the tiled matmul of ``tests.ui_traces``, or as the
+    test module's (or test's) ``window`` marker says::
+
+        pytestmark = pytest.mark.window(trace=make_trace, then=settle, source_label="test trace", on_screen=False)
+
+    ``trace``: a callable that makes the trace to open (None: the tiled matmul); ``then``: a callable given the window
+    once it is shown; anything else goes to ``make_window``."""
+    mark = request.node.get_closest_marker("window")
+    options = dict(mark.kwargs) if mark is not None else {}
+    make_trace, then = options.pop("trace", None), options.pop("then", None)
+    w = make_window(make_trace() if make_trace is not None else None, **options)
+    if then is not None:
+        then(w)
+    return w
+
+
+class _LoggedErrors(logging.Handler):
+    """The errors gpuviz logs while a ``person`` fixture's windows are open."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.records: list[str] = []
+
+    def emit(self, record):
+        self.records.append(f"{record.name}: {record.getMessage()}"
+                            + (f" ({record.exc_info[1]!r})" if record.exc_info else ""))
+
+
+@pytest.fixture
+def person(qapp, monkeypatch):
+    """Opens windows as a person would meet them; fails on any view error or logged error; closes them (the
+    acceptance layer's fixture: ``person(trace, size=..., label=..., theme=...)``, ``person.check(w, where)``)."""
+    from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
+
+    from gpuviz.ui.presenter import leave_presenter
+    from gpuviz.ui.window import MainWindow
+    from tests.acceptance_checks import settle
+
+    # dialogs answer "cancel" at once: a sweep of File actions must not wait for a person
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: ("", "")))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: ("", "")))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: ""))
+    monkeypatch.setattr(QDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
+    for name in ("information", "warning", "critical", "question"):
+        monkeypatch.setattr(QMessageBox, name, staticmethod(lambda *a, **k: QMessageBox.StandardButton.Cancel))
+    errors = _LoggedErrors()
+    logging.getLogger("gpuviz").addHandler(errors)
+    made: list = []
+
+    def open_window(trace, size=(1280, 720), label="", theme=None):
+        from gpuviz.style.theme import get_theme
+
+        kw = {"theme": get_theme(theme)} if theme else {}
+        w = MainWindow(trace, source_label=label, **kw)
+        w.resize(*size)
+        w.show()
+        settle()
+        w.activateWindow()
+        made.append(w)
+        return w
+
+    def check(w, where: str = "") -> None:
+        bad = {vid: v.errors for vid, v in w.views.items() if v.errors}
+        assert not bad, f"{where}: view errors {bad}"
+        assert not errors.records, f"{where}: logged errors {errors.records}"
+
+    open_window.check = check
+    yield open_window
+    logging.getLogger("gpuviz").removeHandler(errors)
+    for w in made:
+        leave_presenter(w)
+        w.close()
+        w.deleteLater()
+    settle()

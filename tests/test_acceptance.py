@@ -14,7 +14,6 @@ all three sizes are in test_acceptance_layout.py.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -22,7 +21,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 import gpuviz
 from gpuviz.timing.recordings import list_recordings
@@ -62,57 +60,6 @@ def kernel_trace(name: str, size: int | None = None):
     grid, block = spec.launch(n, spec.default_block)
     args = spec.make_args(n, np.random.default_rng(0))
     return gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
-
-
-class _Errors(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.ERROR)
-        self.records: list[str] = []
-
-    def emit(self, record):
-        self.records.append(f"{record.name}: {record.getMessage()}"
-                            + (f" ({record.exc_info[1]!r})" if record.exc_info else ""))
-
-
-@pytest.fixture
-def person(qapp, monkeypatch):
-    """Opens windows as a person would meet them; fails on any view error or logged error; closes them."""
-    # dialogs answer "cancel" at once: a sweep of File actions must not wait for a person
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: ("", "")))
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: ("", "")))
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: ""))
-    monkeypatch.setattr(QDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
-    for name in ("information", "warning", "critical", "question"):
-        monkeypatch.setattr(QMessageBox, name, staticmethod(lambda *a, **k: QMessageBox.StandardButton.Cancel))
-    errors = _Errors()
-    logging.getLogger("gpuviz").addHandler(errors)
-    made: list[MainWindow] = []
-
-    def open_window(trace, size=(1280, 720), label="", theme=None):
-        from gpuviz.style.theme import get_theme
-
-        kw = {"theme": get_theme(theme)} if theme else {}
-        w = MainWindow(trace, source_label=label, **kw)
-        w.resize(*size)
-        w.show()
-        settle()
-        w.activateWindow()
-        made.append(w)
-        return w
-
-    def check(w: MainWindow, where: str = "") -> None:
-        bad = {vid: v.errors for vid, v in w.views.items() if v.errors}
-        assert not bad, f"{where}: view errors {bad}"
-        assert not errors.records, f"{where}: logged errors {errors.records}"
-
-    open_window.check = check
-    yield open_window
-    logging.getLogger("gpuviz").removeHandler(errors)
-    for w in made:
-        leave_presenter(w)
-        w.close()
-        w.deleteLater()
-    settle()
 
 
 def _front(w: MainWindow, vid: str) -> None:

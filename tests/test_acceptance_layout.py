@@ -9,7 +9,7 @@ import pytest
 from gpuviz.ui.presenter import enter_presenter
 from gpuviz.catalog import get_kernel
 from tests.acceptance_checks import layout_problems, overlay_problems, settle
-from tests.test_acceptance import SIZES, kernel_trace, person  # noqa: F401 - person is a fixture
+from tests.test_acceptance import SIZES, kernel_trace
 
 LAYOUT_KERNELS = ("matmul_tiled", "reduce_sum")
 #: CI's slice of the 24 cases (the rest run with --all): each size normal and presenting, each kernel and each theme

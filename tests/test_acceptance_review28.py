@@ -1,5 +1,5 @@
 """The acceptance layer for issue 28 (a teacher's second look): each test names its finding and failed before
-its fix. The window is the real MainWindow, offscreen, opened by the ``person`` fixture of test_acceptance.py
+its fix. The window is the real MainWindow, offscreen, opened by the ``person`` fixture of conftest.py
 (which fails on any view error or logged error)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from gpuviz.ui.presenter import enter_presenter, leave_presenter
 from tests.acceptance_checks import settle
-from tests.test_acceptance import SIZES, kernel_trace, person  # noqa: F401 - person is a fixture
+from tests.test_acceptance import SIZES, kernel_trace
 
 
 # ---- finding 1: a hidden view holds the previous trace; one key, one action --------------------------------

@@ -22,11 +22,9 @@ def _recording(kernel: str):
     return next(r for r in RECORDINGS if r.kernel == kernel)
 
 
-@pytest.fixture
-def window(make_window):
-    w = make_window(matmul_tiled_trace(16, 8), source_label="test trace")
-    w.launch_panel.load_kernels()
-    return w
+# the conftest's window, labelled, with the launch panel's kernel list filled
+pytestmark = pytest.mark.window(trace=lambda: matmul_tiled_trace(16, 8), source_label="test trace",
+                                then=lambda w: w.launch_panel.load_kernels())
 
 
 def test_the_recordings_are_shipped_and_labelled():

@@ -12,7 +12,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from tests.test_window_resize import PLOT_VIEWS, idle, on_screen, pixels, window  # noqa: F401 - window: a fixture
+from tests.test_window_resize import PLOT_VIEWS, REDUCTION_WINDOW, idle, on_screen, pixels
+
+pytestmark = REDUCTION_WINDOW
 
 
 class Paints(QObject):

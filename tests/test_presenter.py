@@ -11,12 +11,15 @@ from gpuviz.ui.text_sizes import smallest_text, text_sizes
 from gpuviz.catalog import get_kernel
 
 
-@pytest.fixture
-def window(make_window):
+def _transpose_shared():
     spec = get_kernel("transpose_shared")
     args = spec.make_args(40, np.random.default_rng(0))
     grid, block = spec.launch(40, spec.default_block)
-    return make_window(gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu"), on_screen=False)
+    return gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
+
+
+# the conftest's window, on a shared-memory transpose, not shown on screen
+pytestmark = pytest.mark.window(trace=_transpose_shared, on_screen=False)
 
 
 @pytest.mark.parametrize("theme", ["dark", "light"])

@@ -12,6 +12,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
 
 from gpuviz.ui.views.relayout import PlotRelayout
 from gpuviz.ui.window import MainWindow
@@ -65,11 +66,10 @@ def pixels(image: QImage) -> np.ndarray:
         :, : 4 * image.width()].copy()
 
 
-@pytest.fixture
-def window(make_window, qapp):
-    w = make_window(reduction_trace(n_blocks=4, block=64))
-    idle(qapp)
-    return w
+#: the conftest's window on a reduction of 4 blocks, idle once shown (test_frame_paint.py opens the same)
+REDUCTION_WINDOW = pytest.mark.window(trace=lambda: reduction_trace(n_blocks=4, block=64),
+                                      then=lambda w: idle(QApplication.instance()))
+pytestmark = REDUCTION_WINDOW
 
 
 def on_screen(window, view) -> np.ndarray:
