@@ -213,6 +213,7 @@ def test_a_short_timings_view_gives_its_room_to_the_chart(make_window, qtbot):
     box, plot box, buttons and three wrapped lines of source left the chart ~40 px. Short, the view keeps the chart
     (its minimum height) and one elided line of where the numbers come from (the whole line in its tooltip); tall
     enough, the controls come back."""
+    from gpuviz.ui.plaintext import plain_tooltip
     from gpuviz.ui.views.timings import TimingsView
 
     w = make_window()
@@ -233,7 +234,7 @@ def test_a_short_timings_view_gives_its_room_to_the_chart(make_window, qtbot):
     short = tv.short_label.text()
     # the set's name (GPU or CPU, device, date), whole or elided, and all of the source line in the tooltip
     name = tv.set_box.currentText()
-    assert short.startswith("GPU · NVIDIA H200") and name.startswith(short.rstrip("…")) and tv.short_label.toolTip() == full
+    assert short.startswith("GPU · NVIDIA H200") and name.startswith(short.rstrip("…")) and tv.short_label.toolTip() == plain_tooltip(full)
     assert tv.plot.height() >= tv.plot.minimumHeight() and tv.plot.geometry().bottom() <= tv.height()
     assert tv.label.text() == full  # the export and the tests still read the whole source line
     tv.resize(420, 600)

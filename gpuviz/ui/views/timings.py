@@ -36,7 +36,7 @@ from ...model.timings import Series, TimingSet, blocks_on_sms, waves
 from ...style.theme import series_colours
 from ...timing import cpu as timing_cpu
 from ...timing.recordings import list_recordings
-from ..plaintext import esc
+from ..plaintext import esc, plain_tooltip
 from .base import TraceView, register_view
 from .details import versions_text
 from .plots import style_plot
@@ -378,7 +378,7 @@ class TimingsView(TraceView):
             metrics = self.short_label.fontMetrics()
             room = max(10, self.width() - 12)
             self.short_label.setText(metrics.elidedText(first, QtCore.Qt.TextElideMode.ElideRight, room))
-            self.short_label.setToolTip(full)
+            self.short_label.setToolTip(plain_tooltip(full))  # device names and paths from timing files, literally
 
     def plots_resized(self) -> None:
         super().plots_resized()
