@@ -283,6 +283,32 @@ def test_gpuviz_present_share_starts_the_app_sharing(monkeypatch):
                      {"trace_path": None, "present": False, "share": "lan"}]
 
 
+def test_a_key_shares_with_the_class_while_presenting(make_window, qtbot):
+    """Presenter mode hides the menus and the transport bar, and with them File ▸ Share and the Share button: a
+    teacher who pressed F5 first had no way to show the class the link. Ctrl+Shift+C shares from anywhere (the
+    dialog with the link and its QR code over the presenter's screen), and the keys overlay lists it."""
+    from PySide6.QtCore import Qt
+
+    from gpuviz.ui.presenter import enter_presenter, leave_presenter
+
+    w = make_window()
+    enter_presenter(w, theme="dark", size=(1280, 720))
+    qtbot.wait(50)
+    assert not w.menuBar().isVisible() and not w.transport.isVisible()
+    qtbot.keyClick(w, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: getattr(w, "_gpuviz_share", None) is not None)
+    ctl = w._gpuviz_share
+    dlg = w._gpuviz_share_dialog
+    qtbot.waitUntil(dlg.isVisible)
+    assert dlg.url.text() == ctl.url and ctl.server.running
+    assert "Ctrl+Shift+C" in w.actions.qaction("file.share").shortcut().toString()
+    rows = [(text, keys) for _g, text, keys in w.actions.help_rows()]
+    assert any("Share with the class" in text.replace("&", "") and "Ctrl+Shift+C" in str(keys) for text, keys in rows), rows
+    leave_presenter(w)
+    w.close()
+    assert not ctl.server.running
+
+
 def _page_data(html: str) -> dict:
     text = re.search(r'<script id="gpuviz-data" type="application/octet-stream">([^<]*)</script>', html).group(1)
     return json.loads(gzip.decompress(base64.b64decode(text.strip())))

@@ -72,7 +72,7 @@ class ActionsMixin:
         add(Action("file.snapshot", "Save a &picture of the window…", self.snapshot_dialog, ("Ctrl+Shift+S",), g))
         add(Action("file.export_html", "&Export an HTML page…", lambda: export_html_dialog(self), ("Ctrl+E",), g,
                    "One file that replays this launch offline in any browser: for students without gpuviz"))
-        add(Action("file.share", "S&hare with the class…", lambda: share_with_class(self), (), g,
+        add(Action("file.share", "S&hare with the class…", lambda: share_with_class(self), ("Ctrl+Shift+C",), g,
                    "Students' browsers follow this window live and answer the lesson's questions (a link and a QR code)",
                    icon_text="Share"))
         add(Action("file.share_answers", "Export the class's &answers (CSV)…", lambda: export_polls_dialog(self), (), g,
