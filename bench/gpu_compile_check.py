@@ -26,7 +26,7 @@ os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
 
 import numpy as np  # noqa: E402
 
-if not hasattr(np, "row_stack"):  # numba-cuda 0.30.x on numpy 2.5 (gpuviz.capture.gpu applies the same shim)
+if not hasattr(np, "row_stack"):  # numba-cuda 0.30.x on numpy 2.5 (gpuviz.capture.backends.gpu.device applies the same shim)
     np.row_stack = np.vstack
 
 import numba  # noqa: E402
@@ -82,11 +82,11 @@ def main(argv=None) -> int:
     ap.add_argument("--all", action="store_true", help="one launch per kernel of the whole corpus")
     opts = ap.parse_args(argv)
     import tests.corpus_support as C
-    from gpuviz.capture import gpu_rewrite
+    from gpuviz.capture.backends.gpu import rewrite as gpu_rewrite
     from gpuviz.capture.errors import UnsupportedConstruct
-    from gpuviz.capture.gpu import array_arguments, c_contiguous_arguments, launch_arguments
+    from gpuviz.capture.backends.gpu.arguments import array_arguments, c_contiguous_arguments, launch_arguments
     from gpuviz.capture.limits import normalize_dims
-    from gpuviz.capture.plan import plan_for
+    from gpuviz.capture.frontend.plan import plan_for
 
     index, arrays = C.load()
     rb = C.Rebuilder(index, arrays)

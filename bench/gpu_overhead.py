@@ -25,7 +25,7 @@ Cases: tiled matmul N=1024 (16x16 blocks) and vector add n=2^24 (256 threads per
 device in one run, check out the older recorder in a second worktree and run both there.
 
 Kernel times are CUDA-event medians of repeats after a warm-up, with the host's enqueue of the launch
-hidden behind a one-thread hold kernel (gpuviz.capture.gpu.DeviceTimer; the enqueue time and the
+hidden behind a one-thread hold kernel (gpuviz.capture.backends.gpu.device.DeviceTimer; the enqueue time and the
 idle-GPU event time are printed beside it); the instrumented time is the recording run alone (the counting pass that sizes the buffers is reported apart). Copy-back is device to pinned
 host memory, in chunks through one reused pinned buffer. "write floor" is the trace bytes over the
 device-to-device copy bandwidth measured in the same run: no recording that writes those bytes can take
@@ -44,11 +44,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from gpuviz.capture.gpu import EventTimer, device_info, gpu_cuda, gpu_versions  # noqa: E402
+from gpuviz.capture.backends.gpu.device import EventTimer, device_info, gpu_cuda, gpu_versions  # noqa: E402
 
 
 def recorder_class():
-    from gpuviz.capture.gpu import GpuRecording
+    from gpuviz.capture.backends.gpu.launch import GpuRecording
 
     return GpuRecording
 
@@ -58,8 +58,8 @@ CHUNK_BYTES = 1 << 30  # copy-back goes through one reused pinned buffer of this
 
 def copy_back_seconds(cuda, bufs, pinned) -> float:
     """Device -> pinned host time of the trace buffers, chunked."""
-    from gpuviz.capture.gpu import GpuRecording
-    from gpuviz.capture.gpu_rewrite import BUFFERS
+    from gpuviz.capture.backends.gpu.launch import GpuRecording
+    from gpuviz.capture.backends.gpu.rewrite import BUFFERS
 
     total = 0.0
     for name in GpuRecording.FETCHED:
@@ -125,8 +125,8 @@ def configs_for(n_blocks):
 
 
 def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, bandwidth):
-    from gpuviz.capture.gpu import kernel_resources
-    from gpuviz.capture.gpu_rewrite import BUFFERS
+    from gpuviz.capture.backends.gpu.device import kernel_resources
+    from gpuviz.capture.backends.gpu.rewrite import BUFFERS
 
     GpuRecording = recorder_class()
     rows = []

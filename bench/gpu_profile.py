@@ -22,7 +22,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.gpu_overhead import configs_for  # noqa: E402
-from gpuviz.capture.gpu import GpuRecording, gpu_cuda  # noqa: E402
+from gpuviz.capture.backends.gpu.launch import GpuRecording  # noqa: E402
+from gpuviz.capture.backends.gpu.device import gpu_cuda  # noqa: E402
 
 
 def launch_once(cuda, label, kernel, grid, block, args, sass):

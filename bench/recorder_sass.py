@@ -81,8 +81,8 @@ def main(argv=None):
     # device functions are compiled for the current device's compute capability; there is none here
     _dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=cc)
 
-    from gpuviz.capture.gpu_rewrite import build_variant
-    from gpuviz.capture.source import collect_device_functions, parse_function, python_function
+    from gpuviz.capture.backends.gpu.rewrite import build_variant
+    from gpuviz.capture.frontend.source import collect_device_functions, parse_function, python_function
     from gpuviz.model.trace import ArrayInfo
     from gpuviz.catalog import kernel_module
     matmul_tiled = kernel_module("matmul").matmul_tiled

@@ -21,7 +21,7 @@ else:
     import numpy as np
 
     # GPU images may carry numpy 2.5, where numba-cuda 0.30.x's first compile calls the removed np.row_stack
-    # (gpuviz pins numpy<2.5 where it installs itself; gpuviz.capture.gpu applies the same shim)
+    # (gpuviz pins numpy<2.5 where it installs itself; gpuviz.capture.backends.gpu.device applies the same shim)
     if not hasattr(np, "row_stack"):
         np.row_stack = np.vstack
 

@@ -146,7 +146,7 @@ def test_a_grid_sync_not_every_thread_reaches_is_a_divergent_grid_barrier():
 
 
 def test_grid_sync_is_refused_on_the_gpu_backend_before_anything_runs():
-    from gpuviz.capture.plan import plan_for
+    from gpuviz.capture.frontend.plan import plan_for
 
     line = _line_of(grid_rotate, "g.sync()")
     with pytest.raises(UnsupportedConstruct, match=re.escape(f"{HERE}:{line}: grid.sync() is not supported on the "
@@ -286,7 +286,7 @@ def test_cpu_and_sim_record_the_same_events_for_every_construct():
 
 
 def test_the_gpu_backend_refuses_what_its_recorder_does_not_model_naming_construct_and_line():
-    from gpuviz.capture.plan import plan_for
+    from gpuviz.capture.frontend.plan import plan_for
 
     cases = [(closure_kernel, "def load_plus", "a def inside a kernel"),
              (varargs_kernel, "def varargs_kernel", "*args"),

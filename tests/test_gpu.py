@@ -17,7 +17,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 if os.environ.get("GPUVIZ_TEST_GPU") == "1":
-    from gpuviz.capture.gpu import gpu_cuda  # noqa: F401 - applies the numpy 2.5 shim before numba compiles
+    from gpuviz.capture.backends.gpu.device import gpu_cuda  # noqa: F401 - applies the numpy 2.5 shim before numba compiles
 
 from gpuviz.catalog import all_kernels  # noqa: E402
 
@@ -51,7 +51,7 @@ def _capture_both(name, size=None, **gpu_options):
 def nsmid():
     from numba import cuda
 
-    from gpuviz.capture.intrinsics import nsmid as read_nsmid
+    from gpuviz.capture.backends.gpu.intrinsics import nsmid as read_nsmid
 
     @cuda.jit
     def probe(out):
@@ -105,7 +105,8 @@ def test_gpu_trace_equals_cpu_executor(name, nsmid):
 
 
 def test_plain_ptx_has_no_recording():
-    from gpuviz.capture.gpu import GpuRecording, kernel_ptx
+    from gpuviz.capture.backends.gpu.launch import GpuRecording
+    from gpuviz.capture.backends.gpu.device import kernel_ptx
 
     spec = SPECS["matmul_tiled"]
     args = _args(spec, spec.small_size)
@@ -216,7 +217,7 @@ WARP_FIELDS = ("block", "thread", "seq", "kind", "array", "index", "value")
 def _warp_recording(spec, args, grid, block, counts=None, worst_case=False, **options):
     """(events, drop counters, GpuRecording) of one per-warp recording run by its stages, with the buffers
     sized from ``counts`` (default: the counting pass's)."""
-    from gpuviz.capture.gpu import GpuRecording
+    from gpuviz.capture.backends.gpu.launch import GpuRecording
 
     rec = GpuRecording(spec.kernel, grid, block, _copy(args), mode="warp", **options)
     if counts is None:
@@ -249,7 +250,7 @@ def test_warp_mode_overflow_is_counted_and_the_worst_case_layout_holds_every_rec
     # the counting pass found each warp's converged and diverged records; a recording run whose warps converge
     # differently overflows one part of a slot: it must count what it could not write, and the layout capture()
     # then records with (room for every record in either part) must hold them all
-    from gpuviz.capture.gpu import GpuRecording
+    from gpuviz.capture.backends.gpu.launch import GpuRecording
 
     spec = SPECS["reduce_sum"]
     args = _args(spec, spec.small_size)
@@ -309,7 +310,8 @@ def test_unrecorded_blocks_run_the_plain_code_and_compute_the_right_result(mode)
 
 
 def test_split_kernel_ptx_branches_between_recorded_and_plain_bodies():
-    from gpuviz.capture.gpu import GpuRecording, kernel_ptx
+    from gpuviz.capture.backends.gpu.launch import GpuRecording
+    from gpuviz.capture.backends.gpu.device import kernel_ptx
 
     spec = SPECS["matmul_tiled"]
     args = _args(spec, spec.small_size)

@@ -20,8 +20,8 @@ REFUSED_ON_GPU = ("array slicing (a view", "parameter 'arr' is indexed and also 
 
 def _build_all():
     from gpuviz.capture.errors import UnsupportedConstruct
-    from gpuviz.capture.gpu import variant_source
-    from gpuviz.capture.plan import plan_for
+    from gpuviz.capture.backends.gpu.launch import variant_source
+    from gpuviz.capture.frontend.plan import plan_for
 
     index, arrays = C.load()
     rb = C.Rebuilder(index, arrays)
@@ -68,7 +68,7 @@ def test_every_launch_the_plan_accepts_builds_or_is_refused_with_its_reason(buil
 
 def test_shared_shapes_the_plan_leaves_to_run_time_are_the_cpu_executors(built):
     import gpuviz
-    from gpuviz.capture.plan import plan_for
+    from gpuviz.capture.frontend.plan import plan_for
 
     checked = 0
     for r in built:

@@ -11,9 +11,9 @@ import types
 import numpy as np
 import pytest
 
-from gpuviz.capture.gpu import GpuRecording
-from gpuviz.capture.gpu_rewrite import BuildInfo, GpuRewriter
-from gpuviz.capture.source import parse_function
+from gpuviz.capture.backends.gpu.launch import GpuRecording
+from gpuviz.capture.backends.gpu.rewrite import BuildInfo, GpuRewriter
+from gpuviz.capture.frontend.source import parse_function
 
 
 def _lane_linear(tmp_path, body: str, *, block_1d: bool = True) -> set[str]:
@@ -82,7 +82,7 @@ def _shared(info):
 
 
 def test_shared_shapes_from_a_local_constant_and_from_the_callers_arguments(tmp_path):
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit(device=True)
@@ -109,7 +109,7 @@ def test_shared_shapes_from_a_local_constant_and_from_the_callers_arguments(tmp_
 
 def test_a_shared_shape_two_calls_give_differently_is_refused_with_its_line(tmp_path):
     from gpuviz.capture.errors import UnsupportedConstruct
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit(device=True)
@@ -131,7 +131,7 @@ def test_a_shared_shape_two_calls_give_differently_is_refused_with_its_line(tmp_
 
 def test_inplace_operator_on_a_2d_element_records_both_indices(tmp_path):
     # numba-cuda's test_idiv: grid[x, y] /= 2.0 hoists the index tuple; the recorder takes it element by element
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit
@@ -147,7 +147,7 @@ def test_inplace_operator_on_a_2d_element_records_both_indices(tmp_path):
 
 
 def test_a_recursive_device_function_builds_once_and_calls_its_own_instrumented_copy(tmp_path):
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit(device=True)
@@ -169,8 +169,8 @@ def test_launch_arguments_apply_extensions_unwrap_hints_and_take_tuples(tmp_path
     from numba import cuda
 
     from gpuviz.capture.errors import UnsupportedConstruct
-    from gpuviz.capture.gpu import array_arguments, launch_arguments
-    from gpuviz.capture.source import parse_function
+    from gpuviz.capture.backends.gpu.arguments import array_arguments, launch_arguments
+    from gpuviz.capture.frontend.source import parse_function
 
     m = _module(tmp_path, """
         @cuda.jit
@@ -198,7 +198,7 @@ def test_launch_arguments_apply_extensions_unwrap_hints_and_take_tuples(tmp_path
 
 
 def test_shared_elements_read_and_never_written_in_their_block_are_warned_once_per_line():
-    from gpuviz.capture.gpu import uninitialised_shared_reads
+    from gpuviz.capture.backends.gpu.launch import uninitialised_shared_reads
     from gpuviz.model.trace import ArrayInfo, EventKind
 
     arrays = [ArrayInfo("out", (4,), "float32", "global"), ArrayInfo("sa", (4,), "float32", "shared", 3)]
@@ -222,8 +222,8 @@ def test_shared_elements_read_and_never_written_in_their_block_are_warned_once_p
 def test_an_atomic_a_device_function_is_given_is_recorded_with_each_index_of_its_tuple(tmp_path, monkeypatch):
     # numba-cuda's test_atomics hands cuda.atomic.add to a device function; numba's simulator has no module-level
     # cuda.atomic to read, so the binding is given as numba-cuda's stub class (numba.cuda.stubs.atomic.add) is
-    from gpuviz.capture import gpu_rewrite
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu import rewrite as gpu_rewrite
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit(device=True)
@@ -262,7 +262,7 @@ def test_an_atomic_a_device_function_is_given_is_recorded_with_each_index_of_its
 
 def test_a_barrier_predicate_is_read_before_the_barrier_is_recorded(tmp_path):
     # numba-cuda's test_sync: cuda.syncthreads_count(ary_in[i]) loads ary_in[i], then reaches the barrier
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit
@@ -279,7 +279,7 @@ def test_a_barrier_predicate_is_read_before_the_barrier_is_recorded(tmp_path):
 
 def test_a_constant_array_is_recorded_as_the_host_array_it_copies(tmp_path):
     # numba-cuda's test_constmem: C = cuda.const.array_like(CONST1D); C[i] is recorded as a load of CONST1D
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         import numpy as np
@@ -303,7 +303,7 @@ def test_a_constant_array_is_recorded_as_the_host_array_it_copies(tmp_path):
 def test_a_field_of_one_record_is_left_as_numba_compiles_it(tmp_path):
     # numba-cuda's test_record_dtype: rec_dest["j"] = rec_source["j"] on single records (numpy.void arguments);
     # a recorder call in place of the field name gave numba a record without a shape (KeyError: 'shape')
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit
@@ -319,7 +319,7 @@ def test_a_fresh_copy_of_a_namedtuple_argument_is_the_same_namedtuple():
     # numba-cuda's test_namedtuple: numba types x.a by the namedtuple's fields; a plain tuple copy did not compile
     import collections
 
-    from gpuviz.capture.gpu import _copy_tuple
+    from gpuviz.capture.backends.gpu.arguments import _copy_tuple
 
     Point = collections.namedtuple("Point", ["a", "b"])
     cuda = types.SimpleNamespace(to_device=lambda x: ("on device", x.copy()))
@@ -332,7 +332,7 @@ def test_a_fresh_copy_of_a_namedtuple_argument_is_the_same_namedtuple():
 def test_one_record_handed_to_a_device_function_is_not_indexed_as_an_array(tmp_path):
     # numba-cuda's test_getitem_idx: inner(arg0) with arg0 one record (numpy.void); ary[0] in inner is its first
     # field, so the callee must not record through the parameter (numba has no shape for a record: KeyError)
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit(device=True)
@@ -352,7 +352,7 @@ def test_one_record_handed_to_a_device_function_is_not_indexed_as_an_array(tmp_p
 def test_a_record_field_store_and_a_reshaped_array_are_recorded_on_their_arrays(tmp_path):
     # numba-cuda's test_record_dtype (ary[i].a = v: a store of ary[i]) and test_array_reshape (y = arr.reshape(s):
     # y[i, j] is arr's element at y's C-order flat index), recorded as the CPU executor and the simulator record them
-    from gpuviz.capture.gpu import variant_source
+    from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
         @cuda.jit

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import gpuviz
-from gpuviz.capture.gpu_rewrite import PREFIX, BuildInfo, GpuRewriter, slice_first, view_parameters
-from gpuviz.capture.gpu import array_arguments
-from gpuviz.capture.perthread import simulator_cuda
-from gpuviz.capture.plan import plan_for
+from gpuviz.capture.backends.gpu.rewrite import PREFIX, BuildInfo, GpuRewriter, slice_first, view_parameters
+from gpuviz.capture.backends.gpu.arguments import array_arguments
+from gpuviz.capture.backends.sim.backend import simulator_cuda
+from gpuviz.capture.frontend.plan import plan_for
 
 from .view_kernels import CASES
 

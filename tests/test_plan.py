@@ -1,4 +1,4 @@
-"""The capture plan (gpuviz.capture.plan): a kernel read once into resolved names, tables, recorded sites and
+"""The capture plan (gpuviz.capture.frontend.plan): a kernel read once into resolved names, tables, recorded sites and
 diagnostics, which the CPU executor, the simulator's instrumentation and the GPU recorder all take."""
 
 import ast
@@ -9,9 +9,9 @@ import pytest
 import gpuviz
 import tests.plan_kernels as K
 from gpuviz.capture import UnsupportedConstruct
-from gpuviz.capture.gpu_rewrite import BUF_NAMES, PREFIX, SITE_KIND_NAMES, BuildInfo, GpuRewriter
+from gpuviz.capture.backends.gpu.rewrite import BUF_NAMES, PREFIX, SITE_KIND_NAMES, BuildInfo, GpuRewriter
 from gpuviz.capture.lockstep import by_sites, same_sequences
-from gpuviz.capture.plan import ArrayDecl, plan_for
+from gpuviz.capture.frontend.plan import ArrayDecl, plan_for
 from gpuviz.model.frames import Frames
 from gpuviz.model.narration import Narrator
 from gpuviz.model.trace import EventKind, Trace
@@ -213,7 +213,7 @@ def test_bundled_kernels_record_only_planned_sites(name, size):
 def test_a_site_line_is_its_line_and_survives_the_worker_boundary():
     import pickle
 
-    from gpuviz.capture.plan import SiteLine
+    from gpuviz.capture.frontend.plan import SiteLine
 
     line = SiteLine(27, 8)
     assert line == 27 and f"file.py:{line}" == "file.py:27" and hash(line) == hash(27)
@@ -248,9 +248,10 @@ def test_a_module_level_complex_number_is_the_constant_the_plan_says(backend):
 def test_the_back_ends_read_the_plans_refs_not_the_namespace():
     """A name the plan resolves is read off its Ref by the executor's generator and the simulator's rewrite:
     changing the Ref changes what they do (neither looks the name up again)."""
-    from gpuviz.capture.perthread import PerThreadRewriter
-    from gpuviz.capture.plan import Ref, build_plan
-    from gpuviz.capture.simt_compile import SimtCompiler
+    from gpuviz.capture.backends.sim.perthread import PerThreadRewriter
+    from gpuviz.capture.frontend.names import Ref
+    from gpuviz.capture.frontend.plan import build_plan
+    from gpuviz.capture.backends.cpu.compile import SimtCompiler
 
     plan = plan_for(K.mixed)
     fplan = plan.kernel
@@ -284,9 +285,9 @@ import sys
 
 import numpy as np
 
-from gpuviz.capture.gpu import variant_source
-from gpuviz.capture.perthread import PerThreadRewriter
-from gpuviz.capture.plan import plan_for
+from gpuviz.capture.backends.gpu.launch import variant_source
+from gpuviz.capture.backends.sim.perthread import PerThreadRewriter
+from gpuviz.capture.frontend.plan import plan_for
 
 sys.path.insert(0, sys.argv[1])
 out = {}

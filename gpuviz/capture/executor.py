@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import LaunchConfigError, UnsupportedConstruct
-from .plan import kernel_debug, plan_for  # noqa: F401 - kernel_debug: callers import it from here
+from .frontend.plan import kernel_debug, plan_for  # noqa: F401 - kernel_debug: callers import it from here
 from .simt_runtime import SimtRuntime
-from .source import FunctionSource
+from .frontend.source import FunctionSource
 
 
 @dataclass
@@ -24,11 +24,11 @@ class CompiledKernel:
     shared_decls: list = field(default_factory=list)  # [(line, shape, dtype)]; shape (0,): dynamic shared memory
     compile_seconds: float = 0.0
     kernel: object = None  # the dispatcher it was compiled from (its extensions apply at each launch)
-    plan: object = None  # the capture plan (gpuviz.capture.plan.KernelPlan) it was made from
+    plan: object = None  # the capture plan (gpuviz.capture.frontend.plan.KernelPlan) it was made from
 
 
 def compile_for_cpu(kernel) -> CompiledKernel:
-    """The kernel's plan (:func:`gpuviz.capture.plan.plan_for`, read once per kernel object) made runnable:
+    """The kernel's plan (:func:`gpuviz.capture.frontend.plan.plan_for`, read once per kernel object) made runnable:
     its generated lockstep code executed into a function, once per plan."""
     plan = plan_for(kernel)
     ck = plan.__dict__.get("_compiled")

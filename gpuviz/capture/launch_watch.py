@@ -35,7 +35,11 @@ import zlib
 
 import numpy as np
 
+from . import device_wait
 from .errors import KernelStalled
+from .frontend.source import collect_device_functions, parse_function, python_function
+from .simt_runtime import _ranges
+from .watchdog import loop_table
 
 CHECK_INTERVAL_S = 0.25
 PROGRESS_INTERVAL_S = 1.0
@@ -46,9 +50,6 @@ class KernelCode:
     """What the watch reads from a kernel's source once: its functions' spans, loops and writers."""
 
     def __init__(self, kernel):
-        from .source import collect_device_functions, parse_function, python_function
-        from .watchdog import loop_table
-
         fn = python_function(kernel)
         self.name = fn.__name__
         self.file = fn.__code__.co_filename
@@ -109,8 +110,6 @@ _codes: dict = {}
 
 
 def kernel_code(kernel) -> KernelCode:
-    from .source import python_function
-
     key = python_function(kernel).__code__
     hit = _codes.get(key)
     if hit is None:
@@ -139,10 +138,18 @@ def _block_starting(frames) -> bool:
     return False
 
 
-def _numpy_of(obj):
-    from .perthread import sim_ndarray  # here: the watch is imported before any capture module is needed
-
-    return sim_ndarray(obj)
+def sim_ndarray(obj):
+    """The numpy array behind a simulator array object (FakeWithinKernelCUDAArray, FakeCUDAArray) or obj."""
+    for _ in range(4):
+        if isinstance(obj, np.ndarray):
+            return obj
+        inner = obj.__dict__.get("_item") if hasattr(obj, "__dict__") else None
+        if inner is None:
+            inner = getattr(obj, "_ary", None)
+        if inner is None:
+            return None
+        obj = inner
+    return obj if isinstance(obj, np.ndarray) else None
 
 
 class LaunchWatch:
@@ -207,8 +214,6 @@ class LaunchWatch:
 
     def check(self, rec, code: KernelCode, started: float) -> None:
         """One look at the launch in flight (called by the thread; tests call it directly)."""
-        from . import device_wait
-
         now = time.monotonic()
         if self.on_heartbeat is not None and now >= self._next_heartbeat:
             self._next_heartbeat = now + self.heartbeat_s
@@ -298,7 +303,7 @@ class LaunchWatch:
             if name not in local:
                 continue
             v = local[name]
-            arr = _numpy_of(v)
+            arr = sim_ndarray(v)
             if arr is not None:
                 if arr.nbytes > _HASH_LIMIT:
                     return None
@@ -316,8 +321,6 @@ class LaunchWatch:
         by_block: dict = {}
         for t, _w, _f in looping:
             by_block.setdefault(tuple(t.blockIdx), []).append(int(t.thread_id))
-        from .simt_runtime import _ranges
-
         who = "; ".join(f"block {b}: threads {_ranges(np.array(sorted(ids)))}" for b, ids in list(by_block.items())[:3])
         msg = (f"{code.file}:{w0}: the kernel made no progress toward its end for {seconds:.0f} s under numba's "
                f"simulator: {len(looping):,} thread(s) keep looping in `{text}` ({who}); none of them left the loop "
@@ -340,7 +343,7 @@ class LaunchWatch:
         for node in subs:
             shown = ast.unparse(node)
             name = node.value.id
-            if shown in seen or _numpy_of(frame.f_locals.get(name)) is None:
+            if shown in seen or sim_ndarray(frame.f_locals.get(name)) is None:
                 continue
             seen.add(shown)
             value = _read(node, frame)
@@ -391,7 +394,7 @@ def _read(node: ast.Subscript, frame):
     if not all(isinstance(n, plain) for n in ast.walk(node.slice)):
         return None  # only names, numbers and arithmetic: reading the value must not run anything of the program's
     try:
-        arr = _numpy_of(frame.f_locals[node.value.id])
+        arr = sim_ndarray(frame.f_locals[node.value.id])
         idx = eval(compile(ast.Expression(node.slice), "<index>", "eval"), {}, dict(frame.f_locals))  # noqa: S307
         value = arr[idx if not isinstance(idx, list) else tuple(idx)]
         return value.item() if hasattr(value, "item") else value

@@ -111,7 +111,7 @@ _tables: dict = {}
 
 
 def loop_table(root) -> LoopTable:
-    """The :class:`LoopTable` of a kernel (a :class:`~gpuviz.capture.source.FunctionSource`), cached."""
+    """The :class:`LoopTable` of a kernel (a :class:`~gpuviz.capture.frontend.source.FunctionSource`), cached."""
     key = root.fn.__code__
     hit = _tables.get(key)
     if hit is None:

@@ -193,7 +193,7 @@ class LaunchPolicy:
         """Handle ``kernel[grid, block, stream, dynamic_shared_bytes](*args)``; ``run_original()`` runs it
         through the real launcher."""
         from ..capture.limits import normalize_dims
-        from ..capture.source import python_function
+        from ..capture.frontend.source import python_function
 
         fn = python_function(kernel)
         name = fn.__name__
@@ -549,7 +549,7 @@ def _echo_kernel_prints(lines) -> None:
 
 def empty_trace(kernel, rec: LaunchRecord) -> Trace:
     """A trace of no events standing for a launch that ran but was not recorded (the launch list shows it)."""
-    from ..capture.source import parse_function, python_function, source_span
+    from ..capture.frontend.source import parse_function, python_function, source_span
 
     fn = python_function(kernel)
     try:
@@ -571,7 +571,7 @@ def min_events_per_thread(kernel) -> int:
     """A lower bound on the events every recorded thread records: START and END, plus the accesses to
     array parameters and the barriers in the kernel's straight-line top level (before any branch that
     could return)."""
-    from ..capture.source import python_function
+    from ..capture.frontend.source import python_function
 
     fn = python_function(kernel)
     hit = _min_events_cache.get(fn.__code__)
@@ -579,7 +579,7 @@ def min_events_per_thread(kernel) -> int:
         return hit
     count = 2
     try:
-        from ..capture.source import parse_function
+        from ..capture.frontend.source import parse_function
 
         tree = parse_function(fn).tree
         params = {a.arg for a in tree.args.args}

@@ -17,14 +17,14 @@ import time
 
 import numpy as np
 
-from ..capture.gpu import DeviceTimer, EventTimer, device_info, gpu_cuda, gpu_versions
+from ..capture.backends.gpu.device import DeviceTimer, EventTimer, device_info, gpu_cuda, gpu_versions
 from ..model.timings import Series, TimingSet
 from .cpu import cpu_name, numpy_add_seconds
 
 
 def median_event_seconds(cuda, fn, repeats: int = 7, batch: int = 1, warmup: int = 1) -> float:
     """Median device seconds per call of ``fn``, ``batch`` calls per timed region (CUDA events, the host's
-    enqueue time hidden behind a hold kernel: see :class:`~gpuviz.capture.gpu.DeviceTimer`)."""
+    enqueue time hidden behind a hold kernel: see :class:`~gpuviz.capture.backends.gpu.device.DeviceTimer`)."""
     return median_device_and_host_seconds(cuda, fn, repeats=repeats, batch=batch, warmup=warmup)[0]
 
 

@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     from gpuviz.catalog import all_kernels
 
     from ..capture import capture
-    from ..capture.gpu import device_info, gpu_cuda, gpu_versions
+    from ..capture.backends.gpu.device import device_info, gpu_cuda, gpu_versions
     from ..model.tracefile import save_traces
     from .recordings import write_index
 

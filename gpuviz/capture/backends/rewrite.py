@@ -1,7 +1,13 @@
-"""Per-thread instrumentation: the kernel's own code, with a recording call at each memory access.
+"""The per-thread rewrite both per-thread back ends share: the kernel's own code, with a recording call at each
+memory access, barrier, atomic and warp primitive.
 
-Used with numba's CUDA simulator (``backend="sim"``), the reference the CPU executor is tested
-against. The rewrite keeps the user's statements and their evaluation order and only wraps:
+The simulator's rewrite (:class:`gpuviz.capture.backends.sim.perthread.PerThreadRewriter`) keeps the recording
+calls for its Python recorder to resolve at run time; the GPU's (:class:`gpuviz.capture.backends.gpu.rewrite.GpuRewriter`)
+lowers them to device-side recorders. Both are subclasses of :class:`RewriteBase`; neither inherits the other.
+What records what (barriers, warp primitives, atomics, shared declarations) is read off the construct table
+(:mod:`gpuviz.capture.frontend.constructs`) and the capture plan, never looked up again here.
+
+The rewrite keeps the user's statements and their evaluation order and only wraps:
 
 * ``A[idx]`` (load)       -> ``A[__gv_ld(A, idx, LINE, SITE)]``  (records, returns idx unchanged)
 * ``A[idx] = v``          -> ``A[__gv_st(A, idx, LINE, SITE)] = v``  (v is evaluated first, as in Python)
@@ -9,34 +15,18 @@ against. The rewrite keeps the user's statements and their evaluation order and 
 * ``cuda.atomic.op(A, idx, v)`` -> operands hoisted to temporaries, the event recorded, then the atomic
 * ``cuda.syncthreads()``  -> ``__gv_bar(LINE, SITE)`` before it; warp primitives record as they are called
 * a prologue that records START, ``__gv_end(LINE, SITE)`` before each ``return`` and at the end.
-
-``SITE`` is the id of the construct in the capture plan's site table (:mod:`gpuviz.capture.plan`): the
-events carry it, as the CPU executor's do.
-
-Which subscripted objects are arrays worth recording is decided at run time by identity: kernel
-array arguments, ``cuda.shared.array`` results and module-level arrays register themselves; local
-arrays and tuples do not.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
-import gc
-import os
-import sys
-import threading
 
-import numpy as np
-
-from ..model.trace import ArrayInfo, EventKind, Launch, Trace
-from . import faults
-from .dtypes import to_dtype
-from .errors import BackendUnavailable, CaptureError, UnsupportedConstruct
-from .limits import check_launch
-from .plan import is_grid_sync
-from .simt_compile import _WARP
-from .source import FunctionSource, dotted_name, source_span
+from ..frontend.consteval import construct_error
+from ..frontend.constructs import BARRIERS, PREDICATE_BARRIERS, WARP, is_shared_declaration
+from ..frontend.names import is_grid_sync
+from ..frontend.plan import build_plan
+from ..frontend.source import FunctionSource, dotted_name
 
 PREFIX = "__gv_"
 
@@ -48,19 +38,21 @@ SLICE_REFUSAL = ("this use of array slicing is not supported by the GPU backend 
                  "module-level arrays): assign element by element, or capture this kernel with --backend cpu or sim")
 
 
-class PerThreadRewriter(ast.NodeTransformer):
-    """Rewrites one function's AST in place (on a copy) to call the recorder functions."""
+class RewriteBase(ast.NodeTransformer):
+    """Rewrites one function's AST in place (on a copy) to call the recorder functions.
+
+    A back end's rewrite is a subclass: it says whether the recorder resolves views and calls through
+    parameters at run time (``runtime_rewrites``) and overrides the recorder calls (``rec``, ``rec_stmt``,
+    ``bind_temp``, ``device_call``) and what else it lowers differently."""
 
     #: rewrites the simulator's Python recorder resolves at run time and the GPU lowering does not know:
     #: views (slices), functions called through a parameter
-    runtime_rewrites = True
+    runtime_rewrites: bool
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, plan=None):
         self.fs = fs
         self.is_kernel = is_kernel
         if plan is None:  # a function read on its own (tests): its plan
-            from .plan import build_plan
-
             plan = build_plan(fs)
         self.plan = plan
         self.fplan = plan.function(fs)  # what every name refers to: the rewrite looks no name up itself
@@ -71,8 +63,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         return f"{PREFIX}t{self.tmp}"
 
     def error(self, node, what):
-        line = getattr(node, "lineno", self.fs.first_line)
-        return UnsupportedConstruct(f"{self.fs.file}:{line}: {what}\n    {self.fs.line_text(line)}", file=self.fs.file, line=line)
+        return construct_error(self.fs, node, what)
 
     def dotted(self, node) -> list[str] | None:
         """['cuda', 'threadIdx', 'x'] for ``cuda.threadIdx.x``: read off the plan's resolution of the names."""
@@ -96,7 +87,7 @@ class PerThreadRewriter(ast.NodeTransformer):
             a.append(ast.Constant(int(site)))
         return ast.Call(func=ast.Name(PREFIX + name, ast.Load()), args=a, keywords=[])
 
-    # ---- recorder calls: what a back end records (GpuRewriter overrides these four) ------------------------
+    # ---- recorder calls: what a back end records (a back end's rewrite overrides these four) ------------------------
     def rec(self, name, *args, line=None, site=None):
         """The recording for ``__gv_<name>(*args, line, site)`` in an expression: here that call, which the
         simulator's Python recorder (:class:`SimRecorder`) resolves at run time."""
@@ -276,10 +267,7 @@ class PerThreadRewriter(ast.NodeTransformer):
         return t
 
     def is_shared_decl(self, node) -> bool:
-        if isinstance(node, ast.Call):
-            parts = self.dotted(node.func)
-            return bool(parts) and parts[0] == "cuda" and parts[1:] == ["shared", "array"]
-        return False
+        return is_shared_declaration(self.dotted, node)
 
     def atomic_call(self, node):
         """(statements before, the call) for cuda.atomic.op(A, idx, v...) in statement position."""
@@ -344,16 +332,16 @@ class PerThreadRewriter(ast.NodeTransformer):
             if name == "atomic" or (len(parts) == 3 and parts[1] == "atomic"):
                 raise self.error(node, "gpuviz records cuda.atomic.* used as a statement or assigned to a name")
             node.args = [self.visit(a) for a in node.args]
-            if name in _WARP or name == "syncwarp":
+            if name in WARP or name == "syncwarp":
                 if node.args:
                     node.args[-1] = self.rec("warp", node.args[-1], line=node.lineno, site=self.site("warp", node))
                 return node
-            if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or") and node.args:
+            if name in PREDICATE_BARRIERS and node.args:
                 # the predicate is read first, then the barrier is reached (the GPU recorder too: numba-cuda's
                 # test_sync, cuda.syncthreads_count(ary_in[i]), records the load before the barrier)
                 node.args[0] = self.rec("barv", node.args[0], line=node.lineno, site=self.site("barrier", node))
                 return node
-            if name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"):
+            if name in BARRIERS:
                 # record the barrier, then call it: (record, call)[1]
                 rec = self.rec("bar", line=node.lineno, site=self.site("barrier", node))
                 return ast.Subscript(ast.Tuple([rec, node], ast.Load()), ast.Constant(1), ast.Load())
@@ -404,384 +392,3 @@ def _slices_as_calls(node):
     if isinstance(node, ast.Tuple):
         return ast.Tuple([one(e) for e in node.elts], ast.Load())
     return one(node)
-
-
-def sim_ndarray(obj):
-    """The numpy array behind a simulator array object (FakeWithinKernelCUDAArray, FakeCUDAArray) or obj."""
-    for _ in range(4):
-        if isinstance(obj, np.ndarray):
-            return obj
-        inner = obj.__dict__.get("_item") if hasattr(obj, "__dict__") else None
-        if inner is None:
-            inner = getattr(obj, "_ary", None)
-        if inner is None:
-            return None
-        obj = inner
-    return obj if isinstance(obj, np.ndarray) else None
-
-
-class SimRecorder:
-    """Collects events from the simulator's threads (one Python thread per CUDA thread)."""
-
-    def __init__(self, grid, block, array_params: list[str], record_blocks=None, max_events: int | None = None,
-                 file: str = "the kernel"):
-        self.grid, self.block = grid, block
-        # each event is a tuple of Python ints here (~150 bytes): a kernel that loops long but makes progress (so the
-        # watchdog lets it run) is stopped at the event limit while it runs, not after it filled the memory
-        self.max_events = max_events
-        self.file = file
-        self.tpb = block[0] * block[1] * block[2]
-        self.local = threading.local()
-        self.events: list[tuple] = []
-        self.by_id: dict[int, int] = {}
-        self.arrays: list[ArrayInfo] = []
-        self.aid_of_name: dict[tuple, int] = {}
-        self.array_params = array_params
-        self.record_blocks = None if record_blocks is None else set(int(b) for b in record_blocks)
-        self.lock = threading.Lock()
-        self.shapes: dict[int, tuple] = {}
-        self.base_nd: dict[int, np.ndarray] = {}  # array id -> its numpy array (to place a view's elements)
-        self.views: dict[int, np.ndarray] = {}  # id of a view object -> its numpy view
-        self.keep: list = []  # the view objects, kept alive so that their ids stay theirs
-        self.tuple_params: list[str] = []
-
-    stopped_at: int | None = None  # the line whose event passed max_events
-
-    def too_large(self, line) -> None:
-        """Raised in the simulated thread that would record one event past the limit (the launch ends there)."""
-        if self.stopped_at is None:  # the first thread to reach the limit names the line; the others follow it
-            self.stopped_at = int(line)
-        raise self.too_large_error()
-
-    def too_large_error(self):
-        from .errors import TraceTooLarge
-
-        return TraceTooLarge(f"{self.file}:{self.stopped_at}: the trace passed max_events={self.max_events:,} events "
-                             "while the kernel ran on numba's simulator: capture a smaller problem, fewer blocks "
-                             "(record_blocks=...), or raise max_events", file=self.file, line=self.stopped_at)
-
-    def _aid(self, key, name, shape, dtype, space, line=-1):
-        with self.lock:
-            aid = self.aid_of_name.get(key)
-            if aid is None:
-                aid = len(self.arrays)
-                self.arrays.append(ArrayInfo.of(name, shape, to_dtype(dtype), space, line))
-                self.aid_of_name[key] = aid
-            return aid
-
-    def functions(self) -> dict:
-        rec = self
-
-        def enter(bx, by, bz, tx, ty, tz, line, site):
-            gx, gy, _ = rec.grid
-            bdx, bdy, _ = rec.block
-            st = rec.local
-            st.block = bx + by * gx + bz * gx * gy
-            st.thread = tx + ty * bdx + tz * bdx * bdy
-            st.seq = 0
-            st.on = rec.record_blocks is None or st.block in rec.record_blocks
-            emit(EventKind.START, -1, -1, line, site)
-
-        def emit(kind, aid, flat, line, site):
-            st = rec.local
-            if st.on:
-                if rec.max_events is not None and len(rec.events) >= rec.max_events:
-                    rec.too_large(line)
-                rec.events.append((st.block, st.thread, st.seq, int(kind), aid, flat, line, site))
-                st.seq += 1
-
-        def reg(obj, name):
-            if isinstance(obj, tuple) and name in rec.tuple_params:  # arrays inside a tuple argument: x[0], ...
-                for k, e in enumerate(obj):
-                    if hasattr(e, "shape") and hasattr(e, "dtype") and not isinstance(e, np.generic):
-                        aid = rec._aid(("param", f"{name}[{k}]"), f"{name}[{k}]", e.shape, e.dtype, "global")
-                        rec.by_id[id(e)] = aid
-                        rec.shapes[aid] = tuple(e.shape)
-                return
-            if name in rec.array_params and hasattr(obj, "shape"):
-                aid = rec._aid(("param", name), name, obj.shape, obj.dtype, "global")
-                rec.by_id[id(obj)] = aid
-                rec.shapes[aid] = tuple(obj.shape)
-                nd = sim_ndarray(obj)
-                if nd is not None and nd.flags.c_contiguous:
-                    rec.base_nd[aid] = nd
-            elif isinstance(obj, np.ndarray) and name not in rec.array_params:
-                aid = rec._aid(("const", name), name, obj.shape, obj.dtype, "global")
-                rec.by_id[id(obj)] = aid
-                rec.shapes[aid] = tuple(obj.shape)
-
-        def reg_shared(obj, name, line):
-            aid = rec._aid(("shared", line), name, obj.shape, obj.dtype, "shared", line)
-            rec.by_id[id(obj)] = aid
-            rec.shapes[aid] = tuple(obj.shape)
-            nd = sim_ndarray(obj)
-            if nd is not None and nd.flags.c_contiguous:
-                with rec.lock:
-                    rec.base_nd[aid] = nd  # a block's own array: views of it map into it
-
-        def reshape(arr, *shape):
-            return viewed_as(arr, arr.reshape(*shape))
-
-        def dtype_view(arr, *dtype):
-            return viewed_as(arr, arr.view(*dtype))
-
-        def part(value, which):
-            out = getattr(value, which)
-            return viewed_as(value, out) if len(getattr(out, "shape", ())) else out
-
-        def view(arr, idx, line):
-            return viewed_as(arr, arr[idx])
-
-        def viewed_as(arr, out):
-            aid = rec.by_id.get(id(arr))
-            base_nd = rec.base_nd.get(aid)
-            view_nd = sim_ndarray(out)
-            if aid is not None and base_nd is not None and view_nd is not None:
-                with rec.lock:
-                    rec.keep.append(out)  # alive while recording: its id names it
-                    rec.by_id[id(out)] = aid
-                    rec.views[id(out)] = view_nd
-            return out
-
-        def setslice(arr, idx, value, line, site):
-            target = view(arr, idx, line)
-            shape = np.shape(sim_ndarray(target)) if sim_ndarray(target) is not None else np.shape(target)
-            src = value if hasattr(value, "shape") and np.shape(value) == shape and shape else None
-            for ix in np.ndindex(*shape):
-                v = src[access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD)(src, ix, line, site)] if src is not None \
-                    else value
-                target[access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE)(target, ix, line, site)] = v
-
-        def barv(value, line, site):
-            emit(EventKind.BARRIER, -1, -1, line, site)
-            return value
-
-        def flat_of(aid, idx, obj=None):
-            vnd = rec.views.get(id(obj)) if obj is not None else None
-            if vnd is not None:  # an element of a view: its place in the viewed array
-                if not isinstance(idx, tuple):
-                    idx = (idx,)
-                base_nd = rec.base_nd[aid]
-                off = vnd.__array_interface__["data"][0] - base_nd.__array_interface__["data"][0]
-                for i, s, st in zip(idx, vnd.shape, vnd.strides):
-                    i = int(i)
-                    off += (i + s if i < 0 else i) * st
-                return off // base_nd.itemsize
-
-            shape = rec.shapes[aid]
-            if not isinstance(idx, tuple):
-                idx = (idx,)
-            flat = 0
-            for i, s in zip(idx, shape):
-                i = int(i)
-                if i < 0:
-                    i += s
-                flat = flat * s + i
-            return flat
-
-        def access(kind_global, kind_shared):
-            def f(arr, idx, line, site):
-                aid = rec.by_id.get(id(arr))
-                if aid is not None:
-                    kind = kind_shared if rec.arrays[aid].space == "shared" else kind_global
-                    emit(kind, aid, flat_of(aid, idx, arr), line, site)
-                return idx
-
-            return f
-
-        def at(arr, idx, line, site):
-            aid = rec.by_id.get(id(arr))
-            if aid is not None:
-                emit(EventKind.ATOMIC, aid, flat_of(aid, idx, arr), line, site)
-
-        def callv(f, line, site, *args):
-            if type(getattr(f, "__self__", None)).__name__ == "FakeCUDAAtomic" and args:
-                arr = args[0]
-                idx = (0,) * arr.ndim if f.__name__ == "compare_and_swap" else args[1]
-                at(arr, idx, line, site)
-            return f(*args)
-
-        def bar(line, site):
-            emit(EventKind.BARRIER, -1, -1, line, site)
-
-        def warp(value, line, site):
-            emit(EventKind.WARP_OP, -1, -1, line, site)
-            return value
-
-        def warp_stmt(line, site):
-            emit(EventKind.WARP_OP, -1, -1, line, site)
-
-        def end(line, site):
-            emit(EventKind.END, -1, -1, line, site)
-
-        return {
-            PREFIX + "enter": enter,
-            PREFIX + "reg": reg,
-            PREFIX + "reg_shared": reg_shared,
-            PREFIX + "ld": access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD),
-            PREFIX + "st": access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE),
-            PREFIX + "at": at,
-            PREFIX + "callv": callv,
-            PREFIX + "view": view,
-            PREFIX + "reshape": reshape,
-            PREFIX + "dtype_view": dtype_view,
-            PREFIX + "part": part,
-            PREFIX + "setslice": setslice,
-            PREFIX + "barv": barv,
-            PREFIX + "bar": bar,
-            PREFIX + "warp": warp,
-            PREFIX + "warp_stmt": warp_stmt,
-            PREFIX + "end": end,
-        }
-
-    def trace_events(self) -> dict[str, np.ndarray]:
-        ev = np.array(self.events, dtype=np.int64).reshape(-1, 8)
-        return {
-            "block": ev[:, 0], "thread": ev[:, 1], "seq": ev[:, 2], "kind": ev[:, 3],
-            "array": ev[:, 4], "index": ev[:, 5], "line": ev[:, 6], "site": ev[:, 7],
-        }
-
-
-def as_sim_records(arg):
-    """A structured host array as a ``np.recarray`` view of the same memory (what the kernel writes lands in the
-    caller's array); anything else as it is.
-
-    numba's simulator copies a record only out of a recarray: on a plain structured array ``ary[i] = ary[j]``
-    (numba-cuda's test_record_dtype.set_record) and ``res[0] = ary[0]`` raise inside the simulator (the element
-    it hands back is its own wrapper, which numpy cannot store), while a GPU and gpuviz's CPU executor copy the
-    record. numba-cuda's own tests pass recarrays for that reason."""
-    if type(arg) is np.ndarray and arg.dtype.names is not None and arg.ndim:
-        return arg.view(np.recarray)
-    return arg
-
-
-def simulator_cuda():
-    """numba.cuda in simulator mode, importing it so if numba.cuda is not imported yet."""
-    mod = sys.modules.get("numba.cuda")
-    if mod is None:
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-        from numba import config
-
-        config.reload_config()
-        from numba import cuda as mod
-    if not getattr(mod, "simulator_enabled", False) and "simulator" not in type(getattr(mod, "jit", None)).__module__:
-        from numba import config
-
-        if not config.ENABLE_CUDASIM:
-            raise BackendUnavailable(
-                "backend='sim' needs numba's CUDA simulator, which numba chooses when numba.cuda is first imported: "
-                "set NUMBA_ENABLE_CUDASIM=1 before importing numba (the gpuviz CLI and app do this in their worker)"
-            )
-    return mod
-
-
-def build_sim_kernel(kernel, recorder: SimRecorder):
-    """The per-thread instrumented copy of ``kernel`` jitted with the simulator's cuda.jit."""
-    from .plan import plan_for
-
-    cuda = simulator_cuda()
-    plan = plan_for(kernel)
-    plan.raise_if_unsupported()
-    recorder_fns = recorder.functions()
-    built: dict[int, object] = {}
-
-    def build(fp):
-        fs, is_kernel = fp.fs, fp.is_kernel
-        key = id(fs.fn)
-        if key in built:
-            return built[key]
-        ns = dict(fs.names())
-        ns.update(recorder_fns)
-        ns[PREFIX + "cuda"] = cuda  # the simulator swaps it for its per-thread module during the launch
-        tree = PerThreadRewriter(fs, is_kernel=is_kernel, plan=plan).rewrite()
-        module = ast.Module(body=[tree], type_ignores=[])
-        exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
-        fn = ns[fs.name]
-        from .executor import kernel_debug
-
-        jitted = cuda.jit(device=not is_kernel, debug=kernel_debug(kernel))(fn)
-        if is_kernel:  # the dispatcher's extensions (input-only arguments, ...) apply to the copy's launches too
-            jitted.extensions = list(getattr(kernel, "extensions", None) or ())
-        built[key] = jitted
-        # the device functions it calls, after it is known: a recursive one (fib calling fib) finds itself
-        # (the names are looked up in ns when the function runs, not when it is defined)
-        for call_name, index in fp.device_functions.items():  # the plan's table of the device functions it calls
-            ns[device_alias(call_name)] = build(plan.functions[index])
-        return jitted
-
-    return plan, build(plan.kernel)
-
-
-def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_000_000, dynamic_shared_bytes=0,
-                watchdog: float | None = None, **_ignored) -> Trace:
-    """The launch on numba's simulator, instrumented. ``watchdog``: seconds it may go without progress before
-    it is stopped with KernelStalled (None or 0: never; see :mod:`gpuviz.capture.sim_watch`)."""
-    import time
-
-    from .sim_watch import SimWatch
-
-    from . import versions
-
-    from .plan import plan_for
-
-    root = plan_for(kernel).root  # the kernel as its plan read it (once, for every backend)
-    # numpy scalars have a shape and a dtype too, but they are numbers, not arrays
-    from .executor import _hint
-
-    array_params = [p for p, a in zip(root.params, (_hint(a)[1] for a in args))
-                    if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic)]
-    check_launch(grid, block, where=f"{root.file}:{root.first_line}", kernel=root.name)
-    recorder = SimRecorder(grid, block, array_params, record_blocks, max_events=max_events, file=root.file)
-    recorder.tuple_params = [p for p, a in zip(root.params, args) if isinstance(a, tuple)]
-    if root.vararg:  # def k(a, *rest): the further arguments, a tuple, their arrays named rest[0], ...
-        recorder.tuple_params.append(root.vararg)
-    plan, jitted = build_sim_kernel(kernel, recorder)
-    root = plan.root
-    args = [as_sim_records(a) for a in args]
-    t0 = time.perf_counter()
-    # numba's simulator runs every CUDA thread of a block as a Python thread, parked at barriers: a garbage
-    # collection that starts in one of them runs the finalizers of whatever was garbage then (the Qt objects of
-    # a closed window, in the app or the suite), in that thread, holding the GIL, and a finalizer that waits for
-    # another thread leaves the whole block parked for good (seen once in CI: 255 threads at a barrier, one
-    # inside a collection). So collect here, in the caller's thread, and start none during the launch.
-    gc.collect()
-    collecting = gc.isenabled()
-    gc.disable()
-    watch = SimWatch(kernel, grid, block, watchdog, name=root.name)
-    try:
-        with watch:
-            jitted[grid, block, 0, int(dynamic_shared_bytes)](*args)
-        watch.raise_if_stalled()
-    except CaptureError:
-        if recorder.stopped_at is not None:  # the simulator re-raised it as "tid=[..] ctaid=[..]: ...", line lost
-            raise recorder.too_large_error() from None
-        raise
-    except Exception as exc:  # the simulator raises plain Python errors (IndexError, ...) from the kernel
-        watch.raise_if_stalled()  # the watchdog's release of the block's threads is why
-        raise CaptureError(f"{root.file}: {root.name} failed under numba's simulator: {type(exc).__name__}: {exc}",
-                           file=root.file) from exc
-    finally:
-        if collecting:
-            gc.enable()
-    elapsed = time.perf_counter() - t0
-    faults.check("run", "sim")
-    faults.check("events", "sim")
-    events = recorder.trace_events()
-    if len(events["kind"]) > max_events:
-        from .errors import TraceTooLarge
-
-        raise TraceTooLarge(f"the trace has {len(events['kind']):,} events, over max_events={max_events:,}")
-    text, first, _ = source_span(root)
-    launch = Launch(
-        kernel_name=root.name, grid=grid, block=block, arrays=recorder.arrays, source=text, source_file=root.file,
-        first_line=first, backend="sim", device="numba CUDA simulator", versions=versions(),
-        timings={"instrumented_s": elapsed},
-        meta={"kernel_lines": [root.first_line, root.last_line]}, sites=list(plan.sites),
-    )
-    # a shared element a thread reads that no thread of its block writes holds whatever the simulator's fresh
-    # shared memory held (on a GPU: garbage): warned as the GPU backend warns it
-    from .gpu import uninitialised_shared_reads
-
-    launch.warnings.extend(uninitialised_shared_reads(events, recorder.arrays, launch.grid, launch.block, root.file))
-    faults.check("assemble", "sim")
-    return Trace(launch, events)

@@ -18,7 +18,8 @@ import ctypes
 import threading
 import time
 
-from .errors import KernelStalled
+from ...errors import KernelStalled
+from ...launch_watch import LaunchWatch, _sim_threads
 
 RELEASE_WAIT_S = 2.0  # how long the released block threads get to end before the caller hears of the stall
 
@@ -55,8 +56,6 @@ class SimWatch:
 
     def __enter__(self) -> "SimWatch":
         if self.timeout is not None:
-            from .launch_watch import LaunchWatch
-
             self._watch = LaunchWatch(self.timeout, on_stall=self._release)
             self._watch.begin(self.record, self.kernel)
         return self
@@ -73,8 +72,6 @@ class SimWatch:
 
     def _release(self, _rec, _exc) -> None:
         """In the watch's thread: make every thread of the simulated block end (see the module's docstring)."""
-        from .launch_watch import _sim_threads
-
         threads = _sim_threads()
         self.released = threads
         for t in threads:

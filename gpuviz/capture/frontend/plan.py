@@ -39,39 +39,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.trace import Site
-from .errors import UnsupportedConstruct
+from ...model.trace import Site
+from ..dtypes import to_dtype
+from ..errors import UnsupportedConstruct
+from .consteval import const_eval, construct_error, is_constant, np_dtype
+from .constructs import ARRAY_REDUCTIONS, BACKEND_LIMITS, array_declaration, call_site_kind
+from .names import Diagnostic, Ref, is_grid_sync, is_this_grid, module_role, scalar_type_name
 from .source import FunctionSource, assigned_names, collect_device_functions, is_device_function, parse_function, \
     python_function
-
-#: what a name can refer to in a kernel
-REF_KINDS = (
-    "parameter", "local", "shared", "local_array", "const_array", "host_array", "device_array", "device_function",
-    "constant", "cuda", "math", "numpy", "numba", "operator", "enum", "scalar_type", "builtin", "undefined",
-    "unsupported", "module", "inner_function", "grid_group",
-)
-#: the kinds of a name bound inside the function (its parameters and locals, array declarations among them; a
-#: function defined inside it; the grid group ``g = cuda.cg.this_grid()``)
-LOCAL_KINDS = frozenset({"parameter", "local", "shared", "local_array", "const_array", "inner_function", "grid_group"})
-
-
-@dataclass(frozen=True)
-class Ref:
-    """What one name of the source refers to. ``text``: the name, or the dotted chain it starts
-    (``cuda.threadIdx.x``, ``math.sqrt``). ``target``: what the name itself stands for, as a dotted chain a back
-    end reads without looking at the object: a module (``('cuda',)``, ``('math',)``), a function imported from
-    one (``from math import sqrt as root``: ``('math', 'sqrt')``; ``from numba.cuda import syncthreads``:
-    ``('cuda', 'syncthreads')``; ``operator.add``: ``('operator', 'add')``), a scalar type (``from numba import
-    uint32``: ``('numba', 'uint32')``; ``np.float32`` imported: ``('numpy', 'float32')``); empty otherwise."""
-
-    kind: str
-    text: str
-    target: tuple[str, ...] = ()
-
-    @property
-    def is_local(self) -> bool:
-        return self.kind in LOCAL_KINDS
-
 
 @dataclass(frozen=True)
 class ArrayDecl:
@@ -89,20 +64,7 @@ class ArrayDecl:
     def nbytes(self) -> int:
         if self.shape is None or self.dtype is None:
             return 0
-        from .dtypes import to_dtype
-
         return int(np.prod(self.shape, dtype=np.int64)) * to_dtype(self.dtype).itemsize
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """One construct gpuviz does not support: which (the AST node's type), where, and what to write instead
-    (the message says)."""
-
-    construct: str
-    file: str
-    line: int
-    message: str
 
 
 class SiteLine(int):
@@ -264,42 +226,6 @@ class KernelPlan:
         raise exc
 
 
-#: constructs every back end's front end accepts that a back end does not model: construct -> {back end: why,
-#: and what to do instead}. ``KernelPlan.refuse_on`` refuses them (the cpu back end models them all).
-BACKEND_LIMITS: dict[str, dict[str, str]] = {
-    "grid.sync()": {
-        "sim": "numba's simulator runs the blocks of a grid one after another (it syncs a one-block cooperative "
-               "grid only), so a grid-wide barrier across several blocks cannot happen there; capture it with the "
-               "cpu backend, which runs the whole grid in lockstep",
-        "gpu": "the GPU recorder does not record a cooperative launch's grid-wide barrier yet; capture it with the "
-               "cpu backend",
-    },
-    "a def inside a kernel": {
-        "gpu": "the GPU recorder does not instrument a closure's body yet; capture it with the cpu or sim backend",
-    },
-    "*args": {
-        "gpu": "the GPU recorder does not instrument a function with *args yet; capture it with the cpu or sim "
-               "backend",
-    },
-    "a device function of another module": {
-        "gpu": "the GPU recorder instruments device functions called by name only; capture it with the cpu or sim "
-               "backend, or import the function by name (from mymod import helper)",
-    },
-    "tuple(...)": {
-        "gpu": "the GPU recorder has not been checked with it on a GPU yet; capture it with the cpu or sim backend",
-    },
-    "a local array's reduction (.sum(), .mean(), ...)": {
-        "gpu": "the GPU recorder has not been checked with it on a GPU yet; capture it with the cpu or sim backend",
-    },
-}
-
-
-def _array_reductions():
-    from .simt_compile import _ARRAY_REDUCTIONS
-
-    return _ARRAY_REDUCTIONS
-
-
 def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
     """The constructs of :data:`BACKEND_LIMITS` one function uses: (construct, file, line)."""
     fs = fp.fs
@@ -318,88 +244,22 @@ def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
                 and (fp.ref(n.func) or Ref("", "")).kind == "builtin":
             out.append(("tuple(...)", fs.file, n.lineno))
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                and n.func.attr in _array_reductions() and (fp.ref(n.func.value) or Ref("", "")).kind == "local_array":
+                and n.func.attr in ARRAY_REDUCTIONS and (fp.ref(n.func.value) or Ref("", "")).kind == "local_array":
             out.append(("a local array's reduction (.sum(), .mean(), ...)", fs.file, n.lineno))
     return sorted(out, key=lambda c: c[2])
 
 
 # ---- reading ------------------------------------------------------------------------------------------
-def module_role(obj) -> str | None:
-    """'cuda', 'math', 'cmath', 'operator', 'numpy' or 'numba' for the modules a kernel may use, else None."""
-    if not isinstance(obj, types.ModuleType):
-        return None
-    name = obj.__name__
-    if name in ("math", "cmath", "operator"):
-        return name
-    if name == "numpy":
-        return "numpy"
-    if "cuda" in name.split(".")[-1] and name.startswith(("numba", "numba_cuda")):
-        return "cuda"
-    if name in ("numba", "numba.types", "numba.core.types"):
-        return "numba"
-    return None
-
-
-def is_dtype_name(name: str) -> bool:
-    try:
-        np.dtype(name)
-        return name not in ("object",)
-    except TypeError:
-        return False
-
-
-def scalar_type_name(obj) -> str | None:
-    """numpy's name for a scalar type object: numba's ``uint32``/``float64`` (``from numba import uint32``) or
-    numpy's ``np.float32`` class; None for anything else."""
-    if isinstance(obj, type) and issubclass(obj, np.generic):
-        return np.dtype(obj).name
-    if type(obj).__module__.startswith(("numba.core.types", "numba.cuda.types")):
-        name = str(obj)
-        if name in ("boolean", "bool_"):
-            return "bool"
-        if is_dtype_name(name) and np.dtype(name).kind in "biufc":
-            return np.dtype(name).name
-    return None
-
-
-def is_this_grid(fp: FunctionPlan, node) -> bool:
-    """Whether ``node`` is the call ``cuda.cg.this_grid()``: the grid group, whose ``.sync()`` is a grid-wide barrier."""
-    return isinstance(node, ast.Call) and fp.chain(node.func) == ["cuda", "cg", "this_grid"] and not node.args
-
-
-def is_grid_sync(fp: FunctionPlan, node) -> bool:
-    """Whether ``node`` is ``g.sync()`` of a grid group ``g = cuda.cg.this_grid()`` (or ``cuda.cg.this_grid().sync()``)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sync"
-            and not node.args and not node.keywords):
-        return False
-    group = node.func.value
-    if isinstance(group, ast.Name):
-        return (fp.ref(group) or Ref("", "")).kind == "grid_group"
-    return is_this_grid(fp, group)
-
-
 def _call_site_kind(fp: FunctionPlan, node: ast.Call) -> str | None:
-    """The site kind of a call that records (atomic, barrier, warp), else None: read off the names' Refs."""
-    from .simt_compile import _ATOMICS, _WARP
-
+    """The site kind of a call that records (atomic, barrier, warp), else None: read off the names' Refs and the
+    construct table."""
     if is_grid_sync(fp, node):
         return "barrier"  # a grid-wide barrier: every thread of every block arrives before any goes on
     if isinstance(node.func, ast.Name) and (fp.ref(node.func) or Ref("", "")).kind == "inner_function":
         return None  # a closure's call records what its body does
     if isinstance(node.func, ast.Name) and (fp.ref(node.func) or Ref("", "")).is_local:
         return "atomic"  # a function a device function was given: recorded as the atomic it may be
-    parts = fp.chain(node.func)
-    if not parts or parts[0] != "cuda":
-        return None
-    rest = parts[1:]
-    name = ".".join(rest)
-    if len(rest) == 2 and rest[0] == "atomic" and rest[1] in _ATOMICS:
-        return "atomic"
-    if name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"):
-        return "barrier"
-    if name == "syncwarp" or name in _WARP:
-        return "warp"
-    return None
+    return call_site_kind(fp.chain(node.func))
 
 
 def _index_texts(node) -> tuple[str, ...]:
@@ -573,9 +433,11 @@ def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
 
 def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnostic]) -> None:
     """The function's shared and local array declarations, sized from their constant shapes."""
-    from .simt_compile import SimtCompiler
+    fs = fp.fs
 
-    comp = SimtCompiler(fp.fs, is_kernel=False, device_names={}, plan=plan)
+    def error(node, what):
+        return construct_error(fs, node, what)
+
     targets = {}
     for n in ast.walk(fp.fs.tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
@@ -583,10 +445,9 @@ def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnosti
     for node in ast.walk(fp.fs.tree):
         if not isinstance(node, ast.Call):
             continue
-        parts = fp.dotted(node.func)
-        if not (parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"])):
+        space = array_declaration(fp.dotted(node.func))
+        if space is None:
             continue
-        space = parts[1]
         name = targets.get(id(node), f"{space}@{node.lineno}")
         kw = {k.arg: k.value for k in node.keywords}
         shape_node = node.args[0] if node.args else kw.get("shape")
@@ -594,19 +455,19 @@ def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnosti
         table = fp.shared if space == "shared" else fp.local_arrays
         try:
             if shape_node is None or dtype_node is None:
-                raise comp.error(node, f"cuda.{space}.array needs a shape and a dtype")
-            if not (comp.is_constant(shape_node) and comp.is_constant(dtype_node)):
+                raise error(node, f"cuda.{space}.array needs a shape and a dtype")
+            if not (is_constant(fp, shape_node) and is_constant(fp, dtype_node)):
                 table.append(ArrayDecl(fp.fs.name, name, node.lineno, None, None))  # sized when it runs
                 continue
-            shape = comp.const_eval(shape_node)
-            dtype = comp.np_dtype(comp.const_eval(dtype_node), node)
+            shape = const_eval(fs, shape_node, error)
+            dtype = np_dtype(fs, const_eval(fs, dtype_node, error), node)
             if space == "shared" and isinstance(shape, (int, np.integer)) and int(shape) == 0:
                 # dynamic shared memory: its size is the launch's, kernel[grid, block, stream, nbytes]
                 table.append(ArrayDecl(fp.fs.name, name, node.lineno, (0,), dtype))
                 continue
             shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
             if space == "shared" and any(int(s) <= 0 for s in shape):
-                raise comp.error(node, f"shared array shape {shape} has an empty or negative dimension: give "
+                raise error(node, f"shared array shape {shape} has an empty or negative dimension: give "
                                        "each dimension a positive size (shape 0 alone declares dynamic shared "
                                        "memory)")
             table.append(ArrayDecl(fp.fs.name, name, node.lineno, tuple(int(s) for s in shape), dtype))
@@ -619,7 +480,7 @@ def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnosti
 
 def build_plan(root: FunctionSource, *, debug: bool = False) -> KernelPlan:
     """The plan of ``root`` (its device functions already collected: :func:`collect_device_functions`)."""
-    from .simt_compile import compile_kernel
+    from ..backends.cpu.compile import compile_kernel
 
     funcs = [root]
     seen = {id(root.fn)}

@@ -21,9 +21,11 @@ import math
 
 import numpy as np
 
-from .errors import UnsupportedConstruct
-from .plan import Ref, is_grid_sync, is_dtype_name as _is_dtype_name, scalar_type_name as _scalar_type_name  # noqa: F401 (gpu_rewrite)
-from .source import FunctionSource, dotted_name
+from ...errors import UnsupportedConstruct
+from ...frontend.consteval import const_eval, construct_error, is_constant, np_dtype
+from ...frontend.constructs import ARRAY_REDUCTIONS, ATOMICS, PREDICATE_BARRIERS, WARP
+from ...frontend.names import Diagnostic, Ref, is_dtype_name, is_grid_sync
+from ...frontend.source import FunctionSource, dotted_name, module_attribute
 
 # cuda.<attr>.<component> -> runtime expression
 _CUDA_DIMS = {"threadIdx": "rt.tid", "blockIdx": "rt.bid", "blockDim": "rt.bdim", "gridDim": "rt.gdim"}
@@ -47,10 +49,6 @@ _CMATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "a
           "asinh", "acosh", "atanh", "phase", "polar", "rect", "isnan", "isinf", "isfinite"}
 # methods of arrays and numbers the executor runs (rt.method)
 _METHODS = {"reshape", "bit_count", "conjugate", "view", "copy"}
-# reductions of a thread's own (local) array that numba-cuda compiles in a kernel: method -> numpy's, over each
-# thread's elements (rt.array_reduce); of a global or shared array they would read memory the trace must show
-_ARRAY_REDUCTIONS = {"sum": "sum", "prod": "prod", "mean": "mean", "min": "min", "max": "max", "all": "all",
-                     "any": "any", "argmin": "argmin", "argmax": "argmax"}
 # cuda.<name>: bit and arithmetic intrinsics
 _INTRINSICS = {"popc", "clz", "ffs", "brev", "cbrt"}
 _FP16 = {"hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp",
@@ -73,12 +71,6 @@ _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
            # numba types `is` for enum members, None and types: identity of compile-time values is equality
            ast.Is: "==", ast.IsNot: "!="}
 
-_ATOMICS = {"add", "sub", "max", "min", "nanmax", "nanmin", "exch", "cas", "compare_and_swap", "inc", "dec",
-            "and_", "or_", "xor"}
-_WARP = {"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "all_sync",
-         "any_sync", "eq_sync", "match_any_sync"}
-
-
 class _Ctx:
     """Where a block of statements sits: its mask variable and the enclosing loop."""
 
@@ -93,7 +85,7 @@ class SimtCompiler:
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, device_names: dict[str, str], plan, globals_var: str = "G",
                  debug: bool = False):
         self.fs = fs
-        # the capture plan (gpuviz.capture.plan): what every name refers to (its Refs and tables), and the site
+        # the capture plan (gpuviz.capture.frontend.plan): what every name refers to (its Refs and tables), and the site
         # ids that go with every recording call. The generator looks no name up itself.
         self.plan = plan
         self.fplan = plan.function(fs)
@@ -117,15 +109,11 @@ class SimtCompiler:
         return f"_{prefix}{self.counter}"
 
     def error(self, node, what: str) -> UnsupportedConstruct:
-        line = getattr(node, "lineno", self.fs.first_line)
-        text = self.fs.line_text(line)
-        exc = UnsupportedConstruct(f"{self.fs.file}:{line}: {what}\n    {text}", file=self.fs.file, line=line)
-        exc.construct = type(node).__name__  # which construct (the plan's diagnostics name it)
-        return exc
+        return construct_error(self.fs, node, what)  # .construct: which construct (the plan's diagnostics name it)
 
     def site(self, kind: str, node) -> str:
         """Source of the value a recording call takes for its site: a name bound to the plan's
-        :class:`~gpuviz.capture.plan.SiteLine` (its line, and its id). ``node`` None: the kernel's implicit end."""
+        :class:`~gpuviz.capture.frontend.plan.SiteLine` (its line, and its id). ``node`` None: the kernel's implicit end."""
         value = self.plan.site_line(kind, self.fplan, node)
         site = getattr(value, "site", None)
         if site is None:
@@ -139,15 +127,11 @@ class SimtCompiler:
 
     def const_eval(self, node):
         """Evaluate a compile-time constant (shapes, dtypes) in the function's namespace."""
-        try:
-            code = compile(ast.Expression(body=node), self.fs.file, "eval")
-            return eval(code, dict(self.ns))  # noqa: S307 - the user's own module constants
-        except Exception as exc:  # noqa: BLE001
-            raise self.error(node, f"expected a compile-time constant here ({type(exc).__name__}: {exc})") from exc
+        return const_eval(self.fs, node, self.error)
 
     def is_constant(self, node) -> bool:
         """Whether ``node`` reads only module-level names (and literals): then it is known at compile time."""
-        return not any(isinstance(x, ast.Name) and self.ref(x).is_local for x in ast.walk(node))
+        return is_constant(self.fplan, node)
 
     def ref(self, n: ast.Name) -> Ref:
         """What the plan resolved the name ``n`` to."""
@@ -181,8 +165,6 @@ class SimtCompiler:
                 self.stmt(stmt, ind, ctx)
             except UnsupportedConstruct as exc:
                 # keep reading: every construct gpuviz cannot run gets its own message
-                from .plan import Diagnostic
-
                 self.diagnostics.append(Diagnostic(getattr(exc, "construct", "") or type(stmt).__name__,
                                                    exc.file or self.fs.file, exc.line or stmt.lineno, str(exc)))
             if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
@@ -609,7 +591,7 @@ class SimtCompiler:
                     return "rt.laneid"
                 if parts[1:] == ["warpsize"]:
                     return "rt.warp_size"
-                if len(parts) == 3 and parts[1] == "atomic" and parts[2] in _ATOMICS:
+                if len(parts) == 3 and parts[1] == "atomic" and parts[2] in ATOMICS:
                     return f"rt.fnref_atomic({parts[2]!r})"  # passed as a value, called through a parameter
             if parts[0] == "math" and len(parts) == 2 and isinstance(getattr(math, parts[1], None), float):
                 return _literal(getattr(math, parts[1]))
@@ -622,8 +604,6 @@ class SimtCompiler:
         while isinstance(root, ast.Attribute):
             root = root.value
         if isinstance(root, ast.Name) and self.ref(root).kind == "module":  # mymod.N: a number numba freezes
-            from .source import module_attribute
-
             text, value = module_attribute(n, self.ns)
             if isinstance(value, (bool, int, float, complex, np.integer, np.floating, np.bool_)):
                 return _literal(value.item() if isinstance(value, np.generic) else value)
@@ -655,7 +635,7 @@ class SimtCompiler:
             return f"rt.call_device({self.device_names[dotted_text]}, {m}{args})"
         parts = self.dotted(n.func)
         if parts is None:
-            if isinstance(n.func, ast.Attribute) and n.func.attr in _ARRAY_REDUCTIONS:
+            if isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_REDUCTIONS:
                 if n.args or n.keywords:
                     raise self.error(n, f".{n.func.attr}() with arguments (an axis, a dtype) is not supported in "
                                         f"kernels: numba-cuda compiles .{n.func.attr}() of a whole array")
@@ -665,10 +645,10 @@ class SimtCompiler:
                                         "thread's own cuda.local.array only (a global or shared array's loads would "
                                         "go unrecorded): write the loop")
                 return (f"rt.array_reduce({m}, {self.expr(n.func.value, m)}, "
-                        f"{_ARRAY_REDUCTIONS[n.func.attr]!r}, {line})")
+                        f"{ARRAY_REDUCTIONS[n.func.attr]!r}, {line})")
             if isinstance(n.func, ast.Attribute) and n.func.attr not in _METHODS:
                 raise self.error(n, f"the method .{n.func.attr}() is not supported by gpuviz (it supports "
-                                    f"{', '.join('.' + x + '()' for x in sorted(_METHODS | set(_ARRAY_REDUCTIONS)))})"
+                                    f"{', '.join('.' + x + '()' for x in sorted(_METHODS | set(ARRAY_REDUCTIONS)))})"
                                     ": index the array instead")
             if isinstance(n.func, ast.Attribute) and not n.keywords:  # a method of a value: x.bit_count()
                 args = "".join(", " + self.expr(a, m) for a in n.args)
@@ -747,7 +727,7 @@ class SimtCompiler:
                 return f"rt.gridsize({self.const_eval(arg(0, 'ndim'))})"
             if name == "syncthreads":
                 return f"rt.syncthreads({m}, {self.site('barrier', n)})"
-            if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
+            if name in PREDICATE_BARRIERS:
                 return (f"rt.syncthreads({m}, {self.site('barrier', n)}, {ex(arg(0, 'predicate'))}, "
                         f"{name.split('_')[1]!r})")
             if name == "syncwarp":
@@ -760,7 +740,7 @@ class SimtCompiler:
                 return f"rt.activemask({m})"
             if name == "lanemask_lt":
                 return "rt.lanemask_lt()"
-            if name in _WARP:
+            if name in WARP:
                 args = ", ".join(ex(a) for a in n.args)
                 return f"rt.warp_op({name!r}, {m}, {self.site('warp', n)}, {args})"
             if name in ("shared.array", "local.array"):
@@ -777,7 +757,7 @@ class SimtCompiler:
                 return f"rt.{space}_array({ex(arg(0, 'shape'))}, rt.dtype_name({ex(arg(1, 'dtype'))}), {line})"
             if name == "const.array_like":
                 return ex(arg(0, "ary"))
-            if rest and rest[0] == "atomic" and len(rest) == 2 and rest[1] in _ATOMICS:
+            if rest and rest[0] == "atomic" and len(rest) == 2 and rest[1] in ATOMICS:
                 op = rest[1]
                 args = ", ".join(ex(a) for a in n.args)
                 return f"rt.atomic({op!r}, {m}, {self.site('atomic', n)}, {args})"
@@ -809,7 +789,7 @@ class SimtCompiler:
             raise self.error(n, f"math.{'.'.join(rest)}() is not supported")
         if root in ("numpy", "numba"):
             name = rest[-1]
-            if len(n.args) == 1 and not kw and _is_dtype_name(name):
+            if len(n.args) == 1 and not kw and is_dtype_name(name):
                 return f"rt.cast({ex(n.args[0])}, {name!r})"
             if root == "numpy" and len(rest) == 1 and hasattr(np, name) and isinstance(getattr(np, name), np.ufunc):
                 args = ", ".join(ex(a) for a in n.args)
@@ -818,14 +798,8 @@ class SimtCompiler:
         raise self.error(n, "unsupported call")
 
     def np_dtype(self, dtype, node) -> str:
-        """The dtype's text for the generated code: a plain name, or a record's layout (dtypes.dtype_text), which
-        the runtime reads back (str() of a record, aligned or with a nested array field, does not)."""
-        from .dtypes import dtype_text
-
-        try:
-            return dtype_text(dtype)
-        except (TypeError, ValueError, NotImplementedError) as exc:
-            raise self.error(node, f"unknown dtype {dtype!r}") from exc
+        """The dtype's text for the generated code (:func:`gpuviz.capture.frontend.consteval.np_dtype`)."""
+        return np_dtype(self.fs, dtype, node)
 
 
 def _vector_type(name: str) -> str | None:
@@ -862,7 +836,7 @@ def _literal(v) -> str:
 
 
 def compile_kernel(plan, *, debug: bool = False):
-    """The CPU executor's code for the kernel of ``plan`` (:mod:`gpuviz.capture.plan`) and its device functions:
+    """The CPU executor's code for the kernel of ``plan`` (:mod:`gpuviz.capture.frontend.plan`) and its device functions:
     ((source of the generated functions, the kernel's generated name, namespaces they need), diagnostics). The
     recording calls carry the plan's site ids; every statement gpuviz cannot run is a diagnostic rather than the
     end of the reading."""

@@ -1,6 +1,6 @@
 """The per-thread rewrite for a real GPU: the kernel's own code, recording into device arrays.
 
-:class:`~gpuviz.capture.perthread.PerThreadRewriter` (the simulator's rewrite) wraps every access in a
+:class:`~gpuviz.capture.backends.rewrite.RewriteBase` (the per-thread rewrite the simulator shares) wraps every access in a
 ``__gv_*`` call that a Python recorder resolves at run time by object identity. A GPU has no object
 identity, so :class:`GpuRewriter` runs that rewrite with its recording hooks (``rec``, ``rec_stmt``,
 ``bind_temp``, ``device_call``) overridden to emit GPU recorder calls directly (nothing is read back out of
@@ -20,7 +20,7 @@ registers) and the trace buffers, which are extra kernel parameters (:data:`BUFF
 per field (structure of arrays: see DESIGN.md "Recording on a GPU").
 
 Per event the device writes ``code`` (int32: ``site << 8 | (array id + 1)``; the site is the construct's id
-in the capture plan's site table (:mod:`gpuviz.capture.plan`), which the host maps back to (kind, line) and
+in the capture plan's site table (:mod:`gpuviz.capture.frontend.plan`), which the host maps back to (kind, line) and
 which the events keep as their ``site``) and, for memory events, the flat element
 ``index``. START, BARRIER, WARP_OP and END events (every event with ``timestamps="all"``) also go to a
 second, "timed" stream: ``%globaltimer`` and ``%smid``. Block, thread and sequence number are not
@@ -75,11 +75,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..model.trace import ArrayInfo, EventKind
-from .dtypes import to_dtype
-from .errors import UnsupportedConstruct
-from .perthread import PREFIX, PerThreadRewriter
-from .source import FunctionSource, assigned_names
+from ....model.trace import ArrayInfo, EventKind
+from ...dtypes import to_dtype
+from ...errors import UnsupportedConstruct
+from ...frontend.consteval import UNKNOWN, fold
+from ...frontend.source import FunctionSource, assigned_names
+from ..rewrite import PREFIX, RewriteBase
 
 # site kinds: what a recorder call records; the host turns LD/ST into global or shared by the array's space
 SITE_START, SITE_END, SITE_LD, SITE_ST, SITE_AT, SITE_BAR, SITE_WARP = range(7)
@@ -188,8 +189,8 @@ def _call(fn: str, args: list) -> ast.Call:
     return ast.Call(func=_name(PREFIX + fn), args=args, keywords=[])
 
 
-class GpuRewriter(PerThreadRewriter):
-    """The simulator's per-thread rewrite, lowered to GPU recorder calls (see the module docstring)."""
+class GpuRewriter(RewriteBase):
+    """The per-thread rewrite the simulator shares, lowered to GPU recorder calls (see the module docstring)."""
 
     runtime_rewrites = False  # views and calls through parameters stay as numba compiles them
 
@@ -244,7 +245,7 @@ class GpuRewriter(PerThreadRewriter):
             shape_node = node.args[0] if node.args else (kw["shape"].value if "shape" in kw else None)
             params = set(self.fs.params)
             if shape_node is not None and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(shape_node)):
-                value = _constant_value(shape_node, self.fs, self.constants)
+                value = fold(shape_node, self.fs, self.constants)
                 literal = _shape_literal(value)
                 if literal is not None:
                     if node.args:
@@ -264,7 +265,7 @@ class GpuRewriter(PerThreadRewriter):
             kw = {k.arg: k.value for k in node.keywords}
             shape_node = node.args[0] if node.args else kw.get("shape")
             dtype_node = node.args[1] if len(node.args) > 1 else kw.get("dtype")
-            shape, dtype = (_constant_value(n, self.fs, self.constants) for n in (shape_node, dtype_node))
+            shape, dtype = (fold(n, self.fs, self.constants) for n in (shape_node, dtype_node))
             if isinstance(shape, (int, np.integer)):
                 shape = (int(shape),)
             try:
@@ -1363,7 +1364,6 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record, blocks)
 
 
-_UNKNOWN = object()
 
 
 def _shape_literal(value) -> ast.expr | None:
@@ -1386,37 +1386,6 @@ def _atomic_name(obj) -> str | None:
     return None
 
 
-def _constant_value(node, fs: FunctionSource, constants: dict):
-    """The value of ``node`` when it reads only module-level names, closure variables and ``constants``
-    (else ``_UNKNOWN``): what numba would fold into the compiled code."""
-    if node is None:
-        return _UNKNOWN
-    local = assigned_names(fs.tree) | set(fs.params)
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id in local and n.id not in constants:
-            return _UNKNOWN
-        if isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.ListComp, ast.GeneratorExp)):
-            if not isinstance(n, ast.Call) or not _is_type_call(n, fs):
-                return _UNKNOWN
-    try:
-        return eval(compile(ast.Expression(body=node), fs.file, "eval"), {**fs.names(), **constants})  # noqa: S307
-    except Exception:  # noqa: BLE001 - not a constant numba could fold either
-        return _UNKNOWN
-
-
-def _is_type_call(node: ast.Call, fs: FunctionSource) -> bool:
-    """``int(...)``, ``np.int32(...)``, ``numba.int64(...)``: a cast numba folds when its argument is constant."""
-    if isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "len", "tuple", "abs", "min", "max"):
-        return True
-    from .simt_compile import _scalar_type_name
-
-    try:
-        obj = eval(compile(ast.Expression(body=node.func), fs.file, "eval"), fs.names())  # noqa: S307
-    except Exception:  # noqa: BLE001
-        return False
-    return _scalar_type_name(obj) is not None
-
-
 def compile_time_locals(fs: FunctionSource, bindings: dict) -> dict:
     """``bindings`` (the parameters every call passes one constant) plus the function's names assigned
     once, at the top of its body, a constant expression (``N = 100``; ``shape = (N, 2)``)."""
@@ -1428,8 +1397,8 @@ def compile_time_locals(fs: FunctionSource, bindings: dict) -> dict:
     for st in fs.tree.body:
         if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
                 and stores.get(st.targets[0].id) == 1 and st.targets[0].id not in fs.params):
-            value = _constant_value(st.value, fs, out)
-            if value is not _UNKNOWN and isinstance(value, (int, float, tuple, np.integer, np.floating)):
+            value = fold(st.value, fs, out)
+            if value is not UNKNOWN and isinstance(value, (int, float, tuple, np.integer, np.floating)):
                 out[st.targets[0].id] = value
     return out
 
@@ -1469,8 +1438,8 @@ def call_bindings(root: FunctionSource) -> dict[int, dict]:
             given = dict(zip(sub.params, node.args))
             given.update({kw.arg: kw.value for kw in node.keywords if kw.arg})
             for p in sub.params:
-                value = _constant_value(given.get(p), fs, constants)
-                if value is _UNKNOWN or p in bad:
+                value = fold(given.get(p), fs, constants)
+                if value is UNKNOWN or p in bad:
                     bad.add(p)
                     mine.pop(p, None)
                 elif p in mine and not _same(mine[p], value):
@@ -1487,7 +1456,7 @@ def _is_view_expr(node, views: set) -> bool:
     if isinstance(node, ast.Name):
         return node.id in views
     if isinstance(node, ast.Subscript):
-        return PerThreadRewriter.index_expr(node.slice) is None
+        return RewriteBase.index_expr(node.slice) is None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "reshape"):
         return isinstance(node.func.value, ast.Subscript) and _is_view_expr(node.func.value, views) or \
             isinstance(node.func.value, ast.Name) and node.func.value.id in views

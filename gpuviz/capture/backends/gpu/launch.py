@@ -60,26 +60,22 @@ the animation shows.
 from __future__ import annotations
 
 import datetime as _dt
-import os
-import platform
-import sys
 import time
 
 import numpy as np
 
-# numba-cuda 0.30.4 registers an overload of np.row_stack the first time it compiles anything; numpy 2.5
-# removed np.row_stack, so that first compile dies with AttributeError. numba-cuda 0.30 is in maintenance
-# and will not change; np.vstack is what row_stack always was, so alias it before numba.cuda compiles.
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
-
-from ..model.trace import EVENT_FIELDS, ArrayInfo, EventKind, Launch, Trace  # noqa: E402
-from . import device_wait  # noqa: E402
-from .dtypes import to_dtype  # noqa: E402
-from .errors import BackendUnavailable, CaptureError, KernelFault, LaunchConfigError, TraceTooLarge, UnsupportedConstruct  # noqa: E402
-from .gpu_rewrite import CNT_COLUMNS, OFF_COLUMNS  # noqa: E402
-from .limits import check_launch, normalize_dims  # noqa: E402
-from .source import python_function, source_span  # noqa: E402
+from ....model.trace import EVENT_FIELDS, EventKind
+from ... import device_wait
+from ...assemble import Recorded, uninitialised_shared_reads
+from ...errors import CaptureError, KernelFault, LaunchConfigError, TraceTooLarge
+from ...frontend.plan import plan_for
+from ...frontend.source import python_function
+from ...limits import check_launch, normalize_dims
+from ..base import PlanCache
+from .arguments import _copy_tuple, _write_back, array_arguments, c_contiguous_arguments, launch_arguments
+from .device import (DeviceTimer, EventTimer, _load_module, device_info, gpu_cuda, gpu_versions, kernel_resources,
+                     occupancy_register_cap)
+from .rewrite import BUFFERS, CNT_COLUMNS, OFF_COLUMNS, SLAB_MARK, build_variant, decode_kinds
 
 MODES = ("thread", "warp")
 TIMESTAMPS = ("sync", "all")
@@ -93,210 +89,7 @@ WARP_RECORD_FIELDS = 4
 _TIMED_KINDS = np.array([EventKind.START, EventKind.END, EventKind.BARRIER, EventKind.WARP_OP], dtype=np.uint8)
 
 
-# ---- the GPU, or why there is none ---------------------------------------------------------------------
-def gpu_cuda():
-    """``numba.cuda`` bound to a real GPU, or :class:`BackendUnavailable` saying why there is none."""
-    mod = sys.modules.get("numba.cuda")
-    if mod is None:
-        if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
-            raise BackendUnavailable(
-                "backend='gpu' is unavailable: NUMBA_ENABLE_CUDASIM is set, so numba.cuda would be the CPU "
-                "simulator in this process. Unset it (or set it to 0) before numba is imported to use the GPU"
-            )
-        try:
-            from numba import cuda as mod
-        except Exception as exc:  # numba or numba-cuda missing or broken
-            raise BackendUnavailable(f"backend='gpu' is unavailable: numba.cuda cannot be imported ({type(exc).__name__}: {exc})") from exc
-    from numba import config
-
-    if config.ENABLE_CUDASIM or getattr(mod, "simulator_enabled", False):
-        raise BackendUnavailable(
-            "backend='gpu' is unavailable: this process imported numba.cuda as the CPU simulator "
-            "(NUMBA_ENABLE_CUDASIM=1). Run GPU captures in a process started without it"
-        )
-    try:
-        ok = mod.is_available()
-    except Exception as exc:
-        raise BackendUnavailable(f"backend='gpu' is unavailable: the CUDA driver failed to start ({type(exc).__name__}: {exc})") from exc
-    if not ok:
-        reason = ""
-        try:
-            mod.detect()  # prints; the driver error below is what we report
-        except Exception as exc:  # noqa: BLE001 - detect() fails as its driver binding does; the reason is reported
-            reason = f" ({type(exc).__name__}: {exc})"
-        try:
-            from numba.cuda.cudadrv.driver import driver
-
-            driver.cuInit  # noqa: B018 - touching the driver raises the real reason when it is broken
-        except Exception as exc:  # noqa: BLE001 - a broken driver raises what its binding raises: that is the reason
-            words = " ".join(str(exc).split()).replace(": :", ":").rstrip(": ")
-            reason = f": {words or type(exc).__name__}"
-        raise BackendUnavailable(
-            "backend='gpu' is unavailable: no usable NVIDIA GPU was found" + (reason or " (no CUDA driver or no device)")
-            + ". Use backend='cpu' (gpuviz's CPU executor) or open a GPU recording"
-        )
-    return mod
-
-
-def driver_version() -> str:
-    """The NVIDIA driver version (e.g. "580.159.04"), or the CUDA driver API version when that is all we can read."""
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        v = pynvml.nvmlSystemGetDriverVersion()
-        return v.decode() if isinstance(v, bytes) else str(v)
-    except Exception:  # noqa: BLE001 - pynvml missing or broken (ImportError, NVMLError ...): try the next source
-        pass
-    try:
-        with open("/proc/driver/nvidia/version") as f:
-            for word in f.readline().split():
-                if word[:1].isdigit() and "." in word:
-                    return word
-    except OSError:
-        pass
-    try:
-        from numba.cuda.cudadrv.driver import driver
-
-        major, minor = driver.get_version()
-        return f"CUDA driver API {major}.{minor}"
-    except Exception:  # noqa: BLE001 - no driver, or one that fails: the version is only reported
-        return "unknown"
-
-
-def device_info(cuda=None) -> dict:
-    """Name, compute capability, SM count and versions of the current GPU."""
-    cuda = cuda or gpu_cuda()
-    dev = cuda.get_current_device()
-    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
-    info = {
-        "name": name,
-        "compute_capability": list(dev.compute_capability),
-        "sm_count": int(dev.MULTIPROCESSOR_COUNT),
-        "driver": driver_version(),
-    }
-    for key, attr in (("max_threads_per_sm", "MAX_THREADS_PER_MULTIPROCESSOR"),
-                      ("max_shared_per_sm", "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
-                      ("max_registers_per_sm", "MAX_REGISTERS_PER_MULTIPROCESSOR")):
-        try:
-            info[key] = int(getattr(dev, attr))
-        except Exception:  # noqa: BLE001 - an attribute this binding does not name, or this driver lacks: leave it out
-            pass
-    try:
-        from numba.cuda.cudadrv.driver import driver
-
-        info["cuda_driver_api"] = ".".join(str(x) for x in driver.get_version())
-    except Exception:  # noqa: BLE001 - the driver API version is only reported
-        pass
-    return info
-
-
-def gpu_versions() -> dict[str, str]:
-    from . import versions
-
-    out = versions()
-    for mod in ("numba", "numba_cuda", "llvmlite"):
-        try:
-            m = __import__(mod)
-            out[mod] = str(getattr(m, "__version__", "?"))
-        except Exception:  # noqa: BLE001 - a version is only reported: a package that fails to import has none
-            pass
-    return out
-
-
-# ---- CUDA events ------------------------------------------------------------------------------------------
-class EventTimer:
-    """Times device work between two CUDA events (seconds)."""
-
-    def __init__(self, cuda):
-        self.cuda = cuda
-        self.start = cuda.event(timing=True)
-        self.end = cuda.event(timing=True)
-
-    def __enter__(self):
-        self.start.record()
-        return self
-
-    def __exit__(self, *exc):
-        self.end.record()
-        if exc[0] is None:
-            with device_wait.waiting("the kernel"):
-                self.end.synchronize()
-        return False
-
-    @property
-    def seconds(self) -> float:
-        return self.cuda.event_elapsed_time(self.start, self.end) / 1e3
-
-
 _hold_kernel = None
-
-
-def _hold(cuda):
-    """A one-thread kernel that keeps the GPU busy for ``ns`` nanoseconds of ``%globaltimer``."""
-    global _hold_kernel
-    if _hold_kernel is None:
-        from .intrinsics import globaltimer
-
-        @cuda.jit("void(uint64)")
-        def gpuviz_hold(ns):
-            start = globaltimer()
-            while globaltimer() - start < ns:
-                pass
-
-        _hold_kernel = gpuviz_hold
-    return _hold_kernel
-
-
-class DeviceTimer:
-    """Device seconds of work that the host enqueues, without the host's enqueue time in them.
-
-    CUDA events time the GPU's timeline. Recorded on an idle GPU, the start event completes at once and
-    the timed kernel starts only once the host has finished enqueuing it, so the host's dispatch (numba
-    checks and packs every argument: tens of microseconds for a few arrays, more than a hundred for a
-    recording kernel's dozen extra buffers) is counted as kernel time. That made short kernels, and
-    kernels with many parameters, look slower than they run. So a one-thread kernel holds the GPU for
-    longer than the host needs to enqueue the start event, the work and the end event (the "blocking
-    kernel" of NVIDIA's nvbench): the work then starts right after the start event, back to back.
-
-    ``seconds`` is the device time of the last :meth:`time` call, ``host_seconds`` the host's enqueue time
-    of the work alone. When the host took longer than the hold (a first launch that loads its module, a
-    busy host), ``hidden`` is False: with ``retry`` the hold grows and the work runs again (only for work
-    that may run twice); without, the time is kept and flagged.
-    """
-
-    def __init__(self, cuda, hold_s: float = 5e-4):
-        self.cuda = cuda
-        self.hold_s = hold_s
-        self.seconds = 0.0
-        self.host_seconds = 0.0
-        self.hidden = True
-        self._kernel = _hold(cuda)
-        self._kernel[1, 1](0)  # compile and load now, not inside a timed region
-        cuda.synchronize()
-
-    def time(self, enqueue, *, retry: bool = True, attempts: int = 6) -> float:
-        cuda = self.cuda
-        for _ in range(attempts):
-            start, end = cuda.event(timing=True), cuda.event(timing=True)
-            t0 = time.perf_counter()
-            self._kernel[1, 1](int(self.hold_s * 1e9))
-            start.record()
-            t1 = time.perf_counter()
-            enqueue()
-            t2 = time.perf_counter()
-            end.record()
-            t3 = time.perf_counter()
-            with device_wait.waiting("the kernel"):
-                end.synchronize()
-            self.seconds = cuda.event_elapsed_time(start, end) / 1e3
-            self.host_seconds = t2 - t1
-            # the hold began no earlier than t0 and the work's last enqueue ended by t3: hidden if t3 - t0 < hold
-            self.hidden = (t3 - t0) < 0.9 * self.hold_s
-            if self.hidden or not retry:
-                break
-            self.hold_s = max(2 * self.hold_s, 2 * (t3 - t0))
-        return self.seconds
 
 
 def _fault(exc, root, grid, block, what) -> KernelFault:
@@ -312,69 +105,17 @@ def _fault(exc, root, grid, block, what) -> KernelFault:
     )
 
 
-def kernel_resources(cuda, dispatcher, launch_args, block) -> dict:
-    """Registers per thread, shared/local memory and resident blocks per SM of a compiled kernel."""
-    argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
-    kern = dispatcher.overloads.get(argtypes)
-    if kern is None:
-        kern = dispatcher.compile(argtypes)
-    tpb = int(np.prod(block))
-    out = {
-        "registers_per_thread": int(kern.regs_per_thread),
-        "shared_bytes_per_block": int(kern.shared_mem_per_block),
-        "local_bytes_per_thread": int(kern.local_mem_per_thread),
-        "max_threads_per_block": int(kern.max_threads_per_block),
-    }
-    try:
-        ctx = cuda.current_context()
-        out["resident_blocks_per_sm"] = int(ctx.get_active_blocks_per_multiprocessor(kern._codelibrary.get_cufunc(), tpb, 0))
-    except Exception as exc:  # noqa: BLE001 - older numba-cuda: say so rather than guess
-        out["resident_blocks_per_sm"] = -1
-        out["resident_blocks_error"] = f"{type(exc).__name__}: {exc}"
-    return out
-
-
-def occupancy_register_cap(cuda, plain, args, block) -> int:
-    """The most registers per thread that keep the plain kernel's resident blocks per SM (a multiple of 8,
-    the allocation step), for ``max_registers="occupancy"``: recording then costs no occupancy."""
-    res = kernel_resources(cuda, plain, args, block)
-    blocks = res["resident_blocks_per_sm"]
-    if blocks <= 0:
-        raise CaptureError(f"max_registers='occupancy' needs the plain kernel's resident blocks per SM: "
-                           f"{res.get('resident_blocks_error', 'the driver did not say')}")
-    regs_per_sm = int(cuda.get_current_device().MAX_REGISTERS_PER_MULTIPROCESSOR)
-    warps = -(-int(np.prod(block)) // 32)
-    per_thread = regs_per_sm // (blocks * warps * 32) // 8 * 8
-    return int(max(res["registers_per_thread"], min(255, per_thread)))
-
-
-def _load_module(dispatcher, launch_args) -> None:
-    """Load the compiled kernel's module now, so that a timed first launch does not include it."""
-    argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
-    kern = dispatcher.overloads.get(argtypes)
-    if kern is not None:
-        kern._codelibrary.get_cufunc()
-
-
-def kernel_ptx(dispatcher, launch_args) -> str:
-    argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
-    if argtypes not in dispatcher.overloads:
-        dispatcher.compile(argtypes)
-    return dispatcher.inspect_asm(argtypes)
-
-
 # ---- one instrumented launch, stage by stage --------------------------------------------------------------
-def _variants_of(plan) -> dict:
-    """The compiled variants of one kernel, kept on its capture plan. The plan is read once per kernel object
-    (:func:`gpuviz.capture.plan.plan_for`), so two kernels of one factory (closures over one code object: a
-    shared-array shape, an ``op``) never share a variant, as numba never shares their compiles."""
-    return plan.__dict__.setdefault("_gpu_variants", {})
+#: the compiled variants of one kernel, per capture plan, as long as the plan lives. The plan is read once per kernel
+#: object (:func:`gpuviz.capture.frontend.plan.plan_for`), so two kernels of one factory (closures over one code
+#: object: a shared-array shape, an ``op``) never share a variant, as numba never shares their compiles.
+_VARIANTS = PlanCache()
 
 
 class GpuRecording:
     """The stages of one GPU capture, separately callable so that benchmarks can time each.
 
-    ``capture_gpu`` is the usual entry; bench/gpu_overhead.py drives the stages itself.
+    ``record_gpu`` (:mod:`.backend`) is the usual entry; bench/gpu_overhead.py drives the stages itself.
     """
 
     def __init__(self, kernel, grid, block, args, *, mode: str = "thread", timestamps: str = "sync",
@@ -400,8 +141,6 @@ class GpuRecording:
         self.max_registers = max_registers
         fn = python_function(kernel)
         self.fn = fn
-        from .plan import plan_for
-
         # the kernel's capture plan: its device functions, shared declarations, host arrays and site ids
         self.plan = plan_for(kernel)
         self.plan.raise_if_unsupported()
@@ -461,8 +200,6 @@ class GpuRecording:
 
     def variant(self, *, count: bool, uniform: bool):
         """The compiled count or record variant (cached per kernel, argument shapes and options)."""
-        from .gpu_rewrite import build_variant
-
         # the count variant is built before the arrays (shared, module-level) are known: 64-bit index arithmetic
         # there (the same regular/irregular decisions as 32-bit, which is exact for arrays under 2**31 elements)
         # the record variant also keeps buffer positions in 32 bits: allocate() checked that they fit
@@ -471,7 +208,7 @@ class GpuRecording:
                self.timestamps == "all", self.record_what, self.split, self.all_blocks, self.block_range, count, uniform,
                self.max_registers, index32, self.grid, self.block, self.lane_linear, self.dynamic_shared_bytes,
                self.c_contiguous)
-        v = _variants_of(self.plan).get(key)
+        v = _VARIANTS.of(self.plan).get(key)
         if v is None:
             t0 = time.perf_counter()
             v = build_variant(self.cuda, self.root, self.array_args, plan=self.plan, count=count, mode=self.mode,
@@ -480,7 +217,7 @@ class GpuRecording:
                               block_range=self.block_range, index32=index32, grid=self.grid, block=self.block,
                               lane_linear=self.lane_linear, dynamic_shared_bytes=self.dynamic_shared_bytes,
                               c_contiguous=self.c_contiguous)
-            _variants_of(self.plan)[key] = v
+            _VARIANTS.of(self.plan)[key] = v
             self.rewrite_s += time.perf_counter() - t0
         return v
 
@@ -720,16 +457,12 @@ class GpuRecording:
 
     def dropped_records(self, bufs) -> bool:
         """Did the recording run drop records (slot full)? Reads the four drop counters."""
-        from .gpu_rewrite import BUFFERS
-
         return int(bufs[BUFFERS.index("drop")].copy_to_host()[0]) > 0
 
     FETCHED = ("code", "idx", "stride", "mask", "slab", "time", "sm", "cnt", "drop")
 
     def fetch(self, bufs) -> dict[str, np.ndarray]:
         """Copy the buffers back through pinned host memory (timed); host arrays by buffer name."""
-        from .gpu_rewrite import BUFFERS
-
         cuda = self.cuda
         picks = [bufs[BUFFERS.index(n)] for n in self.FETCHED]
         pinned = {n: cuda.pinned_array(d.shape, dtype=d.dtype) for n, d in zip(self.FETCHED, picks)}
@@ -768,8 +501,6 @@ class GpuRecording:
     def decode(self, host: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """(event fields, the drop counters: events, timed events, slab rows, diverged lane events) from the
         fetched buffers."""
-        from .gpu_rewrite import SLAB_MARK, decode_kinds
-
         n = self.n_slots
         wrote = host["cnt"][:n].astype(np.int64)
         counts_t = wrote[:, 1]
@@ -872,9 +603,6 @@ def variant_source(kernel, grid, block, args, *, count: bool = True, mode: str =
     """The recording variant GPU capture would build for this launch, as source: (BuildInfo, {function name:
     rewritten source}). The same steps as :class:`GpuRecording` up to numba's compile: the plan, the arguments,
     the rewrite; what it refuses, GPU capture refuses with the same message."""
-    from .gpu_rewrite import build_variant
-    from .plan import plan_for
-
     plan = plan_for(kernel)
     plan.raise_if_unsupported()
     root = plan.root
@@ -887,148 +615,6 @@ def variant_source(kernel, grid, block, args, *, count: bool = True, mode: str =
                       all_blocks=True, grid=grid, block=block, dynamic_shared_bytes=dynamic_shared_bytes,
                       c_contiguous=c_contiguous_arguments(root, launch_args))
     return v.info, v.sources
-
-
-def uninitialised_shared_reads(events: dict, arrays, grid, block, file: str) -> list[str]:
-    """Warnings for the shared-array elements a thread reads that no thread of its block ever writes (stores
-    or atomics) in the whole run: their value is whatever the shared memory held, as on any GPU. One warning per
-    array and line, worded as the CPU executor words its own (which also sees reads that come before the
-    block's first write; a GPU recording has no order between threads to tell those apart)."""
-    kind = np.asarray(events["kind"])
-    shared_ids = [i for i, a in enumerate(arrays) if a.space == "shared"]
-    if not shared_ids or not len(kind):
-        return []
-    aid, blk = np.asarray(events["array"]), np.asarray(events["block"])
-    on_shared = np.isin(aid, shared_ids)
-    loads = np.flatnonzero(on_shared & (kind == EventKind.SHARED_LOAD))
-    writes = np.flatnonzero(on_shared & ((kind == EventKind.SHARED_STORE) | (kind == EventKind.ATOMIC)))
-    if not len(loads):
-        return []
-    index = np.asarray(events["index"], dtype=np.int64)
-    # one int64 key per (block, array, element): every shared array is small (48 KiB a block at most)
-    size = max(int(arrays[i].size) for i in shared_ids) + 1
-    key = (blk.astype(np.int64) * len(arrays) + aid) * size + index
-    unwritten = ~np.isin(key[loads], key[writes])
-    out, seen = [], set()
-    bx, by, _bz = (tuple(block) + (1, 1))[:3]
-    gx, gy, _gz = (tuple(grid) + (1, 1))[:3]
-    for e in loads[unwritten]:
-        key = (int(aid[e]), int(events["line"][e]))
-        if key in seen:
-            continue
-        seen.add(key)
-        b, t = int(blk[e]), int(events["thread"][e])
-        thread = (t % bx, (t // bx) % by, t // (bx * by))
-        where = (b % gx, (b // gx) % gy, b // (gx * gy))
-        out.append(f"{file}:{key[1]}: thread {thread} of block {where} [linear: block {b}, thread {t}] reads "
-                   f"{arrays[key[0]].name} before any thread of its block wrote it (uninitialised shared memory "
-                   "reads as garbage on a GPU)")
-    return out
-
-
-def launch_arguments(kernel, root, args) -> tuple[list, set]:
-    """(the arguments as the launch passes them on, positions of input-only ones): each through the
-    dispatcher's ``extensions`` as numba does, numba's hints unwrapped (``cuda.In(a)``: ``a``, never copied
-    back; ``cuda.Out``/``cuda.InOut``: ``a``, copied back as a plain array is). Arrays, numbers, records and
-    tuples of them go on as numba takes them; anything else is refused, naming the argument."""
-    from .executor import _hint, prepare_args
-
-    out, input_only = [], set()
-    for k, (p, a) in enumerate(zip(root.params, prepare_args(kernel, args))):
-        hint, value = _hint(a)
-        if hint == "In":
-            input_only.add(k)
-        if not _passable(value):  # what numba-cuda cannot pass to a kernel either
-            raise UnsupportedConstruct(
-                f"{root.file}:{root.first_line}: argument {p!r} of {root.name} is a {type(value).__name__}; gpuviz's GPU "
-                "recorder passes arrays, numbers, records and tuples of them, as numba-cuda does: pass the values it "
-                "holds as arguments of their own", file=root.file, line=root.first_line)
-        out.append(value)
-    return out, input_only
-
-
-def _passable(a) -> bool:
-    if isinstance(a, tuple):
-        return all(_passable(x) for x in a)
-    return (hasattr(a, "shape") and hasattr(a, "dtype")) or isinstance(a, (bool, int, float, complex, np.generic))
-
-
-def array_arguments(root, args) -> dict[str, ArrayInfo]:
-    """{name: ArrayInfo} of the arguments that are arrays, in parameter order: a parameter by its name, the arrays
-    in a tuple argument as ``x[0]``, ``x[2][1]`` (as the CPU executor names them)."""
-    out = {}
-
-    def add(name, a):
-        if isinstance(a, tuple):
-            for k, e in enumerate(a):
-                add(f"{name}[{k}]", e)
-        elif hasattr(a, "shape") and hasattr(a, "dtype"):
-            out[name] = ArrayInfo.of(name, a.shape, to_dtype(a.dtype), "global")
-
-    for p, a in zip(root.params, args):
-        add(p, a)
-    return out
-
-
-def c_contiguous_arguments(root, args) -> frozenset:
-    """The array parameters whose argument is C-contiguous (a reshape of one keeps its elements' flat order)."""
-    out = set()
-    for p, a in zip(root.params, args):
-        try:
-            if not isinstance(a, tuple) and bool(a.flags["C_CONTIGUOUS"]):
-                out.add(p)
-        except (AttributeError, KeyError, TypeError):
-            pass
-    return frozenset(out)
-
-
-def _copy_tuple(cuda, t: tuple, fresh: bool = True) -> tuple:
-    """A tuple argument with device copies of its host arrays, and (``fresh``) of its device arrays too (a plain
-    or counting run must not write the caller's); not ``fresh``: the caller's device arrays as they are."""
-    out = []
-    for x in t:
-        if isinstance(x, tuple):
-            out.append(_copy_tuple(cuda, x, fresh))
-        elif isinstance(x, np.ndarray):
-            out.append(cuda.to_device(x))
-        elif fresh and hasattr(x, "copy_to_host") and hasattr(x, "shape"):
-            d = cuda.device_array(x.shape, dtype=x.dtype)
-            d.copy_to_device(x)
-            out.append(d)
-        else:
-            out.append(x)
-    return type(t)(*out) if hasattr(t, "_fields") else tuple(out)  # a namedtuple stays one (numba types its fields)
-
-
-def _write_back(args, dargs, input_only=()):
-    def back(a, d):
-        if isinstance(a, tuple) and isinstance(d, tuple):
-            for a_k, d_k in zip(a, d):
-                back(a_k, d_k)
-        elif isinstance(a, np.ndarray) and hasattr(d, "copy_to_host"):
-            a[...] = d.copy_to_host()
-
-    for k, (a, d) in enumerate(zip(args, dargs)):
-        if k in input_only:
-            continue  # cuda.In(a): numba never copies it back
-        back(a, d)
-
-
-def capture_gpu(kernel, grid, block, args, *, record_blocks=None, max_events: int = 50_000_000, mode: str = "thread",
-                timestamps: str = "sync", record: str = "all", time_plain: bool = True, repeats: int = 5,
-                layout: str = "auto", max_registers: int | str | None = None, dynamic_shared_bytes: int = 0,
-                **_ignored) -> Trace:
-    """Capture ``kernel[grid, block](*args)`` on the GPU (see the module docstring). The arguments end up as
-    after a normal launch (the instrumented run's results). ``layout`` ("auto", "uniform" or "table")
-    forces a buffer layout; the trace is the same either way (tests and benchmarks use it)."""
-    import warnings as _warnings
-
-    with _warnings.catch_warnings():
-        # numba warns about small grids ("under-utilization"): teaching launches are small on purpose
-        _warnings.filterwarnings("ignore", message=".*under-utilization.*")
-        return _capture_gpu(kernel, grid, block, args, record_blocks=record_blocks, max_events=max_events, mode=mode,
-                            timestamps=timestamps, record=record, time_plain=time_plain, repeats=repeats, layout=layout,
-                            max_registers=max_registers, dynamic_shared_bytes=dynamic_shared_bytes)
 
 
 def recorded_description(mode: str, record: str) -> str:
@@ -1045,8 +631,8 @@ def recorded_description(mode: str, record: str) -> str:
     return text
 
 
-def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, record, time_plain,
-                 repeats, layout, max_registers, dynamic_shared_bytes=0) -> Trace:
+def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, record, time_plain,
+                 repeats, layout, max_registers, dynamic_shared_bytes=0) -> Recorded:
     rec = GpuRecording(kernel, grid, block, args, mode=mode, timestamps=timestamps, record_blocks=record_blocks,
                        record=record, layout=layout, max_registers=max_registers,
                        dynamic_shared_bytes=dynamic_shared_bytes)
@@ -1055,7 +641,7 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     if rec.rewrite_s:
         timings["rewrite_s"] = rec.rewrite_s
     warnings: list[str] = []
-    meta: dict = {"kernel_lines": [root.first_line, root.last_line]}
+    meta: dict = {}
 
     # 1. plain: the user's kernel untouched, on fresh copies (it may write into its inputs)
     plain_args = rec.device_args(fresh=True)
@@ -1152,15 +738,10 @@ def _capture_gpu(kernel, grid, block, args, *, record_blocks, max_events, mode, 
     if p["resident_blocks_per_sm"] != i["resident_blocks_per_sm"] and min(p["resident_blocks_per_sm"], i["resident_blocks_per_sm"]) > 0:
         warnings.append(f"recording changes occupancy: {i['resident_blocks_per_sm']} resident blocks/SM instrumented vs "
                         f"{p['resident_blocks_per_sm']} plain, so the recorded schedule (waves, SMs) is not the plain kernel's")
-    text, first, _last = source_span(root)
-    launch = Launch(
-        kernel_name=root.name, grid=rec.grid, block=rec.block, arrays=list(rec.info.arrays), source=text,
-        source_file=root.file, first_line=first, backend="gpu", device=dev["name"], versions=gpu_versions() | {"driver": dev["driver"]},
-        timings=timings, dropped=dropped, warnings=warnings, meta=meta, sites=list(rec.plan.sites),
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    )
     fields = {k: v for k, v in events.items() if k in EVENT_FIELDS}
-    return Trace(launch, fields)
+    return Recorded(rec.grid, rec.block, fields, list(rec.info.arrays), dev["name"],
+                    gpu_versions() | {"driver": dev["driver"]}, timings=timings, warnings=warnings, meta=meta,
+                    dropped=dropped, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
 
 
 def _compare_outputs(rec: GpuRecording, plain_args, dargs) -> bool | None:
@@ -1177,5 +758,3 @@ def _compare_outputs(rec: GpuRecording, plain_args, dargs) -> bool | None:
     return same
 
 
-def host_platform() -> str:
-    return f"{platform.system()} {platform.machine()}"

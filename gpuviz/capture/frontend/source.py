@@ -14,7 +14,7 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from .errors import UnsupportedConstruct
+from ..errors import UnsupportedConstruct
 
 
 def python_function(kernel):

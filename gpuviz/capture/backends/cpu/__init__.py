@@ -1,0 +1,1 @@
+"""The ``cpu`` back end: gpuviz's own lockstep executor."""

@@ -1,0 +1,138 @@
+"""The construct table: every call and statement gpuviz intercepts, once.
+
+Each :class:`Construct` says how the source names it, what it records (the site kind its events carry: a
+barrier, an atomic, a warp primitive; None for what records nothing of its own), and which back ends do not
+model it, with the refusal each gives (:data:`BACKEND_LIMITS`, refused by ``KernelPlan.refuse_on``). The front end
+(the plan's site table), the CPU executor's code generator, the simulator's and the GPU's rewrites all read the
+names below from here, so that a construct cannot be a barrier to one reader and unknown to the next.
+
+Adding a construct: a row here (its name, what it records, the back ends that refuse it and why), then the code
+of each back end that models it (``backends/cpu/compile.py`` and the runtime, ``backends/rewrite.py`` for the
+per-thread rewrites, ``backends/gpu/rewrite.py`` for the GPU's recorders).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+#: every back end, by name
+ALL_BACKENDS = ("cpu", "sim", "gpu")
+
+#: site kinds a construct can record (gpuviz.model.trace.Site.kind)
+SITE_KINDS = ("start", "end", "load", "store", "atomic", "barrier", "warp")
+
+_GPU_UNCHECKED = "the GPU recorder has not been checked with it on a GPU yet; capture it with the cpu or sim backend"
+
+
+@dataclass(frozen=True)
+class Construct:
+    """One intercepted construct. ``name``: as the source reads it, ``cuda.*`` chains after numba's module
+    (``cuda.atomic.add``, ``cuda.syncthreads``), a method as ``.sum()``, a statement in words. ``records``: the
+    site kind it records, or None. ``group``: the name its refusals go by when several constructs share them (the
+    local arrays' reductions). ``refused``: {back end: why it does not model it, and what to do instead}."""
+
+    name: str
+    records: str | None = None
+    group: str = ""
+    refused: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """The back ends that model it."""
+        return tuple(b for b in ALL_BACKENDS if b not in self.refused)
+
+    @property
+    def short(self) -> str:
+        """The last part of its name: ``add`` of ``cuda.atomic.add``, ``sum`` of ``.sum()``."""
+        return self.name.rstrip("()").rsplit(".", 1)[-1]
+
+
+_ATOMIC_OPS = ("add", "sub", "max", "min", "nanmax", "nanmin", "exch", "cas", "compare_and_swap", "inc", "dec",
+               "and_", "or_", "xor")
+_BARRIER_NAMES = ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or")
+_WARP_NAMES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "all_sync",
+               "any_sync", "eq_sync", "match_any_sync")
+#: reductions of a thread's own (local) array that numba-cuda compiles in a kernel: method -> numpy's, over each
+#: thread's elements; of a global or shared array they would read memory the trace must show
+_REDUCTIONS = {"sum": "sum", "prod": "prod", "mean": "mean", "min": "min", "max": "max", "all": "all",
+               "any": "any", "argmin": "argmin", "argmax": "argmax"}
+_LOCAL_REDUCTION = "a local array's reduction (.sum(), .mean(), ...)"
+
+CONSTRUCTS: tuple[Construct, ...] = (
+    *(Construct(f"cuda.atomic.{op}", records="atomic") for op in _ATOMIC_OPS),
+    *(Construct(f"cuda.{name}", records="barrier") for name in _BARRIER_NAMES),
+    Construct("grid.sync()", records="barrier", refused={
+        "sim": "numba's simulator runs the blocks of a grid one after another (it syncs a one-block cooperative "
+               "grid only), so a grid-wide barrier across several blocks cannot happen there; capture it with the "
+               "cpu backend, which runs the whole grid in lockstep",
+        "gpu": "the GPU recorder does not record a cooperative launch's grid-wide barrier yet; capture it with the "
+               "cpu backend",
+    }),
+    Construct("cuda.syncwarp", records="warp"),
+    *(Construct(f"cuda.{name}", records="warp") for name in _WARP_NAMES),
+    Construct("cuda.shared.array"),  # a declaration: the arrays' accesses record, the declaration does not
+    Construct("cuda.local.array"),
+    *(Construct(f".{m}()", group=_LOCAL_REDUCTION, refused={"gpu": _GPU_UNCHECKED}) for m in _REDUCTIONS),
+    Construct("a def inside a kernel", refused={
+        "gpu": "the GPU recorder does not instrument a closure's body yet; capture it with the cpu or sim backend",
+    }),
+    Construct("*args", refused={
+        "gpu": "the GPU recorder does not instrument a function with *args yet; capture it with the cpu or sim "
+               "backend",
+    }),
+    Construct("a device function of another module", refused={
+        "gpu": "the GPU recorder instruments device functions called by name only; capture it with the cpu or sim "
+               "backend, or import the function by name (from mymod import helper)",
+    }),
+    Construct("tuple(...)", refused={"gpu": _GPU_UNCHECKED}),
+)
+
+BY_NAME: dict[str, Construct] = {c.name: c for c in CONSTRUCTS}
+
+
+def _short_names(prefix: str, records: str | None = None) -> frozenset[str]:
+    return frozenset(c.name[len(prefix):] for c in CONSTRUCTS if c.name.startswith(prefix)
+                     and (records is None or c.records == records))
+
+
+#: ``cuda.atomic.<op>``: the atomics
+ATOMICS = _short_names("cuda.atomic.")
+#: ``cuda.<name>()``: the block's barriers (the predicate ones count, and, or)
+BARRIERS = _short_names("cuda.", "barrier")
+#: the barriers that take a predicate
+PREDICATE_BARRIERS = BARRIERS - {"syncthreads"}
+#: ``cuda.<name>(mask, ...)``: the warp primitives (``syncwarp``, a warp barrier, apart: it records as a statement)
+WARP = _short_names("cuda.", "warp") - {"syncwarp"}
+#: ``local_array.<method>()``: reductions over a thread's own array -> numpy's function
+ARRAY_REDUCTIONS = {c.short: _REDUCTIONS[c.short] for c in CONSTRUCTS if c.group == _LOCAL_REDUCTION}
+
+#: constructs every back end's front end accepts that a back end does not model: construct (or group) ->
+#: {back end: why, and what to do instead}. ``KernelPlan.refuse_on`` refuses them (the cpu back end models them all).
+BACKEND_LIMITS: dict[str, dict[str, str]] = {}
+for _c in CONSTRUCTS:
+    if _c.refused:
+        BACKEND_LIMITS.setdefault(_c.group or _c.name, dict(_c.refused))
+
+
+def call_site_kind(parts: list[str] | None) -> str | None:
+    """The site kind a ``cuda.*`` call records, from its dotted chain (``['cuda', 'atomic', 'add']``), else None."""
+    if not parts or parts[0] != "cuda":
+        return None
+    rest = parts[1:]
+    if len(rest) == 2 and rest[0] == "atomic":
+        return "atomic" if rest[1] in ATOMICS else None
+    c = BY_NAME.get("cuda." + ".".join(rest))
+    return c.records if c is not None and c.records in ("barrier", "warp") else None
+
+
+def array_declaration(parts: list[str] | None) -> str | None:
+    """``'shared'`` or ``'local'`` when the dotted chain is ``cuda.shared.array`` or ``cuda.local.array``."""
+    if parts and parts[0] == "cuda" and len(parts) == 3 and parts[2] == "array" and parts[1] in ("shared", "local"):
+        return parts[1]
+    return None
+
+
+def is_shared_declaration(dotted, node) -> bool:
+    """Whether ``node`` is a ``cuda.shared.array(...)`` call; ``dotted``: the reader's dotted-chain resolver."""
+    return isinstance(node, ast.Call) and array_declaration(dotted(node.func)) == "shared"
