@@ -7,7 +7,7 @@ numba-cuda types and compiles a kernel to PTX without a device when it is given 
 the step a GPU run fails at most often (numba's typing of the instrumented code: "numba could not compile the
 counting variant of ...") can be checked here. For each corpus launch whose test id contains one of the TEST
 substrings (``--all``: one launch per kernel), the user's kernel is compiled as it is ("plain"), then the
-counting variant gpuviz's GPU backend builds for that launch (gpu_rewrite.build_variant), for compute
+counting variant gpuviz's GPU backend builds for that launch (gpu_variant.build_variant), for compute
 capability 9.0. Prints OK, PLAIN-FAILS (numba-cuda itself cannot compile the kernel so: not gpuviz's),
 VARIANT-FAILS (gpuviz's rewrite does not compile: a bug), REFUSED (the GPU build refuses it, with its reason) or
 PLAN-REFUSED (every backend refuses it), one line per launch; exit status 1 if any VARIANT-FAILS.
@@ -66,7 +66,7 @@ def _host(e, arrays, decode):
 
 
 def _buffer_types(idt) -> list:
-    """numba types of gpu_rewrite.BUFFERS and PARAMS, as GpuRecording._buffers and scalar_params make them."""
+    """numba types of layout.BUFFERS and PARAMS, as GpuRecording._buffers and scalar_params make them."""
     a = lambda dt, nd=1: numba.types.Array(numba.from_dtype(np.dtype(dt)), nd, "C")  # noqa: E731
     return [a(np.int32), a(idt), a(idt), a(np.uint32), a(idt), a(np.int64), a(np.int16), a(np.int64),
             a(np.int64, 2), a(np.int32, 2), a(np.int32, 2), a(np.int64)] + [numba.int64] * 7
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("--all", action="store_true", help="one launch per kernel of the whole corpus")
     opts = ap.parse_args(argv)
     import tests.corpus_support as C
-    from gpuviz.capture.backends.gpu import rewrite as gpu_rewrite
+    from gpuviz.capture.backends.gpu import variant as gpu_variant
     from gpuviz.capture.errors import UnsupportedConstruct
     from gpuviz.capture.backends.gpu.arguments import array_arguments, c_contiguous_arguments, launch_arguments
     from gpuviz.capture.limits import normalize_dims
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
             idt = np.int32 if max([int(np.prod(a.shape)) for a in shaped.values()] or [0]) < 2**31 else np.int64
             cuda.jit = _variant_jit
             try:
-                v = gpu_rewrite.build_variant(cuda, root, shaped, plan=plan, count=True, all_blocks=True,
+                v = gpu_variant.build_variant(cuda, root, shaped, plan=plan, count=True, all_blocks=True,
                                               grid=normalize_dims(tuple(launch["grid"]), "grid"),
                                               block=normalize_dims(tuple(launch["block"]), "block"),
                                               dynamic_shared_bytes=launch.get("dynshared", 0),

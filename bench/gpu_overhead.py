@@ -59,7 +59,7 @@ CHUNK_BYTES = 1 << 30  # copy-back goes through one reused pinned buffer of this
 def copy_back_seconds(cuda, bufs, pinned) -> float:
     """Device -> pinned host time of the trace buffers, chunked."""
     from gpuviz.capture.backends.gpu.launch import GpuRecording
-    from gpuviz.capture.backends.gpu.rewrite import BUFFERS
+    from gpuviz.capture.backends.gpu.layout import BUFFERS
 
     total = 0.0
     for name in GpuRecording.FETCHED:
@@ -126,7 +126,7 @@ def configs_for(n_blocks):
 
 def run_case(cuda, name, kernel, grid, block, args, repeats, pinned, labels, bandwidth):
     from gpuviz.capture.backends.gpu.device import kernel_resources
-    from gpuviz.capture.backends.gpu.rewrite import BUFFERS
+    from gpuviz.capture.backends.gpu.layout import BUFFERS
 
     GpuRecording = recorder_class()
     rows = []

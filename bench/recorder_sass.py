@@ -81,7 +81,7 @@ def main(argv=None):
     # device functions are compiled for the current device's compute capability; there is none here
     _dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=cc)
 
-    from gpuviz.capture.backends.gpu.rewrite import build_variant
+    from gpuviz.capture.backends.gpu.variant import build_variant
     from gpuviz.capture.frontend.source import collect_device_functions, parse_function, python_function
     from gpuviz.model.trace import ArrayInfo
     from gpuviz.catalog import kernel_module

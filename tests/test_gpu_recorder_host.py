@@ -222,7 +222,7 @@ def test_shared_elements_read_and_never_written_in_their_block_are_warned_once_p
 def test_an_atomic_a_device_function_is_given_is_recorded_with_each_index_of_its_tuple(tmp_path, monkeypatch):
     # numba-cuda's test_atomics hands cuda.atomic.add to a device function; numba's simulator has no module-level
     # cuda.atomic to read, so the binding is given as numba-cuda's stub class (numba.cuda.stubs.atomic.add) is
-    from gpuviz.capture.backends.gpu import rewrite as gpu_rewrite
+    from gpuviz.capture.backends.gpu import variant as gpu_variant
     from gpuviz.capture.backends.gpu.launch import variant_source
 
     m = _module(tmp_path, """
@@ -241,7 +241,7 @@ def test_an_atomic_a_device_function_is_given_is_recorded_with_each_index_of_its
             binary_2dim_shared(ary, 1, (4, 8), 0)
         """)
     stub = type("add", (), {"__qualname__": "atomic.add", "__module__": "numba.cuda.stubs"})
-    found = gpu_rewrite.call_bindings
+    found = gpu_variant.call_bindings
 
     def with_atomic(root):
         out = found(root)
@@ -250,7 +250,7 @@ def test_an_atomic_a_device_function_is_given_is_recorded_with_each_index_of_its
                 bound["binop_func"] = stub
         return out
 
-    monkeypatch.setattr(gpu_rewrite, "call_bindings", with_atomic)
+    monkeypatch.setattr(gpu_variant, "call_bindings", with_atomic)
     info, sources = variant_source(m.k, 1, (4, 8), [np.zeros((4, 8), np.int32)])
     assert _shared(info) == {"sm": ((4, 8), "int32")}
     src = sources["binary_2dim_shared"]

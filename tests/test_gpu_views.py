@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import gpuviz
-from gpuviz.capture.backends.gpu.rewrite import PREFIX, BuildInfo, GpuRewriter, slice_first, view_parameters
+from gpuviz.capture.backends.gpu.rewrite import PREFIX, BuildInfo, GpuRewriter
+from gpuviz.capture.backends.gpu.bindings import view_parameters
+from gpuviz.capture.backends.gpu.recorders import slice_first
 from gpuviz.capture.backends.gpu.arguments import array_arguments
 from gpuviz.capture.backends.sim.backend import simulator_cuda
 from gpuviz.capture.frontend.plan import plan_for

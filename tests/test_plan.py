@@ -9,7 +9,8 @@ import pytest
 import gpuviz
 import tests.plan_kernels as K
 from gpuviz.capture import UnsupportedConstruct
-from gpuviz.capture.backends.gpu.rewrite import BUF_NAMES, PREFIX, SITE_KIND_NAMES, BuildInfo, GpuRewriter
+from gpuviz.capture.backends.gpu.rewrite import PREFIX, BuildInfo, GpuRewriter
+from gpuviz.capture.backends.gpu.layout import BUF_NAMES, SITE_KIND_NAMES
 from gpuviz.capture.lockstep import by_sites, same_sequences
 from gpuviz.capture.frontend.plan import ArrayDecl, plan_for
 from gpuviz.model.frames import Frames

@@ -26,50 +26,9 @@ from ...frontend.consteval import const_eval, construct_error, is_constant, np_d
 from ...frontend.constructs import ARRAY_REDUCTIONS, ATOMICS, PREDICATE_BARRIERS, WARP
 from ...frontend.names import Diagnostic, Ref, is_dtype_name, is_grid_sync
 from ...frontend.source import FunctionSource, dotted_name, module_attribute
+from .tables import (BINOPS, BUILTINS, CMATH, CMPOPS, CUDA_DIMS, FP16, INTRINSICS, MATH, METHODS, OPERATOR, XYZ,
+                     field_key, literal, text_of, vector_type)
 
-# cuda.<attr>.<component> -> runtime expression
-_CUDA_DIMS = {"threadIdx": "rt.tid", "blockIdx": "rt.bid", "blockDim": "rt.bdim", "gridDim": "rt.gdim"}
-_XYZ = {"x": 0, "y": 1, "z": 2}
-
-_MATH = {
-    "sqrt": "np.sqrt", "exp": "np.exp", "log": "np.log", "log2": "np.log2", "log10": "np.log10",
-    "log1p": "np.log1p", "expm1": "np.expm1", "sin": "np.sin", "cos": "np.cos", "tan": "np.tan",
-    "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan", "atan2": "np.arctan2",
-    "sinh": "np.sinh", "cosh": "np.cosh", "tanh": "np.tanh", "fabs": "np.abs", "pow": "np.power",
-    "floor": "rt.math_floor", "ceil": "rt.math_ceil", "trunc": "rt.math_trunc", "isnan": "np.isnan",
-    "isinf": "np.isinf", "isfinite": "np.isfinite", "copysign": "np.copysign", "hypot": "np.hypot",
-    "fmod": "np.fmod", "erf": "rt.math_erf", "exp2": "np.exp2",
-    "acosh": "np.arccosh", "asinh": "np.arcsinh", "atanh": "np.arctanh", "degrees": "np.degrees",
-    "radians": "np.radians", "ldexp": "np.ldexp", "frexp": "rt.math_frexp", "modf": "rt.math_modf",
-    "erfc": "rt.math_vec('erfc')", "gamma": "rt.math_vec('gamma')", "lgamma": "rt.math_vec('lgamma')",
-    "remainder": "rt.math_vec('remainder')", "nextafter": "np.nextafter",
-}
-# cmath.<name>: numpy's complex functions on the argument made complex (cmath.sqrt(-1.0) is 1j, not nan)
-_CMATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-          "asinh", "acosh", "atanh", "phase", "polar", "rect", "isnan", "isinf", "isfinite"}
-# methods of arrays and numbers the executor runs (rt.method)
-_METHODS = {"reshape", "bit_count", "conjugate", "view", "copy"}
-# cuda.<name>: bit and arithmetic intrinsics
-_INTRINSICS = {"popc", "clz", "ffs", "brev", "cbrt"}
-_FP16 = {"hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp",
-         "hexp2", "hexp10", "hsqrt", "hrsqrt", "hceil", "hfloor", "hrcp", "htrunc", "hrint", "heq", "hne", "hge",
-         "hgt", "hle", "hlt", "hmax", "hmin"}
-_BUILTINS = {"min": "rt.b_min", "max": "rt.b_max", "abs": "np.abs", "int": "rt.b_int", "float": "rt.b_float",
-             "bool": "rt.truth", "round": "rt.b_round", "len": "rt.b_len", "pow": "rt.b_pow",
-             "complex": "rt.b_complex", "tuple": "rt.b_tuple"}
-# functions of Python's operator module (operator.add passed to a kernel factory) as the operators they are
-_OPERATOR = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
-             "lshift": "<<", "rshift": ">>", "or_": "|", "and_": "&", "xor": "^", "iadd": "+", "isub": "-",
-             "imul": "*", "itruediv": "/", "ifloordiv": "//", "imod": "%", "ipow": "**", "ilshift": "<<",
-             "irshift": ">>", "ior": "|", "iand": "&", "ixor": "^", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-             "eq": "==", "ne": "!="}
-
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-           ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitAnd: "&",
-           ast.BitXor: "^"}
-_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
-           # numba types `is` for enum members, None and types: identity of compile-time values is equality
-           ast.Is: "==", ast.IsNot: "!="}
 
 class _Ctx:
     """Where a block of statements sits: its mask variable and the enclosing loop."""
@@ -297,7 +256,7 @@ class SimtCompiler:
             self.emit(ind, f"{tmp} = rt.unpack({value_src}, {len(target.elts)}, {line})")
             for k, elt in enumerate(target.elts):
                 self.assign(elt, f"{tmp}[{k}]", ind, m, line)
-        elif isinstance(target, ast.Subscript) and _field_key(target) and isinstance(target.value, ast.Subscript):
+        elif isinstance(target, ast.Subscript) and field_key(target) and isinstance(target.value, ast.Subscript):
             # ary[i]["x"] = v: a store of the record ary[i], as ary[i].x = v
             sub = target.value
             rec = f"rt.record_for_store({m}, {self.expr(sub.value, m)}, {self.index(sub.slice, m)}, {self.site('store', sub)})"
@@ -317,7 +276,7 @@ class SimtCompiler:
             raise self.error(target, f"cannot assign to a {type(target).__name__} in a kernel")
 
     def augassign(self, s: ast.AugAssign, ind: int, m: str):
-        op = _BINOPS.get(type(s.op))
+        op = BINOPS.get(type(s.op))
         if op is None:
             raise self.error(s, f"operator {type(s.op).__name__} is not supported")
         line = s.lineno
@@ -444,14 +403,14 @@ class SimtCompiler:
     def expr(self, n, m: str) -> str:  # noqa: C901 - one branch per construct reads best here
         if isinstance(n, ast.Constant):
             if isinstance(n.value, (int, float, bool, complex)) or n.value is None:
-                return _literal(n.value)
+                return literal(n.value)
             if isinstance(n.value, (str, bytes)):  # stored into string arrays and string fields of records
                 return repr(n.value)
             raise self.error(n, f"constant {n.value!r} is not supported")
         if isinstance(n, ast.Name):
             return self.name(n)
         if isinstance(n, ast.BinOp):
-            op = _BINOPS.get(type(n.op))
+            op = BINOPS.get(type(n.op))
             if op is None:
                 raise self.error(n, f"operator {type(n.op).__name__} is not supported")
             return self.binop(op, self.expr(n.left, m), self.expr(n.right, m), m, n.lineno)
@@ -464,7 +423,7 @@ class SimtCompiler:
             parts = []
             left = self.expr(n.left, m)
             for k, (op, right) in enumerate(zip(n.ops, n.comparators)):
-                o = _CMPOPS.get(type(op))
+                o = CMPOPS.get(type(op))
                 if o is None:
                     raise self.error(n, f"comparison {type(op).__name__} is not supported in kernels")
                 r = self.expr(right, m)
@@ -526,7 +485,7 @@ class SimtCompiler:
         member = cls.__members__.get(n.slice.value)
         if member is None or not isinstance(member.value, (int, float, bool)):
             raise self.error(n, f"{n.value.id}[{n.slice.value!r}]: kernels use enum members whose values are numbers")
-        return _literal(member.value)
+        return literal(member.value)
 
     def exception_value(self, s: ast.Raise) -> str:
         """The exception a ``raise`` raises, built at compile time (numba needs its arguments constant)."""
@@ -564,8 +523,8 @@ class SimtCompiler:
         if kind == "constant":  # a module-level number, or a tuple of numbers
             value = self.fplan.constants[n.id]
             if isinstance(value, tuple):
-                return "(" + "".join(_literal(x) + ", " for x in value) + ")"
-            return _literal(value.item() if isinstance(value, np.generic) else value)
+                return "(" + "".join(literal(x) + ", " for x in value) + ")"
+            return literal(value.item() if isinstance(value, np.generic) else value)
         if kind == "device_function" and n.id in self.device_names:
             return f"rt.fnref_device({self.device_names[n.id]})"  # passed as a value, called through a parameter
         if kind == "scalar_type":  # numba's uint32, numpy's np.float32, ... as a value (a cast to apply later)
@@ -585,8 +544,8 @@ class SimtCompiler:
         parts = self.dotted(n)
         if parts is not None:
             if parts[0] == "cuda":
-                if len(parts) == 3 and parts[1] in _CUDA_DIMS and parts[2] in _XYZ:
-                    return f"{_CUDA_DIMS[parts[1]]}[{_XYZ[parts[2]]}]"
+                if len(parts) == 3 and parts[1] in CUDA_DIMS and parts[2] in XYZ:
+                    return f"{CUDA_DIMS[parts[1]]}[{XYZ[parts[2]]}]"
                 if parts[1:] == ["laneid"]:
                     return "rt.laneid"
                 if parts[1:] == ["warpsize"]:
@@ -594,9 +553,9 @@ class SimtCompiler:
                 if len(parts) == 3 and parts[1] == "atomic" and parts[2] in ATOMICS:
                     return f"rt.fnref_atomic({parts[2]!r})"  # passed as a value, called through a parameter
             if parts[0] == "math" and len(parts) == 2 and isinstance(getattr(math, parts[1], None), float):
-                return _literal(getattr(math, parts[1]))
+                return literal(getattr(math, parts[1]))
             if parts[0] == "numpy" and len(parts) == 2 and isinstance(getattr(np, parts[1], None), float):
-                return _literal(getattr(np, parts[1]))  # np.nan, np.inf, np.pi, np.e
+                return literal(getattr(np, parts[1]))  # np.nan, np.inf, np.pi, np.e
             if parts[0] in ("numba", "numpy") and len(parts) >= 2:
                 return f"rt.dtype_of({parts[-1]!r})"
             raise self.error(n, f"'{'.'.join(parts)}' is not supported in kernels")
@@ -606,14 +565,14 @@ class SimtCompiler:
         if isinstance(root, ast.Name) and self.ref(root).kind == "module":  # mymod.N: a number numba freezes
             text, value = module_attribute(n, self.ns)
             if isinstance(value, (bool, int, float, complex, np.integer, np.floating, np.bool_)):
-                return _literal(value.item() if isinstance(value, np.generic) else value)
-            raise self.error(n, f"{text or _text_of(n)}: a kernel reads another module's numbers and calls its device "
+                return literal(value.item() if isinstance(value, np.generic) else value)
+            raise self.error(n, f"{text or text_of(n)}: a kernel reads another module's numbers and calls its device "
                                 "functions; this is neither")
         if isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum":
             member = getattr(self.fplan.enums[n.value.id], n.attr, None)
             if member is None or not isinstance(member.value, (int, float, bool)):
                 raise self.error(n, f"{n.value.id}.{n.attr}: kernels use enum members whose values are numbers")
-            return _literal(member.value)
+            return literal(member.value)
         base = self.expr(n.value, m)
         if n.attr in ("shape", "size", "ndim", "dtype"):
             return f"rt.array_attr({base}, {n.attr!r}, {n.lineno})"
@@ -641,14 +600,14 @@ class SimtCompiler:
                                         f"kernels: numba-cuda compiles .{n.func.attr}() of a whole array")
                 owner = n.func.value
                 if not (isinstance(owner, ast.Name) and self.ref(owner).kind == "local_array"):
-                    raise self.error(n, f"the method .{n.func.attr}() of {_text_of(owner)}: gpuviz runs it on a "
+                    raise self.error(n, f"the method .{n.func.attr}() of {text_of(owner)}: gpuviz runs it on a "
                                         "thread's own cuda.local.array only (a global or shared array's loads would "
                                         "go unrecorded): write the loop")
                 return (f"rt.array_reduce({m}, {self.expr(n.func.value, m)}, "
                         f"{ARRAY_REDUCTIONS[n.func.attr]!r}, {line})")
-            if isinstance(n.func, ast.Attribute) and n.func.attr not in _METHODS:
+            if isinstance(n.func, ast.Attribute) and n.func.attr not in METHODS:
                 raise self.error(n, f"the method .{n.func.attr}() is not supported by gpuviz (it supports "
-                                    f"{', '.join('.' + x + '()' for x in sorted(_METHODS | set(ARRAY_REDUCTIONS)))})"
+                                    f"{', '.join('.' + x + '()' for x in sorted(METHODS | set(ARRAY_REDUCTIONS)))})"
                                     ": index the array instead")
             if isinstance(n.func, ast.Attribute) and not n.keywords:  # a method of a value: x.bit_count()
                 args = "".join(", " + self.expr(a, m) for a in n.args)
@@ -678,24 +637,24 @@ class SimtCompiler:
                 raise self.error(n, "keyword arguments to device functions are not supported")
             args = "".join(", " + self.expr(a, m) for a in n.args)
             return f"rt.call_device({self.device_names[fname]}, {m}{args})"
-        if ref.kind == "builtin" and fname in _BUILTINS:
+        if ref.kind == "builtin" and fname in BUILTINS:
             args = ", ".join(self.expr(a, m) for a in n.args)
-            return f"{_BUILTINS[fname]}({args})" if fname != "tuple" else f"rt.b_tuple({line}, {args})"
+            return f"{BUILTINS[fname]}({args})" if fname != "tuple" else f"rt.b_tuple({line}, {args})"
         if ref.kind == "builtin" and fname == "print":
             args = ", ".join(self.expr(a, m) for a in n.args)
             return f"rt.kernel_print({m}, {line}, {args})"
         parts = self.fplan.chain(n.func)  # a function imported from a module: `from math import sqrt`
         if ref.kind == "operator" and parts and len(parts) == 2:
             op = parts[1]
-            if op in _OPERATOR and len(n.args) == 2 and not n.keywords:
-                return self.binop(_OPERATOR[op], self.expr(n.args[0], m), self.expr(n.args[1], m), m, line)
+            if op in OPERATOR and len(n.args) == 2 and not n.keywords:
+                return self.binop(OPERATOR[op], self.expr(n.args[0], m), self.expr(n.args[1], m), m, line)
             if op in ("neg", "pos", "invert", "not_", "truth") and len(n.args) == 1:
                 v = self.expr(n.args[0], m)
                 return {"neg": f"(-{v})", "pos": f"(+{v})", "invert": f"(~{v})", "not_": f"rt.lnot({v})",
                         "truth": f"rt.truth({v})"}[op]
         elif parts and len(parts) == 2:
             root, qual = parts
-            if (root == "math" and qual in _MATH) or (root == "cmath" and qual in _CMATH) \
+            if (root == "math" and qual in MATH) or (root == "cmath" and qual in CMATH) \
                     or root in ("cuda", "numpy", "numba"):
                 return self.call_dotted(parts, n, m)
         if ref.kind == "device_function":
@@ -761,31 +720,31 @@ class SimtCompiler:
                 op = rest[1]
                 args = ", ".join(ex(a) for a in n.args)
                 return f"rt.atomic({op!r}, {m}, {self.site('atomic', n)}, {args})"
-            if name in _INTRINSICS:
+            if name in INTRINSICS:
                 return f"rt.intrinsic({name!r}, {ex(arg(0))})"
-            if rest[0] == "fp16" and len(rest) == 2 and rest[1] in _FP16:
+            if rest[0] == "fp16" and len(rest) == 2 and rest[1] in FP16:
                 args = ", ".join(ex(a) for a in n.args)
                 return f"rt.fp16({rest[1]!r}, {args})"
             if name == "fma":
                 return f"({ex(arg(0))} * {ex(arg(1))} + {ex(arg(2))})"
-            vector = _vector_type(name)
+            vector = vector_type(name)
             if vector is not None:
                 args = "".join(", " + ex(a) for a in n.args)
                 return f"rt.vector({vector!r}, {line}{args})"
             if name in ("selp",):
                 return f"rt.ifexp({m}, {ex(arg(0))}, lambda _a: {ex(arg(1))}, lambda _b: {ex(arg(2))})"
             raise self.error(n, f"cuda.{name}() is not supported by gpuviz's executor")
-        if root == "operator" and len(rest) == 1 and rest[0] in _OPERATOR and len(n.args) == 2 and not kw:
-            return self.binop(_OPERATOR[rest[0]], ex(n.args[0]), ex(n.args[1]), m, line)
+        if root == "operator" and len(rest) == 1 and rest[0] in OPERATOR and len(n.args) == 2 and not kw:
+            return self.binop(OPERATOR[rest[0]], ex(n.args[0]), ex(n.args[1]), m, line)
         if root == "cmath":
-            if len(rest) == 1 and rest[0] in _CMATH:
+            if len(rest) == 1 and rest[0] in CMATH:
                 args = ", ".join(ex(a) for a in n.args)
                 return f"rt.cmath({rest[0]!r}, {args})"
             raise self.error(n, f"cmath.{'.'.join(rest)}() is not supported by gpuviz's executor")
         if root == "math":
-            if len(rest) == 1 and rest[0] in _MATH:
+            if len(rest) == 1 and rest[0] in MATH:
                 args = ", ".join(ex(a) for a in n.args)
-                return f"{_MATH[rest[0]]}({args})"
+                return f"{MATH[rest[0]]}({args})"
             raise self.error(n, f"math.{'.'.join(rest)}() is not supported")
         if root in ("numpy", "numba"):
             name = rest[-1]
@@ -800,39 +759,6 @@ class SimtCompiler:
     def np_dtype(self, dtype, node) -> str:
         """The dtype's text for the generated code (:func:`gpuviz.capture.frontend.consteval.np_dtype`)."""
         return np_dtype(self.fs, dtype, node)
-
-
-def _vector_type(name: str) -> str | None:
-    """The canonical name of ``cuda.<name>`` when it is a CUDA vector type (``float64x4``; ``short2`` is
-    ``int16x2``), else None."""
-    import re
-    import sys
-
-    cuda_mod = sys.modules.get("numba.cuda")
-    obj = getattr(cuda_mod, name, None) if cuda_mod is not None and name.isidentifier() else None
-    canonical = getattr(obj, "__name__", "") if isinstance(obj, type) else ""
-    return canonical if re.fullmatch(r"(u?int(8|16|32|64)|float(16|32|64))x[1-4]", canonical) else None
-
-
-def _text_of(node) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # noqa: BLE001 - an exotic node ast cannot print back
-        return type(node).__name__
-
-
-def _field_key(sub: ast.Subscript) -> bool:
-    """Whether ``sub`` indexes by a constant field name (``rec["x"]``)."""
-    return isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)
-
-
-def _literal(v) -> str:
-    """Source text for a constant; inf and nan have no literal of their own."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return f"float({str(v)!r})"
-    if isinstance(v, complex):
-        return f"complex({_literal(v.real)}, {_literal(v.imag)})"
-    return repr(v)
 
 
 def compile_kernel(plan, *, debug: bool = False):

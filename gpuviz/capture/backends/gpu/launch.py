@@ -75,7 +75,8 @@ from ..base import PlanCache
 from .arguments import _copy_tuple, _write_back, array_arguments, c_contiguous_arguments, launch_arguments
 from .device import (DeviceTimer, EventTimer, _load_module, device_info, gpu_cuda, gpu_versions, kernel_resources,
                      occupancy_register_cap)
-from .rewrite import BUFFERS, CNT_COLUMNS, OFF_COLUMNS, SLAB_MARK, build_variant, decode_kinds
+from .variant import build_variant, decode_kinds
+from .layout import BUFFERS, CNT_COLUMNS, OFF_COLUMNS, SLAB_MARK
 
 MODES = ("thread", "warp")
 TIMESTAMPS = ("sync", "all")
