@@ -175,22 +175,7 @@ class RewriteBase(ast.NodeTransformer):
             s.orelse = self.stmts(s.orelse)
             return [s]
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
-            idx = self.index_expr(s.target.slice)
-            if idx is None:
-                raise self.error(s, SLICE_REFUSAL if not self.runtime_rewrites else
-                                 "a[i:j] op= v is not supported: write the loop over its elements")
-            base = s.target.value
-            tmp_i, tmp_b = self.fresh(), self.fresh()
-            pre = [self.bind_temp(tmp_b, self.visit(base)), self.bind_temp(tmp_i, self.visit(idx))]
-            load = ast.Subscript(ast.Name(tmp_b, ast.Load()),
-                                 self.rec("ld", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
-                                           site=self.site("load", s.target)), ast.Load())
-            value = ast.BinOp(load, s.op, self.visit(s.value))
-            target = ast.Subscript(ast.Name(tmp_b, ast.Load()),
-                                   self.rec("st", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
-                                             site=self.site("store", s.target)), ast.Store())
-            out = pre + [ast.Assign([target], value)]
-            return [ast.copy_location(n, s) for n in out]
+            return self.aug_subscript(s, line)
         if (isinstance(s, ast.Assign) and self.runtime_rewrites and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Subscript) and self.index_expr(s.targets[0].slice) is None):
             # a[i:j] = v: the recorder stores element by element (reading v's elements when v is an array)
@@ -199,19 +184,7 @@ class RewriteBase(ast.NodeTransformer):
                 "setslice", self.visit(t.value), self.visit(_slices_as_calls(t.slice)), self.visit(s.value), line=line,
                 site=self.site("store", t))]
         if isinstance(s, ast.Assign):
-            atomic = self.atomic_call(s.value)
-            if atomic is not None:
-                pre, call = atomic
-                s.value = call
-                s.targets = [self.target(t) for t in s.targets]
-                return [ast.copy_location(n, s) for n in pre] + [s]
-            s.value = self.visit(s.value)
-            s.targets = [self.target(t) for t in s.targets]
-            if self.is_shared_decl(s.value) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-                reg = self.rec_stmt("reg_shared", ast.Name(s.targets[0].id, ast.Load()), ast.Constant(s.targets[0].id),
-                                    line=line)
-                return [s] + [ast.copy_location(n, s) for n in reg]
-            return [s]
+            return self.assign(s, line)
         if isinstance(s, ast.AnnAssign):
             if s.value is not None:
                 s.value = self.visit(s.value)
@@ -221,21 +194,60 @@ class RewriteBase(ast.NodeTransformer):
             s.value = self.visit(s.value)
             return [s]
         if isinstance(s, ast.Expr):
-            atomic = self.atomic_call(s.value)
-            if atomic is not None:
-                pre, call = atomic
-                return [ast.copy_location(n, s) for n in pre] + [ast.copy_location(ast.Expr(call), s)]
-            parts = self.callee(s.value.func) if isinstance(s.value, ast.Call) else None
-            if is_grid_sync(self.fplan, s.value):  # g.sync(): recorded as the barrier it is, then called
-                return [ast.copy_location(n, s) for n in self.rec_stmt(
-                    "bar", line=line, site=self.site("barrier", s.value))] + [s]
-            if parts and parts[0] == "cuda" and parts[1:] in (["syncthreads"], ["syncwarp"]) and not s.value.args:
-                kind = "bar" if parts[1] == "syncthreads" else "warp_stmt"
-                site = self.site("barrier" if kind == "bar" else "warp", s.value)
-                return [ast.copy_location(n, s) for n in self.rec_stmt(kind, line=line, site=site)] + [s]
-            s.value = self.visit(s.value)
-            return [s]
+            return self.expr_stmt(s, line)
         return [self.visit(s)]
+
+    def aug_subscript(self, s: ast.AugAssign, line: int) -> list:
+        """``A[idx] op= v``: the index and the base evaluated once, the load and the store each recorded."""
+        idx = self.index_expr(s.target.slice)
+        if idx is None:
+            raise self.error(s, SLICE_REFUSAL if not self.runtime_rewrites else
+                             "a[i:j] op= v is not supported: write the loop over its elements")
+        base = s.target.value
+        tmp_i, tmp_b = self.fresh(), self.fresh()
+        pre = [self.bind_temp(tmp_b, self.visit(base)), self.bind_temp(tmp_i, self.visit(idx))]
+        load = ast.Subscript(ast.Name(tmp_b, ast.Load()),
+                             self.rec("ld", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
+                                       site=self.site("load", s.target)), ast.Load())
+        value = ast.BinOp(load, s.op, self.visit(s.value))
+        target = ast.Subscript(ast.Name(tmp_b, ast.Load()),
+                               self.rec("st", ast.Name(tmp_b, ast.Load()), ast.Name(tmp_i, ast.Load()), line=line,
+                                         site=self.site("store", s.target)), ast.Store())
+        out = pre + [ast.Assign([target], value)]
+        return [ast.copy_location(n, s) for n in out]
+
+    def assign(self, s: ast.Assign, line: int) -> list:
+        """``x = ...``: an atomic's operands hoisted, the targets' stores recorded, a shared declaration registered."""
+        atomic = self.atomic_call(s.value)
+        if atomic is not None:
+            pre, call = atomic
+            s.value = call
+            s.targets = [self.target(t) for t in s.targets]
+            return [ast.copy_location(n, s) for n in pre] + [s]
+        s.value = self.visit(s.value)
+        s.targets = [self.target(t) for t in s.targets]
+        if self.is_shared_decl(s.value) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            reg = self.rec_stmt("reg_shared", ast.Name(s.targets[0].id, ast.Load()), ast.Constant(s.targets[0].id),
+                                line=line)
+            return [s] + [ast.copy_location(n, s) for n in reg]
+        return [s]
+
+    def expr_stmt(self, s: ast.Expr, line: int) -> list:
+        """A call as a statement: an atomic, a barrier or ``syncwarp`` recorded before it is called."""
+        atomic = self.atomic_call(s.value)
+        if atomic is not None:
+            pre, call = atomic
+            return [ast.copy_location(n, s) for n in pre] + [ast.copy_location(ast.Expr(call), s)]
+        parts = self.callee(s.value.func) if isinstance(s.value, ast.Call) else None
+        if is_grid_sync(self.fplan, s.value):  # g.sync(): recorded as the barrier it is, then called
+            return [ast.copy_location(n, s) for n in self.rec_stmt(
+                "bar", line=line, site=self.site("barrier", s.value))] + [s]
+        if parts and parts[0] == "cuda" and parts[1:] in (["syncthreads"], ["syncwarp"]) and not s.value.args:
+            kind = "bar" if parts[1] == "syncthreads" else "warp_stmt"
+            site = self.site("barrier" if kind == "bar" else "warp", s.value)
+            return [ast.copy_location(n, s) for n in self.rec_stmt(kind, line=line, site=site)] + [s]
+        s.value = self.visit(s.value)
+        return [s]
 
     def target(self, t):
         field_store = (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Subscript)

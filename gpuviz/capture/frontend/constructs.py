@@ -126,6 +126,14 @@ def call_site_kind(parts: list[str] | None) -> str | None:
     return c.records if c is not None and c.records in ("barrier", "warp") else None
 
 
+def refused_call(parts: list[str] | None) -> str | None:
+    """The table's name of a ``cuda.*`` call some back end refuses (its :data:`BACKEND_LIMITS` key), else None."""
+    if not parts or parts[0] != "cuda":
+        return None
+    c = BY_NAME.get(".".join(parts))
+    return (c.group or c.name) if c is not None and c.refused else None
+
+
 def array_declaration(parts: list[str] | None) -> str | None:
     """``'shared'`` or ``'local'`` when the dotted chain is ``cuda.shared.array`` or ``cuda.local.array``."""
     if parts and parts[0] == "cuda" and len(parts) == 3 and parts[2] == "array" and parts[1] in ("shared", "local"):

@@ -29,6 +29,7 @@ one back end and another to the next.
 from __future__ import annotations
 
 import ast
+import builtins
 import enum
 import linecache
 import os
@@ -43,7 +44,7 @@ from ...model.trace import Site
 from ..dtypes import to_dtype
 from ..errors import UnsupportedConstruct
 from .consteval import const_eval, construct_error, is_constant, np_dtype
-from .constructs import ARRAY_REDUCTIONS, BACKEND_LIMITS, array_declaration, call_site_kind
+from .constructs import ARRAY_REDUCTIONS, BACKEND_LIMITS, array_declaration, call_site_kind, refused_call
 from .names import Diagnostic, Ref, is_grid_sync, is_this_grid, module_role, scalar_type_name
 from .source import FunctionSource, assigned_names, collect_device_functions, is_device_function, parse_function, \
     python_function
@@ -246,6 +247,8 @@ def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.attr in ARRAY_REDUCTIONS and (fp.ref(n.func.value) or Ref("", "")).kind == "local_array":
             out.append(("a local array's reduction (.sum(), .mean(), ...)", fs.file, n.lineno))
+        elif isinstance(n, ast.Call) and refused_call(fp.chain(n.func)) is not None:
+            out.append((refused_call(fp.chain(n.func)), fs.file, n.lineno))  # a cuda.* call a back end refuses
     return sorted(out, key=lambda c: c[2])
 
 
@@ -338,13 +341,10 @@ def _function_sites(fp: FunctionPlan) -> list[tuple]:
     return found
 
 
-def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
-    """A Ref for every Name the function reads, and its tables of module-level values: the one place a name
-    of a kernel is looked up (the back ends read the Refs and the tables)."""
-    import builtins
-
-    attr_chain: dict[int, str] = {}  # id of the root Name of a dotted chain -> the chain's text
-    for n in ast.walk(fp.fs.tree):
+def _attr_chains(tree) -> dict[int, str]:
+    """{id of the root Name of a dotted chain: the longest chain's text} (``cuda.threadIdx.x``)."""
+    attr_chain: dict[int, str] = {}
+    for n in ast.walk(tree):
         if isinstance(n, ast.Attribute):
             root, chain = n, []
             while isinstance(root, ast.Attribute):
@@ -354,6 +354,74 @@ def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
                 text = ".".join([root.id, *reversed(chain)])
                 if len(text) > len(attr_chain.get(id(root), "")):
                     attr_chain[id(root)] = text
+    return attr_chain
+
+
+def _module_level_ref(fp: FunctionPlan, name: str, obj, device_names: set) -> tuple[str, tuple[str, ...]]:
+    """(kind, target) of a module-level (or closure) name bound to ``obj``; fills the function's tables of
+    constants, host and device arrays and enums."""
+    role = module_role(obj)
+    mod = getattr(obj, "__module__", None) or ""
+    qual = getattr(obj, "__name__", None)
+    if role is not None:
+        return (role if role in ("cuda", "math", "numpy", "numba", "operator") else "math"), (role,)  # cmath too
+    if isinstance(obj, types.ModuleType):
+        return "module", ()  # another module: its device functions and numbers (mymod.helper(x), mymod.N)
+    if name in device_names or is_device_function(obj):
+        return "device_function", ()
+    if isinstance(obj, (bool, int, float, complex, np.integer, np.floating, np.bool_)) or (
+            isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj)):
+        fp.constants[name] = obj  # a number, or a tuple of numbers: numba freezes it into the kernel
+        return "constant", ()
+    if isinstance(obj, np.ndarray):
+        if name not in fp.host_arrays:
+            fp.host_arrays[name] = np.array(obj, copy=True)  # frozen, as numba freezes it
+        return "host_array", ()
+    if hasattr(obj, "copy_to_host") and hasattr(obj, "shape") and hasattr(obj, "dtype"):
+        fp.device_arrays[name] = obj
+        return "device_array", ()
+    if isinstance(obj, enum.EnumMeta):
+        fp.enums[name] = obj
+        return "enum", ()
+    if scalar_type_name(obj) is not None:
+        numpy_class = isinstance(obj, type) and issubclass(obj, np.generic)
+        return "scalar_type", ("numpy" if numpy_class else "numba", scalar_type_name(obj))
+    if mod in ("_operator", "operator") and isinstance(qual, str):
+        return "operator", ("operator", qual)
+    if mod in ("math", "cmath") and isinstance(qual, str):
+        return "math", (mod, qual)
+    if "cuda" in mod and mod.startswith(("numba", "numba_cuda")) and isinstance(qual, str):
+        return "cuda", ("cuda", qual)  # from numba.cuda import syncthreads
+    return "unsupported", ()
+
+
+def _declared_kinds(fp: FunctionPlan) -> dict[str, str]:
+    """{local name: kind} of the locals that are more than values: an array declaration's (x =
+    cuda.shared.array(...)), a function defined inside the function (a closure), the grid group g =
+    cuda.cg.this_grid()."""
+    spaces = {"shared": "shared", "local": "local_array", "const": "const_array"}
+    decl_kinds: dict[str, str] = {}
+    for n in ast.walk(fp.fs.tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Call):
+            parts = fp.dotted(n.value.func)
+            if parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"],
+                                                               ["const", "array_like"]):
+                decl_kinds[n.targets[0].id] = spaces[parts[1]]
+    assigned = {n.id for n in ast.walk(fp.fs.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for n in ast.walk(fp.fs.tree):
+        if isinstance(n, ast.FunctionDef) and n is not fp.fs.tree and n.name not in assigned:
+            decl_kinds[n.name] = "inner_function"
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and is_this_grid(fp, n.value):
+            decl_kinds[n.targets[0].id] = "grid_group"
+    return decl_kinds
+
+
+def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
+    """A Ref for every Name the function reads, and its tables of module-level values: the one place a name
+    of a kernel is looked up (the back ends read the Refs and the tables)."""
+    attr_chain = _attr_chains(fp.fs.tree)
     local = fp.locals
     for n in ast.walk(fp.fs.tree):
         if not isinstance(n, ast.Name):
@@ -369,62 +437,9 @@ def _resolve_names(fp: FunctionPlan, ns: dict, device_names: set) -> None:
         elif name not in ns:
             kind = "builtin" if hasattr(builtins, name) else "undefined"
         else:
-            obj = ns[name]
-            role = module_role(obj)
-            mod = getattr(obj, "__module__", None) or ""
-            qual = getattr(obj, "__name__", None)
-            if role is not None:
-                kind = role if role in ("cuda", "math", "numpy", "numba", "operator") else "math"  # cmath too
-                target = (role,)
-            elif isinstance(obj, types.ModuleType):
-                kind = "module"  # another module: its device functions and numbers (mymod.helper(x), mymod.N)
-            elif name in device_names or is_device_function(obj):
-                kind = "device_function"
-            elif isinstance(obj, (bool, int, float, complex, np.integer, np.floating, np.bool_)) or (
-                    isinstance(obj, tuple) and all(isinstance(x, (int, float)) for x in obj)):
-                kind = "constant"  # a number, or a tuple of numbers: numba freezes it into the kernel
-                fp.constants[name] = obj
-            elif isinstance(obj, np.ndarray):
-                kind = "host_array"
-                if name not in fp.host_arrays:
-                    fp.host_arrays[name] = np.array(obj, copy=True)  # frozen, as numba freezes it
-            elif hasattr(obj, "copy_to_host") and hasattr(obj, "shape") and hasattr(obj, "dtype"):
-                kind = "device_array"
-                fp.device_arrays[name] = obj
-            elif isinstance(obj, enum.EnumMeta):
-                kind = "enum"
-                fp.enums[name] = obj
-            elif scalar_type_name(obj) is not None:
-                kind = "scalar_type"
-                numpy_class = isinstance(obj, type) and issubclass(obj, np.generic)
-                target = ("numpy" if numpy_class else "numba", scalar_type_name(obj))
-            elif mod in ("_operator", "operator") and isinstance(qual, str):
-                kind, target = "operator", ("operator", qual)
-            elif mod in ("math", "cmath") and isinstance(qual, str):
-                kind, target = "math", (mod, qual)
-            elif "cuda" in mod and mod.startswith(("numba", "numba_cuda")) and isinstance(qual, str):
-                kind, target = "cuda", ("cuda", qual)  # from numba.cuda import syncthreads
-            else:
-                kind = "unsupported"
+            kind, target = _module_level_ref(fp, name, ns[name], device_names)
         fp.refs[(n.lineno, n.col_offset)] = Ref(kind, text, target)
-    # a local bound to an array declaration is that array: x = cuda.shared.array(...)
-    spaces = {"shared": "shared", "local": "local_array", "const": "const_array"}
-    decl_kinds: dict[str, str] = {}
-    for n in ast.walk(fp.fs.tree):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Call):
-            parts = fp.dotted(n.value.func)
-            if parts and parts[0] == "cuda" and parts[1:] in (["shared", "array"], ["local", "array"],
-                                                               ["const", "array_like"]):
-                decl_kinds[n.targets[0].id] = spaces[parts[1]]
-    # a function defined inside the function (a closure), and the grid group g = cuda.cg.this_grid()
-    assigned = {n.id for n in ast.walk(fp.fs.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    for n in ast.walk(fp.fs.tree):
-        if isinstance(n, ast.FunctionDef) and n is not fp.fs.tree and n.name not in assigned:
-            decl_kinds[n.name] = "inner_function"
-        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and is_this_grid(fp, n.value):
-            decl_kinds[n.targets[0].id] = "grid_group"
+    decl_kinds = _declared_kinds(fp)
     if decl_kinds:
         for key, ref in fp.refs.items():
             if ref.kind == "local" and ref.text.split(".")[0] in decl_kinds:

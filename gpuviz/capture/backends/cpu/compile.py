@@ -661,81 +661,18 @@ class SimtCompiler:
             raise self.error(n, f"device function {fname!r} was not found when the kernel was parsed")
         raise self.error(n, f"calling {fname!r} is not supported inside a kernel")
 
-    def call_dotted(self, parts: list[str], n: ast.Call, m: str) -> str:  # noqa: C901
-        line = n.lineno
+    def call_dotted(self, parts: list[str], n: ast.Call, m: str) -> str:
         kw = {k.arg: k.value for k in n.keywords}
-
-        def arg(i, name=None, default=None):
-            if i < len(n.args):
-                return n.args[i]
-            if name in kw:
-                return kw[name]
-            if default is not None:
-                return default
-            raise self.error(n, f"{'.'.join(parts)}: missing argument {name or i}")
+        arg = self.arg_reader(parts, n)
 
         def ex(node):
             return self.expr(node, m)
 
         root, rest = parts[0], parts[1:]
         if root == "cuda":
-            name = ".".join(rest)
-            if name == "grid":
-                return f"rt.grid({self.const_eval(arg(0, 'ndim'))})"
-            if name == "gridsize":
-                return f"rt.gridsize({self.const_eval(arg(0, 'ndim'))})"
-            if name == "syncthreads":
-                return f"rt.syncthreads({m}, {self.site('barrier', n)})"
-            if name in PREDICATE_BARRIERS:
-                return (f"rt.syncthreads({m}, {self.site('barrier', n)}, {ex(arg(0, 'predicate'))}, "
-                        f"{name.split('_')[1]!r})")
-            if name == "syncwarp":
-                return f"rt.syncwarp({m}, {self.site('warp', n)})"
-            if name == "cg.this_grid" and not n.args:
-                return "rt.grid_group()"
-            if name in ("threadfence", "threadfence_block", "threadfence_system"):
-                return "None"
-            if name == "activemask":
-                return f"rt.activemask({m})"
-            if name == "lanemask_lt":
-                return "rt.lanemask_lt()"
-            if name in WARP:
-                args = ", ".join(ex(a) for a in n.args)
-                return f"rt.warp_op({name!r}, {m}, {self.site('warp', n)}, {args})"
-            if name in ("shared.array", "local.array"):
-                space = rest[0]
-                if "alignment" in kw or len(n.args) > 2:
-                    raise self.error(n, f"cuda.{name}(..., alignment=) is not supported: numba's simulator refuses "
-                                        "it and gpuviz does not model alignment; leave alignment= out (numba aligns "
-                                        "an array to its element size)")
-                if self.is_constant(arg(0, "shape")) and self.is_constant(arg(1, "dtype")):
-                    shape = self.const_eval(arg(0, "shape"))
-                    dtype = self.const_eval(arg(1, "dtype"))
-                    return f"rt.{space}_array({shape!r}, {self.np_dtype(dtype, n)!r}, {line})"
-                # a shape or dtype a device function is given as an argument: known when it runs
-                return f"rt.{space}_array({ex(arg(0, 'shape'))}, rt.dtype_name({ex(arg(1, 'dtype'))}), {line})"
-            if name == "const.array_like":
-                return ex(arg(0, "ary"))
-            if rest and rest[0] == "atomic" and len(rest) == 2 and rest[1] in ATOMICS:
-                op = rest[1]
-                args = ", ".join(ex(a) for a in n.args)
-                return f"rt.atomic({op!r}, {m}, {self.site('atomic', n)}, {args})"
-            if name in INTRINSICS:
-                return f"rt.intrinsic({name!r}, {ex(arg(0))})"
-            if rest[0] == "fp16" and len(rest) == 2 and rest[1] in FP16:
-                args = ", ".join(ex(a) for a in n.args)
-                return f"rt.fp16({rest[1]!r}, {args})"
-            if name == "fma":
-                return f"({ex(arg(0))} * {ex(arg(1))} + {ex(arg(2))})"
-            vector = vector_type(name)
-            if vector is not None:
-                args = "".join(", " + ex(a) for a in n.args)
-                return f"rt.vector({vector!r}, {line}{args})"
-            if name in ("selp",):
-                return f"rt.ifexp({m}, {ex(arg(0))}, lambda _a: {ex(arg(1))}, lambda _b: {ex(arg(2))})"
-            raise self.error(n, f"cuda.{name}() is not supported by gpuviz's executor")
+            return self.call_cuda(rest, n, m, arg)
         if root == "operator" and len(rest) == 1 and rest[0] in OPERATOR and len(n.args) == 2 and not kw:
-            return self.binop(OPERATOR[rest[0]], ex(n.args[0]), ex(n.args[1]), m, line)
+            return self.binop(OPERATOR[rest[0]], ex(n.args[0]), ex(n.args[1]), m, n.lineno)
         if root == "cmath":
             if len(rest) == 1 and rest[0] in CMATH:
                 args = ", ".join(ex(a) for a in n.args)
@@ -755,6 +692,85 @@ class SimtCompiler:
                 return f"np.{name}({args})"
             raise self.error(n, f"{root}.{'.'.join(rest)}() is not supported in kernels")
         raise self.error(n, "unsupported call")
+
+    def arg_reader(self, parts: list[str], n: ast.Call):
+        """``arg(i, name, default)``: the call's i-th positional argument, or its keyword ``name``, or ``default``."""
+        kw = {k.arg: k.value for k in n.keywords}
+
+        def arg(i, name=None, default=None):
+            if i < len(n.args):
+                return n.args[i]
+            if name in kw:
+                return kw[name]
+            if default is not None:
+                return default
+            raise self.error(n, f"{'.'.join(parts)}: missing argument {name or i}")
+
+        return arg
+
+    def call_cuda(self, rest: list[str], n: ast.Call, m: str, arg) -> str:
+        """A call of ``cuda.<rest>`` (a barrier, an atomic, a warp primitive, an array declaration, ...)."""
+        line = n.lineno
+        kw = {k.arg: k.value for k in n.keywords}
+
+        def ex(node):
+            return self.expr(node, m)
+
+        name = ".".join(rest)
+        if name == "grid":
+            return f"rt.grid({self.const_eval(arg(0, 'ndim'))})"
+        if name == "gridsize":
+            return f"rt.gridsize({self.const_eval(arg(0, 'ndim'))})"
+        if name == "syncthreads":
+            return f"rt.syncthreads({m}, {self.site('barrier', n)})"
+        if name in PREDICATE_BARRIERS:
+            return (f"rt.syncthreads({m}, {self.site('barrier', n)}, {ex(arg(0, 'predicate'))}, "
+                    f"{name.split('_')[1]!r})")
+        if name == "syncwarp":
+            return f"rt.syncwarp({m}, {self.site('warp', n)})"
+        if name == "cg.this_grid" and not n.args:
+            return "rt.grid_group()"
+        if name in ("threadfence", "threadfence_block", "threadfence_system"):
+            return "None"
+        if name == "activemask":
+            return f"rt.activemask({m})"
+        if name == "lanemask_lt":
+            return "rt.lanemask_lt()"
+        if name in WARP:
+            args = ", ".join(ex(a) for a in n.args)
+            return f"rt.warp_op({name!r}, {m}, {self.site('warp', n)}, {args})"
+        if name in ("shared.array", "local.array"):
+            space = rest[0]
+            if "alignment" in kw or len(n.args) > 2:
+                raise self.error(n, f"cuda.{name}(..., alignment=) is not supported: numba's simulator refuses "
+                                    "it and gpuviz does not model alignment; leave alignment= out (numba aligns "
+                                    "an array to its element size)")
+            if self.is_constant(arg(0, "shape")) and self.is_constant(arg(1, "dtype")):
+                shape = self.const_eval(arg(0, "shape"))
+                dtype = self.const_eval(arg(1, "dtype"))
+                return f"rt.{space}_array({shape!r}, {self.np_dtype(dtype, n)!r}, {line})"
+            # a shape or dtype a device function is given as an argument: known when it runs
+            return f"rt.{space}_array({ex(arg(0, 'shape'))}, rt.dtype_name({ex(arg(1, 'dtype'))}), {line})"
+        if name == "const.array_like":
+            return ex(arg(0, "ary"))
+        if rest and rest[0] == "atomic" and len(rest) == 2 and rest[1] in ATOMICS:
+            op = rest[1]
+            args = ", ".join(ex(a) for a in n.args)
+            return f"rt.atomic({op!r}, {m}, {self.site('atomic', n)}, {args})"
+        if name in INTRINSICS:
+            return f"rt.intrinsic({name!r}, {ex(arg(0))})"
+        if rest[0] == "fp16" and len(rest) == 2 and rest[1] in FP16:
+            args = ", ".join(ex(a) for a in n.args)
+            return f"rt.fp16({rest[1]!r}, {args})"
+        if name == "fma":
+            return f"({ex(arg(0))} * {ex(arg(1))} + {ex(arg(2))})"
+        vector = vector_type(name)
+        if vector is not None:
+            args = "".join(", " + ex(a) for a in n.args)
+            return f"rt.vector({vector!r}, {line}{args})"
+        if name in ("selp",):
+            return f"rt.ifexp({m}, {ex(arg(0))}, lambda _a: {ex(arg(1))}, lambda _b: {ex(arg(2))})"
+        raise self.error(n, f"cuda.{name}() is not supported by gpuviz's executor")
 
     def np_dtype(self, dtype, node) -> str:
         """The dtype's text for the generated code (:func:`gpuviz.capture.frontend.consteval.np_dtype`)."""

@@ -499,6 +499,45 @@ class GpuRecording:
         ordered = np.lexsort((tie, diverged_first, position, slots))
         return rows[ordered], conv + div
 
+    def _lane_events(self, host, take, starts, counts, slot, decoded, mem, stamps) -> dict[str, np.ndarray]:
+        """Per-warp records as events: one per lane in each record's mask, with its lane's index and sequence
+        number. ``decoded``: each record's (kind, array, line, site); ``stamps``: its (time, SM) columns."""
+        kind, aid, line, site = decoded
+        time_col, sm_col = stamps
+        n = self.n_slots
+        mask = host["mask"][take].astype(np.uint32)
+        base = host["idx"][take].astype(np.int64)
+        step = host["stride"][take].astype(np.int64)
+        in_slab = mem & (step == SLAB_MARK)
+        slab_before = np.cumsum(in_slab) - in_slab  # slab records before each record, over all slots
+        first = starts
+        slab_at_slot_start = np.zeros(n, np.int64)
+        nonempty = counts > 0
+        slab_at_slot_start[nonempty] = slab_before[first[nonempty]]
+        row = self.offsets[slot, 2] + slab_before - slab_at_slot_start[slot]
+        bits = ((mask[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool)
+        rec, lane = np.nonzero(bits)
+        # each lane's sequence number: how many records of its warp held it before this one
+        running = np.cumsum(bits, axis=0, dtype=np.int32)
+        before_slot = np.zeros((n, 32), np.int32)
+        nz = first[nonempty]
+        before_slot[nonempty] = np.where((nz > 0)[:, None], running[np.maximum(nz - 1, 0)], 0)
+        lane_seq = running[rec, lane] - 1 - before_slot[slot[rec], lane]
+        rslot = slot[rec]
+        index = np.full(len(rec), -1, np.int64)
+        m = mem[rec]
+        reg = m & ~in_slab[rec]
+        index[reg] = base[rec[reg]] + lane[reg] * step[rec[reg]]
+        irr = m & in_slab[rec]
+        index[irr] = host["slab"][row[rec[irr]] * 32 + lane[irr]]
+        ev = {
+            "block": self.slot_block[rslot], "thread": self.slot_thread[rslot] + lane.astype(np.int32),
+            "seq": lane_seq.astype(np.int32), "kind": kind[rec], "array": aid[rec], "index": index, "line": line[rec],
+            "site": site[rec],
+            "time": time_col[rec], "sm": sm_col[rec], "value": mask[rec].astype(np.float64),
+        }
+        return ev
+
     def decode(self, host: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """(event fields, the drop counters: events, timed events, slab rows, diverged lane events) from the
         fetched buffers."""
@@ -548,38 +587,7 @@ class GpuRecording:
                 "kind": kind, "array": aid, "index": index, "line": line, "time": time_col, "sm": sm_col, "site": site,
             }
             return ev, drops
-        # per-warp records -> one event per lane in the record's mask
-        mask = host["mask"][take].astype(np.uint32)
-        base = host["idx"][take].astype(np.int64)
-        step = host["stride"][take].astype(np.int64)
-        in_slab = mem & (step == SLAB_MARK)
-        slab_before = np.cumsum(in_slab) - in_slab  # slab records before each record, over all slots
-        first = starts
-        slab_at_slot_start = np.zeros(n, np.int64)
-        nonempty = counts > 0
-        slab_at_slot_start[nonempty] = slab_before[first[nonempty]]
-        row = self.offsets[slot, 2] + slab_before - slab_at_slot_start[slot]
-        bits = ((mask[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool)
-        rec, lane = np.nonzero(bits)
-        # each lane's sequence number: how many records of its warp held it before this one
-        running = np.cumsum(bits, axis=0, dtype=np.int32)
-        before_slot = np.zeros((n, 32), np.int32)
-        nz = first[nonempty]
-        before_slot[nonempty] = np.where((nz > 0)[:, None], running[np.maximum(nz - 1, 0)], 0)
-        lane_seq = running[rec, lane] - 1 - before_slot[slot[rec], lane]
-        rslot = slot[rec]
-        index = np.full(len(rec), -1, np.int64)
-        m = mem[rec]
-        reg = m & ~in_slab[rec]
-        index[reg] = base[rec[reg]] + lane[reg] * step[rec[reg]]
-        irr = m & in_slab[rec]
-        index[irr] = host["slab"][row[rec[irr]] * 32 + lane[irr]]
-        ev = {
-            "block": self.slot_block[rslot], "thread": self.slot_thread[rslot] + lane.astype(np.int32),
-            "seq": lane_seq.astype(np.int32), "kind": kind[rec], "array": aid[rec], "index": index, "line": line[rec],
-            "site": site[rec],
-            "time": time_col[rec], "sm": sm_col[rec], "value": mask[rec].astype(np.float64),
-        }
+        ev = self._lane_events(host, take, starts, counts, slot, (kind, aid, line, site), mem, (time_col, sm_col))
         return ev, drops
 
 
@@ -684,6 +692,17 @@ def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode,
     events, drops = rec.decode(host)
     if record != "global":
         warnings.extend(uninitialised_shared_reads(events, rec.info.arrays, rec.grid, rec.block, root.file))
+    dropped, dev = _report(rec, drops, check_args, dargs, meta, warnings)
+    fields = {k: v for k, v in events.items() if k in EVENT_FIELDS}
+    return Recorded(rec.grid, rec.block, fields, list(rec.info.arrays), dev["name"],
+                    gpu_versions() | {"driver": dev["driver"]}, timings=timings, warnings=warnings, meta=meta,
+                    dropped=dropped, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+
+
+def _report(rec: GpuRecording, drops, check_args, dargs, meta: dict, warnings: list) -> tuple[int, dict]:
+    """What a GPU trace says of its recording, after the decode: the drops, whether the outputs match the plain
+    run's, the device, both variants' resources and the schedule shown (into ``meta`` and ``warnings``).
+    Returns (events dropped, the device's description)."""
     dropped, dropped_timed, dropped_slab, diverged = (int(x) for x in drops[:4])
     dropped += dropped_slab
     if dropped:
@@ -699,16 +718,16 @@ def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode,
     if same is False:
         warnings.append("the instrumented run's outputs differ from the plain run's (expected only for kernels with a data race)")
 
-    dev = device_info(cuda)
+    dev = device_info(rec.cuda)
     p, i = meta["plain"], meta["instrumented"]
     meta.update({
         "registers_per_thread": i["registers_per_thread"],
         "shared_bytes_per_block": i["shared_bytes_per_block"],
         "device": dev,
-        "mode": mode,
-        "record": record,
-        "records": recorded_description(mode, record),
-        "timestamps": timestamps,
+        "mode": rec.mode,
+        "record": rec.record_what,
+        "records": recorded_description(rec.mode, rec.record_what),
+        "timestamps": rec.timestamps,
         "threads_recorded": "all" if rec.all_blocks else "chosen blocks",
         "layout": "uniform (computed offsets)" if rec.uniform else "offset table",
         "unrecorded_blocks": (
@@ -728,21 +747,18 @@ def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode,
             f"against {p['registers_per_thread']} registers/thread and {p['resident_blocks_per_sm']} blocks/SM for the plain kernel"
         ),
     })
-    if mode == "warp":
+    if rec.mode == "warp":
         meta["value_field"] = "active_mask"
         meta["warp_lane_events_not_recorded"] = diverged
         warnings.append("per-warp recording: one record per instruction of lane 0 of each warp, shown for every lane "
                         "converged with lane 0 ('value' holds that mask)"
                         + (f"; {diverged:,} lane events ran while diverged from lane 0 and are not in the trace" if diverged else ""))
-    if record == "global":
+    if rec.record_what == "global":
         warnings.append("record='global': shared-memory loads, stores and atomics are not in this trace")
     if p["resident_blocks_per_sm"] != i["resident_blocks_per_sm"] and min(p["resident_blocks_per_sm"], i["resident_blocks_per_sm"]) > 0:
         warnings.append(f"recording changes occupancy: {i['resident_blocks_per_sm']} resident blocks/SM instrumented vs "
                         f"{p['resident_blocks_per_sm']} plain, so the recorded schedule (waves, SMs) is not the plain kernel's")
-    fields = {k: v for k, v in events.items() if k in EVENT_FIELDS}
-    return Recorded(rec.grid, rec.block, fields, list(rec.info.arrays), dev["name"],
-                    gpu_versions() | {"driver": dev["driver"]}, timings=timings, warnings=warnings, meta=meta,
-                    dropped=dropped, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    return dropped, dev
 
 
 def _compare_outputs(rec: GpuRecording, plain_args, dargs) -> bool | None:

@@ -305,20 +305,7 @@ class GpuRewriter(RewriteBase):
                         and base not in self.rebound:
                     self.members[(base, int(rest[:-1]))] = self.info.array(("param", name), self.array_args[name])
         if self.members:
-            bound: dict[str, set] = {}
-            for n in ast.walk(self.fs.tree):
-                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-                    bound.setdefault(n.targets[0].id, set()).add(self.member_of(n.value))
-            stores: dict[str, int] = {}
-            for n in ast.walk(self.fs.tree):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                    stores[n.id] = stores.get(n.id, 0) + 1
-            assigns = {name: sum(1 for n in ast.walk(self.fs.tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name) for name in bound}
-            for name, members in bound.items():
-                if len(members) == 1 and None not in members and assigns[name] == stores.get(name) \
-                        and name not in self.fs.params:
-                    self.arrays[name] = next(iter(members))
+            self._init_member_names()
         once = {n for n in self.rebound if n not in self.rebound_more_than_once()}
         c_order = {p for p in self.c_contiguous if p in self.arrays and p not in self.rebound}
         c_order |= {name for name in self.fplan.host_arrays if self.fplan.host_arrays[name].flags["C_CONTIGUOUS"]}
@@ -337,6 +324,24 @@ class GpuRewriter(RewriteBase):
                     and not n.value.keywords and self.dotted(n.value.func) == ["cuda", "const", "array_like"]
                     and isinstance(n.value.args[0], ast.Name) and isinstance(self.arrays.get(n.value.args[0].id), int)):
                 self.arrays[n.targets[0].id] = self.arrays[n.value.args[0].id]
+
+    def _init_member_names(self) -> None:
+        """Names bound only to one array of a tuple parameter (``v0 = data[0]``, in each branch of an if): that
+        array."""
+        bound: dict[str, set] = {}
+        for n in ast.walk(self.fs.tree):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                bound.setdefault(n.targets[0].id, set()).add(self.member_of(n.value))
+        stores: dict[str, int] = {}
+        for n in ast.walk(self.fs.tree):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+        assigns = {name: sum(1 for n in ast.walk(self.fs.tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                             and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name) for name in bound}
+        for name, members in bound.items():
+            if len(members) == 1 and None not in members and assigns[name] == stores.get(name) \
+                    and name not in self.fs.params:
+                self.arrays[name] = next(iter(members))
 
     def _init_aliases(self) -> None:
         """Local names bound to arrays by plain assignment: ``v = a``, or ``v = a`` in one branch and ``v = b`` in

@@ -84,169 +84,169 @@ class SimRecorder:
             return aid
 
     def functions(self) -> dict:
-        rec = self
+        """The ``__gv_*`` functions the rewritten kernel calls: this recorder's methods, by the names the rewrite uses."""
+        return {
+            PREFIX + "enter": self.enter,
+            PREFIX + "reg": self.reg,
+            PREFIX + "reg_shared": self.reg_shared,
+            PREFIX + "ld": self.access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD),
+            PREFIX + "st": self.access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE),
+            PREFIX + "at": self.at,
+            PREFIX + "callv": self.callv,
+            PREFIX + "view": self.view,
+            PREFIX + "reshape": self.reshape,
+            PREFIX + "dtype_view": self.dtype_view,
+            PREFIX + "part": self.part,
+            PREFIX + "setslice": self.setslice,
+            PREFIX + "barv": self.barv,
+            PREFIX + "bar": self.bar,
+            PREFIX + "warp": self.warp,
+            PREFIX + "warp_stmt": self.warp_stmt,
+            PREFIX + "end": self.end,
+        }
 
-        def enter(bx, by, bz, tx, ty, tz, line, site):
-            gx, gy, _ = rec.grid
-            bdx, bdy, _ = rec.block
-            st = rec.local
-            st.block = bx + by * gx + bz * gx * gy
-            st.thread = tx + ty * bdx + tz * bdx * bdy
-            st.seq = 0
-            st.on = rec.record_blocks is None or st.block in rec.record_blocks
-            emit(EventKind.START, -1, -1, line, site)
+    # ---- what the rewritten kernel calls (from the simulator's threads) -----------------------------------
+    def enter(self, bx, by, bz, tx, ty, tz, line, site):
+        gx, gy, _ = self.grid
+        bdx, bdy, _ = self.block
+        st = self.local
+        st.block = bx + by * gx + bz * gx * gy
+        st.thread = tx + ty * bdx + tz * bdx * bdy
+        st.seq = 0
+        st.on = self.record_blocks is None or st.block in self.record_blocks
+        self.emit(EventKind.START, -1, -1, line, site)
 
-        def emit(kind, aid, flat, line, site):
-            st = rec.local
-            if st.on:
-                if rec.max_events is not None and len(rec.events) >= rec.max_events:
-                    rec.too_large(line)
-                rec.events.append((st.block, st.thread, st.seq, int(kind), aid, flat, line, site))
-                st.seq += 1
+    def emit(self, kind, aid, flat, line, site):
+        st = self.local
+        if st.on:
+            if self.max_events is not None and len(self.events) >= self.max_events:
+                self.too_large(line)
+            self.events.append((st.block, st.thread, st.seq, int(kind), aid, flat, line, site))
+            st.seq += 1
 
-        def reg(obj, name):
-            if isinstance(obj, tuple) and name in rec.tuple_params:  # arrays inside a tuple argument: x[0], ...
-                for k, e in enumerate(obj):
-                    if hasattr(e, "shape") and hasattr(e, "dtype") and not isinstance(e, np.generic):
-                        aid = rec._aid(("param", f"{name}[{k}]"), f"{name}[{k}]", e.shape, e.dtype, "global")
-                        rec.by_id[id(e)] = aid
-                        rec.shapes[aid] = tuple(e.shape)
-                return
-            if name in rec.array_params and hasattr(obj, "shape"):
-                aid = rec._aid(("param", name), name, obj.shape, obj.dtype, "global")
-                rec.by_id[id(obj)] = aid
-                rec.shapes[aid] = tuple(obj.shape)
-                nd = sim_ndarray(obj)
-                if nd is not None and nd.flags.c_contiguous:
-                    rec.base_nd[aid] = nd
-            elif isinstance(obj, np.ndarray) and name not in rec.array_params:
-                aid = rec._aid(("const", name), name, obj.shape, obj.dtype, "global")
-                rec.by_id[id(obj)] = aid
-                rec.shapes[aid] = tuple(obj.shape)
-
-        def reg_shared(obj, name, line):
-            aid = rec._aid(("shared", line), name, obj.shape, obj.dtype, "shared", line)
-            rec.by_id[id(obj)] = aid
-            rec.shapes[aid] = tuple(obj.shape)
+    def reg(self, obj, name):
+        if isinstance(obj, tuple) and name in self.tuple_params:  # arrays inside a tuple argument: x[0], ...
+            for k, e in enumerate(obj):
+                if hasattr(e, "shape") and hasattr(e, "dtype") and not isinstance(e, np.generic):
+                    aid = self._aid(("param", f"{name}[{k}]"), f"{name}[{k}]", e.shape, e.dtype, "global")
+                    self.by_id[id(e)] = aid
+                    self.shapes[aid] = tuple(e.shape)
+            return
+        if name in self.array_params and hasattr(obj, "shape"):
+            aid = self._aid(("param", name), name, obj.shape, obj.dtype, "global")
+            self.by_id[id(obj)] = aid
+            self.shapes[aid] = tuple(obj.shape)
             nd = sim_ndarray(obj)
             if nd is not None and nd.flags.c_contiguous:
-                with rec.lock:
-                    rec.base_nd[aid] = nd  # a block's own array: views of it map into it
+                self.base_nd[aid] = nd
+        elif isinstance(obj, np.ndarray) and name not in self.array_params:
+            aid = self._aid(("const", name), name, obj.shape, obj.dtype, "global")
+            self.by_id[id(obj)] = aid
+            self.shapes[aid] = tuple(obj.shape)
 
-        def reshape(arr, *shape):
-            return viewed_as(arr, arr.reshape(*shape))
+    def reg_shared(self, obj, name, line):
+        aid = self._aid(("shared", line), name, obj.shape, obj.dtype, "shared", line)
+        self.by_id[id(obj)] = aid
+        self.shapes[aid] = tuple(obj.shape)
+        nd = sim_ndarray(obj)
+        if nd is not None and nd.flags.c_contiguous:
+            with self.lock:
+                self.base_nd[aid] = nd  # a block's own array: views of it map into it
 
-        def dtype_view(arr, *dtype):
-            return viewed_as(arr, arr.view(*dtype))
+    def reshape(self, arr, *shape):
+        return self.viewed_as(arr, arr.reshape(*shape))
 
-        def part(value, which):
-            out = getattr(value, which)
-            return viewed_as(value, out) if len(getattr(out, "shape", ())) else out
+    def dtype_view(self, arr, *dtype):
+        return self.viewed_as(arr, arr.view(*dtype))
 
-        def view(arr, idx, line):
-            return viewed_as(arr, arr[idx])
+    def part(self, value, which):
+        out = getattr(value, which)
+        return self.viewed_as(value, out) if len(getattr(out, "shape", ())) else out
 
-        def viewed_as(arr, out):
-            aid = rec.by_id.get(id(arr))
-            base_nd = rec.base_nd.get(aid)
-            view_nd = sim_ndarray(out)
-            if aid is not None and base_nd is not None and view_nd is not None:
-                with rec.lock:
-                    rec.keep.append(out)  # alive while recording: its id names it
-                    rec.by_id[id(out)] = aid
-                    rec.views[id(out)] = view_nd
-            return out
+    def view(self, arr, idx, line):
+        return self.viewed_as(arr, arr[idx])
 
-        def setslice(arr, idx, value, line, site):
-            target = view(arr, idx, line)
-            shape = np.shape(sim_ndarray(target)) if sim_ndarray(target) is not None else np.shape(target)
-            src = value if hasattr(value, "shape") and np.shape(value) == shape and shape else None
-            for ix in np.ndindex(*shape):
-                v = src[access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD)(src, ix, line, site)] if src is not None \
-                    else value
-                target[access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE)(target, ix, line, site)] = v
+    def viewed_as(self, arr, out):
+        aid = self.by_id.get(id(arr))
+        base_nd = self.base_nd.get(aid)
+        view_nd = sim_ndarray(out)
+        if aid is not None and base_nd is not None and view_nd is not None:
+            with self.lock:
+                self.keep.append(out)  # alive while recording: its id names it
+                self.by_id[id(out)] = aid
+                self.views[id(out)] = view_nd
+        return out
 
-        def barv(value, line, site):
-            emit(EventKind.BARRIER, -1, -1, line, site)
-            return value
+    def setslice(self, arr, idx, value, line, site):
+        target = self.view(arr, idx, line)
+        shape = np.shape(sim_ndarray(target)) if sim_ndarray(target) is not None else np.shape(target)
+        src = value if hasattr(value, "shape") and np.shape(value) == shape and shape else None
+        for ix in np.ndindex(*shape):
+            v = src[self.access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD)(src, ix, line, site)] if src is not None \
+                else value
+            target[self.access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE)(target, ix, line, site)] = v
 
-        def flat_of(aid, idx, obj=None):
-            vnd = rec.views.get(id(obj)) if obj is not None else None
-            if vnd is not None:  # an element of a view: its place in the viewed array
-                if not isinstance(idx, tuple):
-                    idx = (idx,)
-                base_nd = rec.base_nd[aid]
-                off = vnd.__array_interface__["data"][0] - base_nd.__array_interface__["data"][0]
-                for i, s, st in zip(idx, vnd.shape, vnd.strides):
-                    i = int(i)
-                    off += (i + s if i < 0 else i) * st
-                return off // base_nd.itemsize
+    def barv(self, value, line, site):
+        self.emit(EventKind.BARRIER, -1, -1, line, site)
+        return value
 
-            shape = rec.shapes[aid]
+    def flat_of(self, aid, idx, obj=None):
+        vnd = self.views.get(id(obj)) if obj is not None else None
+        if vnd is not None:  # an element of a view: its place in the viewed array
             if not isinstance(idx, tuple):
                 idx = (idx,)
-            flat = 0
-            for i, s in zip(idx, shape):
+            base_nd = self.base_nd[aid]
+            off = vnd.__array_interface__["data"][0] - base_nd.__array_interface__["data"][0]
+            for i, s, st in zip(idx, vnd.shape, vnd.strides):
                 i = int(i)
-                if i < 0:
-                    i += s
-                flat = flat * s + i
-            return flat
+                off += (i + s if i < 0 else i) * st
+            return off // base_nd.itemsize
 
-        def access(kind_global, kind_shared):
-            def f(arr, idx, line, site):
-                aid = rec.by_id.get(id(arr))
-                if aid is not None:
-                    kind = kind_shared if rec.arrays[aid].space == "shared" else kind_global
-                    emit(kind, aid, flat_of(aid, idx, arr), line, site)
-                return idx
+        shape = self.shapes[aid]
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        flat = 0
+        for i, s in zip(idx, shape):
+            i = int(i)
+            if i < 0:
+                i += s
+            flat = flat * s + i
+        return flat
 
-            return f
-
-        def at(arr, idx, line, site):
-            aid = rec.by_id.get(id(arr))
+    def access(self, kind_global, kind_shared):
+        def f(arr, idx, line, site):
+            aid = self.by_id.get(id(arr))
             if aid is not None:
-                emit(EventKind.ATOMIC, aid, flat_of(aid, idx, arr), line, site)
+                kind = kind_shared if self.arrays[aid].space == "shared" else kind_global
+                self.emit(kind, aid, self.flat_of(aid, idx, arr), line, site)
+            return idx
 
-        def callv(f, line, site, *args):
-            if type(getattr(f, "__self__", None)).__name__ == "FakeCUDAAtomic" and args:
-                arr = args[0]
-                idx = (0,) * arr.ndim if f.__name__ == "compare_and_swap" else args[1]
-                at(arr, idx, line, site)
-            return f(*args)
+        return f
 
-        def bar(line, site):
-            emit(EventKind.BARRIER, -1, -1, line, site)
+    def at(self, arr, idx, line, site):
+        aid = self.by_id.get(id(arr))
+        if aid is not None:
+            self.emit(EventKind.ATOMIC, aid, self.flat_of(aid, idx, arr), line, site)
 
-        def warp(value, line, site):
-            emit(EventKind.WARP_OP, -1, -1, line, site)
-            return value
+    def callv(self, f, line, site, *args):
+        if type(getattr(f, "__self__", None)).__name__ == "FakeCUDAAtomic" and args:
+            arr = args[0]
+            idx = (0,) * arr.ndim if f.__name__ == "compare_and_swap" else args[1]
+            self.at(arr, idx, line, site)
+        return f(*args)
 
-        def warp_stmt(line, site):
-            emit(EventKind.WARP_OP, -1, -1, line, site)
+    def bar(self, line, site):
+        self.emit(EventKind.BARRIER, -1, -1, line, site)
 
-        def end(line, site):
-            emit(EventKind.END, -1, -1, line, site)
+    def warp(self, value, line, site):
+        self.emit(EventKind.WARP_OP, -1, -1, line, site)
+        return value
 
-        return {
-            PREFIX + "enter": enter,
-            PREFIX + "reg": reg,
-            PREFIX + "reg_shared": reg_shared,
-            PREFIX + "ld": access(EventKind.GLOBAL_LOAD, EventKind.SHARED_LOAD),
-            PREFIX + "st": access(EventKind.GLOBAL_STORE, EventKind.SHARED_STORE),
-            PREFIX + "at": at,
-            PREFIX + "callv": callv,
-            PREFIX + "view": view,
-            PREFIX + "reshape": reshape,
-            PREFIX + "dtype_view": dtype_view,
-            PREFIX + "part": part,
-            PREFIX + "setslice": setslice,
-            PREFIX + "barv": barv,
-            PREFIX + "bar": bar,
-            PREFIX + "warp": warp,
-            PREFIX + "warp_stmt": warp_stmt,
-            PREFIX + "end": end,
-        }
+    def warp_stmt(self, line, site):
+        self.emit(EventKind.WARP_OP, -1, -1, line, site)
+
+    def end(self, line, site):
+        self.emit(EventKind.END, -1, -1, line, site)
 
     def trace_events(self) -> dict[str, np.ndarray]:
         ev = np.array(self.events, dtype=np.int64).reshape(-1, 8)
