@@ -71,6 +71,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
     }),
     Construct("cuda.syncwarp", records="warp"),
     *(Construct(f"cuda.{name}", records="warp") for name in _WARP_NAMES),
+    # a thread sleeps about ns nanoseconds (a back-off in a spin loop): no value changes, nothing of its own recorded
+    Construct("cuda.nanosleep", refused={
+        "sim": "numba's simulator has no cuda.nanosleep, so the kernel cannot run there; capture it with the cpu "
+               "backend (which runs it as the no-op it is for the values) or the gpu backend",
+    }),
     Construct("cuda.shared.array"),  # a declaration: the arrays' accesses record, the declaration does not
     Construct("cuda.local.array"),
     *(Construct(f".{m}()", group=_LOCAL_REDUCTION, refused={"gpu": _GPU_UNCHECKED}) for m in _REDUCTIONS),
