@@ -180,7 +180,7 @@ class _FakeCuda:
 def test_device_timer_holds_the_gpu_before_the_start_event_and_retries_a_hold_too_short(monkeypatch):
     import time
 
-    from gpuviz.capture.backends.gpu import launch as gpu_mod
+    from gpuviz.capture.backends.gpu import device as gpu_mod
 
     cuda = _FakeCuda()
     monkeypatch.setattr(gpu_mod, "_hold_kernel", None)

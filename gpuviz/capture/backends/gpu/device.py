@@ -155,6 +155,9 @@ class EventTimer:
         return self.cuda.event_elapsed_time(self.start, self.end) / 1e3
 
 
+_hold_kernel = None  # the one-thread hold kernel, compiled once per process
+
+
 def _hold(cuda):
     """A one-thread kernel that keeps the GPU busy for ``ns`` nanoseconds of ``%globaltimer``."""
     global _hold_kernel

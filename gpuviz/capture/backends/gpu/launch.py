@@ -90,9 +90,6 @@ WARP_RECORD_FIELDS = 4
 _TIMED_KINDS = np.array([EventKind.START, EventKind.END, EventKind.BARRIER, EventKind.WARP_OP], dtype=np.uint8)
 
 
-_hold_kernel = None
-
-
 def _fault(exc, root, grid, block, what) -> KernelFault:
     text = str(exc)
     hint = ""
