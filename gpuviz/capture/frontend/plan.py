@@ -47,7 +47,7 @@ from .consteval import const_eval, construct_error, is_constant, np_dtype
 from .constructs import ARRAY_REDUCTIONS, BACKEND_LIMITS, array_declaration, call_site_kind, refused_call
 from .names import Diagnostic, Ref, is_grid_sync, is_this_grid, module_role, scalar_type_name
 from .source import FunctionSource, assigned_names, collect_device_functions, is_device_function, parse_function, \
-    python_function
+    python_function, reachable_functions
 
 @dataclass(frozen=True)
 class ArrayDecl:
@@ -497,16 +497,7 @@ def build_plan(root: FunctionSource, *, debug: bool = False) -> KernelPlan:
     """The plan of ``root`` (its device functions already collected: :func:`collect_device_functions`)."""
     from ..backends.cpu.compile import compile_kernel
 
-    funcs = [root]
-    seen = {id(root.fn)}
-    stack = [root]
-    while stack:
-        fs = stack.pop()
-        for sub in fs.all_device_functions().values():
-            if id(sub.fn) not in seen:
-                seen.add(id(sub.fn))
-                funcs.append(sub)
-                stack.append(sub)
+    funcs = reachable_functions(root)
     index_of = {id(fs.fn): i for i, fs in enumerate(funcs)}
     plans = [FunctionPlan(fs, i, i == 0) for i, fs in enumerate(funcs)]
     sites: list[Site] = []

@@ -176,6 +176,34 @@ def collect_device_functions(root: FunctionSource) -> dict[str, FunctionSource]:
     return by_name
 
 
+def reachable_functions(root: FunctionSource, *, callers_first: bool = False,
+                        values: bool = True) -> list[FunctionSource]:
+    """``root`` and every device function it reaches (collected by :func:`collect_device_functions`), each once:
+    the one walk of a kernel's device functions. ``values``: also those passed as values, not only called.
+    ``callers_first``: breadth first (a function before those it calls, but for recursion); else in the order a
+    depth-first walk meets them (the plan numbers its functions so)."""
+    edges = FunctionSource.all_device_functions if values else (lambda fs: fs.device_functions)
+    order, seen = [root], {id(root.fn)}
+    if callers_first:
+        k = 0
+        while k < len(order):
+            fs = order[k]
+            k += 1
+            for sub in edges(fs).values():
+                if id(sub.fn) not in seen:
+                    seen.add(id(sub.fn))
+                    order.append(sub)
+        return order
+    stack = [root]
+    while stack:
+        for sub in edges(stack.pop()).values():
+            if id(sub.fn) not in seen:
+                seen.add(id(sub.fn))
+                order.append(sub)
+                stack.append(sub)
+    return order
+
+
 def dotted_name(node) -> str | None:
     """``'mymod.helper'`` for an attribute chain rooted at a name, else None."""
     parts = []

@@ -9,7 +9,7 @@ import ast
 import numpy as np
 
 from ...frontend.consteval import UNKNOWN, fold
-from ...frontend.source import FunctionSource
+from ...frontend.source import FunctionSource, reachable_functions
 from ..rewrite import RewriteBase
 
 
@@ -31,18 +31,9 @@ def compile_time_locals(fs: FunctionSource, bindings: dict) -> dict:
 
 
 def callers_first(root: FunctionSource) -> list[FunctionSource]:
-    """``root`` and every device function it reaches, breadth first (a function before those it calls, but for
+    """``root`` and every device function it calls, breadth first (a function before those it calls, but for
     recursion), each once."""
-    order, seen = [root], {id(root.fn)}
-    k = 0
-    while k < len(order):
-        fs = order[k]
-        k += 1
-        for sub in fs.device_functions.values():
-            if id(sub.fn) not in seen:
-                seen.add(id(sub.fn))
-                order.append(sub)
-    return order
+    return reachable_functions(root, callers_first=True, values=False)
 
 
 def call_bindings(root: FunctionSource) -> dict[int, dict]:

@@ -353,7 +353,7 @@ class GpuRewriter(RewriteBase):
         self.aliases: set[str] = set()
         shared = {n.targets[0].id for n in ast.walk(self.fs.tree)
                   if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-                  and isinstance(n.value, ast.Call) and self.dotted(n.value.func) == ["cuda", "shared", "array"]}
+                  and self.is_shared_decl(n.value)}
         binds: dict[str, list] = {}
         for n in ast.walk(self.fs.tree):
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
