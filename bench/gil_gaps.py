@@ -168,8 +168,8 @@ def main() -> int:
             holds = [(min(h1, g1) - max(h0, g0)) for h0, h1, _ in gaps if h1 > g0 and h0 < g1]
             print(f"{1e3 * d:7.1f} ms  GIL held by others {1e3 * sum(holds):.0f} ms; GUI thread: {top}")
     else:
-        from gpuviz.model import index as index_mod
-        from gpuviz.model.frames import Frames
+        from gpuviz.model.indexcache import ensure_index
+        from gpuviz.model.prepared import prepare
         from gpuviz.model.tracefile import load_trace
 
         out: dict = {}
@@ -179,8 +179,9 @@ def main() -> int:
             sys.setprofile(profiler())
             c0 = time.thread_time()
             tr = load_trace(a.file)
-            out["source"] = index_mod.ensure_index(tr)
-            Frames(tr)
+            p = prepare(tr)
+            out["source"] = ensure_index(p)
+            p.frames  # noqa: B018 - built (or adopted) here, as the open job does
             out["cpu"] = time.thread_time() - c0
             sys.setprofile(None)
 

@@ -3,7 +3,7 @@
     PYTHONPATH=$PWD .venv/bin/python bench/index_cpu.py FILE_WITHOUT_INDEX.gpuviz
 
 Runs what the open job runs for a file that lacks an index (``load_trace``, ``build_index`` stage by stage, the
-cache write, ``apply_index``, ``Frames``) in this process, with a fresh cache folder, and prints each stage's
+cache write, ``Prepared.use_index``, the prepared frames) in this process, with a fresh cache folder, and prints each stage's
 user + system CPU seconds and wall seconds. Imports ``gpuviz`` from the current directory first, so the same
 script runs in a worktree of an older commit (``git worktree add --detach DIR COMMIT; cd DIR``). System time is
 mostly the kernel zeroing the fresh pages numpy's big temporaries take (``perf record``: clear_page_erms), which
@@ -20,7 +20,8 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="idxcpu-")
 sys.path.insert(0, os.getcwd())
 
 from gpuviz.model import index as im  # noqa: E402
-from gpuviz.model.frames import Frames  # noqa: E402
+from gpuviz.model.indexcache import save_cached  # noqa: E402
+from gpuviz.model.prepared import prepare  # noqa: E402
 from gpuviz.model.tracefile import load_trace  # noqa: E402
 
 marks = []
@@ -44,13 +45,14 @@ def main() -> int:
 
     idx = im.build_index(tr, progress=progress)
     mark(last[0])
-    im.save_cached(tr, idx)
+    p = prepare(tr)
+    save_cached(p, idx)
     mark("save_cached")
-    if tr.file_crcs:
-        idx.info["events_crc"] = dict(tr.file_crcs)
-    im.apply_index(tr, idx)
-    mark("apply_index")
-    Frames(tr)
+    if p.crcs:
+        idx.info["events_crc"] = dict(p.crcs)
+    p.use_index(idx, "built")
+    mark("use_index")
+    p.frames  # noqa: B018 - adopted from the index, as the open job does
     mark("Frames")
     parts = [f"{n1} {u1 - u0:.2f}+{s1 - s0:.2f}/{w1 - w0:.2f}"
              for (_, w0, u0, s0), (n1, w1, u1, s1) in zip(marks, marks[1:])]

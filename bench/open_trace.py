@@ -63,7 +63,7 @@ def make_traces(folder: Path) -> tuple[Path, Path]:
     trace = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(size, np.random.default_rng(0)), backend="cpu")
     trace.launch.meta["bundled_kernel"] = {"name": "reduce_sum", "size": size}
     full, bare = folder / "reduce_1m.gpuviz", folder / "reduce_1m_noindex.gpuviz"
-    trace.save(full)
+    save_traces(full, [trace])
     save_traces(bare, [trace], index=False)
     return full, bare
 

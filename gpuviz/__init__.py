@@ -2,7 +2,7 @@
 
     >>> import gpuviz
     >>> trace = gpuviz.capture(kernel, grid, block, *args)      # CPU executor by default
-    >>> trace.save("run.gpuviz"); gpuviz.load("run.gpuviz")
+    >>> gpuviz.model.tracefile.save_traces("run.gpuviz", [trace]); gpuviz.load("run.gpuviz")
 
 Importing ``gpuviz`` is cheap: numba and Qt are imported only when something needs them.
 """

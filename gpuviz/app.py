@@ -41,17 +41,19 @@ def write_default_trace(path=DEFAULT_TRACE_PATH) -> Path:
     default kernel or the CPU executor's event order (``tests/test_startup.py`` says when)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    capture_default_trace().save(path)
+    from .model.tracefile import save_traces
+
+    save_traces(path, [capture_default_trace()])
     return path
 
 
 def load_default_trace():
     """The shipped trace of the embedded default, or None when gpuviz was installed without it."""
-    from .model.trace import Trace
+    from .model.tracefile import load_trace
 
     if not DEFAULT_TRACE_PATH.is_file():
         return None
-    trace = Trace.load(DEFAULT_TRACE_PATH)
+    trace = load_trace(DEFAULT_TRACE_PATH)
     # the kernel's file as this installation has it, not the path of the machine that wrote the trace
     from .catalog import kernels_folder
 
@@ -70,6 +72,7 @@ def default_trace():
 def _load(path_or_trace):
     """(trace, label, live): ``live`` when the trace was captured just now, on this machine."""
     from .model.trace import Trace
+    from .model.tracefile import load_trace
 
     if path_or_trace is None:
         trace = load_default_trace()
@@ -81,7 +84,7 @@ def _load(path_or_trace):
     path = Path(path_or_trace)
     if not path.exists():
         raise FileNotFoundError(f"no trace file at {path}")
-    return Trace.load(path), str(path), False
+    return load_trace(path), str(path), False
 
 
 #: set by bench/drive_app.py (and anyone who wants it): an exception in a Qt callback also ends the app with

@@ -171,10 +171,10 @@ def cmd_capture(args) -> int:
               "try a smaller --size or --blocks", file=sys.stderr)
         return 1
     progress.done()
-    from gpuviz.model.tracefile import TraceFileError
+    from gpuviz.model.tracefile import TraceFileError, save_traces
 
     try:
-        trace.save(args.output)
+        save_traces(args.output, [trace])
     except (TraceFileError, OSError) as exc:
         print(f"gpuviz capture: {exc}", file=sys.stderr)
         return 1
@@ -568,9 +568,9 @@ def cmd_export(args) -> int:
 def _film_frames(trace, frames_text) -> int:
     """How many frames a film of ``--frames`` holds (what export_film draws: frames A..B of the trace)."""
     from gpuviz.export.framerange import parse_frames, window_frames
-    from gpuviz.model.frames import Frames
+    from gpuviz.model.prepared import prepare
 
-    start, stop = parse_frames(window_frames(frames_text), Frames(trace).n_frames)
+    start, stop = parse_frames(window_frames(frames_text), prepare(trace).frames.n_frames)
     return stop - start
 
 

@@ -622,6 +622,7 @@ def make_lesson_input(seed: int, number: int, seeds: list[Path]) -> tuple[bytes,
 
 # ---- the worker --------------------------------------------------------------------------------------------
 def _same(a, b) -> bool:
+    from gpuviz.model.prepared import prepare
     from gpuviz.model.trace import EVENT_FIELDS
 
     if len(a) != len(b):
@@ -635,7 +636,7 @@ def _same(a, b) -> bool:
         for f in EVENT_FIELDS:
             if x.has(f) and not np.array_equal(x.field(f), y.field(f), equal_nan=x.field(f).dtype.kind == "f"):
                 return False
-        xi, yi = getattr(x, "trace_index", None), getattr(y, "trace_index", None)
+        xi, yi = prepare(x).index, prepare(y).index
         if (xi is None) != (yi is None):
             return False
         if xi is not None:  # the saved index (schema 2) is content too: the views and analyses read it
@@ -666,6 +667,7 @@ def _cli(argv) -> tuple[int, str]:
 
 
 def _check_trace(path: Path, originals, snapshot: bool, folder: Path) -> dict:
+    from gpuviz.model.prepared import prepare
     from gpuviz.model.tracefile import TraceFileError, load_traces
 
     rec: dict = {}
@@ -680,7 +682,7 @@ def _check_trace(path: Path, originals, snapshot: bool, folder: Path) -> dict:
     same = _same(traces, originals)
     rec["outcome"] = "same" if same else "different"
     # which traces took their stored index (a stale or damaged one is dropped and rebuilt from the events)
-    rec["indexed"] = [getattr(t, "trace_index", None) is not None for t in traces]
+    rec["indexed"] = [prepare(t).index is not None for t in traces]
     del traces
     if same:
         return rec

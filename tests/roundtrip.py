@@ -15,6 +15,7 @@ from gpuviz.model import analysis, fileformat
 from gpuviz.model import index as index_mod
 from gpuviz.model.frames import Frames
 from gpuviz.model.narration import Narrator
+from gpuviz.model.prepared import has_index, prepare
 from gpuviz.model.trace import EVENT_FIELDS, Trace
 from gpuviz.model.tracefile import load_traces, save_traces
 
@@ -78,9 +79,9 @@ def assert_round_trip(traces, folder: Path, name: str = "rt.gpuviz", recording: 
             assert a.has(field) == b.has(field), f"{what}: field {field} stored {a.has(field)}, loaded {b.has(field)}"
             if a.has(field):
                 assert _equal_arrays(a.field(field), b.field(field)), f"{what}: field {field} differs"
-        assert index_mod.has_index(b), f"{what}: its index did not come back with it"
+        assert has_index(b), f"{what}: its index did not come back with it"
         # the index as written is the one read: every array equal, and each within the format's declaration
-        ia, ib = a.trace_index or index_mod.build_index(a), b.trace_index
+        ia, ib = prepare(a).index or index_mod.build_index(a), prepare(b).index
         assert set(ia.arrays) == set(ib.arrays), f"{what}: index arrays differ"
         for key in ia.arrays:
             assert _equal_arrays(ia.arrays[key], ib.arrays[key]), f"{what}: index array {key} differs"
@@ -92,7 +93,7 @@ def assert_round_trip(traces, folder: Path, name: str = "rt.gpuviz", recording: 
             bad = _report_equal(getattr(analysis, rname)(b), getattr(analysis, rname)(fresh))
             assert not bad, f"{what}: report {rname} fields {bad} differ from the loaded events' own"
         # what the window says: frame descriptions and captions from the saved index equal fresh ones
-        fa, fb = Frames(fresh), Frames(b)
+        fa, fb = Frames(fresh), prepare(b).frames
         assert fa.n_frames == fb.n_frames, f"{what}: {fa.n_frames} frames fresh, {fb.n_frames} from the file"
         na, nb = Narrator(fa), Narrator(fb)
         for f in _sample_frames(fa.n_frames):

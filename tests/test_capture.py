@@ -15,6 +15,7 @@ from gpuviz.capture.errors import (
     UnsupportedConstruct,
 )
 from gpuviz.catalog import all_kernels
+from gpuviz.model.tracefile import save_traces
 
 from . import capture_kernels as K
 
@@ -304,7 +305,7 @@ def test_trace_round_trips_through_a_file(tmp_path):
     spec = SPECS["transpose_shared"]
     trace, _, _ = _run_spec(spec, "cpu")
     path = tmp_path / "t.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     back = gpuviz.load(path)
     assert back.launch.kernel_name == "transpose_shared"
     for name in ("block", "thread", "seq", "kind", "array", "index", "line", "step"):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from gpuviz.model.safewrite import OutputPathError, check_output_path, current_umask, replace_atomically
+from gpuviz.model.tracefile import save_traces
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,7 +69,7 @@ def places(tmp_path):
          "out": tmp_path / "out.png", "missing": tmp_path / "no" / "such" / "x.gpuviz", "prog": tmp_path / "prog.py"}
     p["dir"].mkdir()
     os.mkfifo(p["fifo"])
-    _synthetic(n_blocks=1, tpb=32).save(p["trace"])
+    save_traces(p["trace"], [_synthetic(n_blocks=1, tpb=32)])
     p["prog"].write_text("print('hi')\n")
     return {k: str(v) for k, v in p.items()}
 
@@ -198,13 +199,13 @@ def test_safe_write_refuses_what_is_not_a_regular_file(places, tmp_path):
 
 
 def test_save_traces_never_replaces_a_fifo_or_a_device(places):
-    from gpuviz.model.tracefile import TraceFileError, load_trace
+    from gpuviz.model.tracefile import TraceFileError, load_trace, save_traces
 
     tr = load_trace(places["trace"])
     with pytest.raises(TraceFileError, match="FIFO"):
-        tr.save(places["fifo"])
+        save_traces(places["fifo"], [tr])
     assert stat.S_ISFIFO(os.stat(places["fifo"]).st_mode)
     if os.path.exists("/dev/full"):
         with pytest.raises(TraceFileError, match="device"):
-            tr.save("/dev/full")
+            save_traces("/dev/full", [tr])
         assert stat.S_ISCHR(os.stat("/dev/full").st_mode)

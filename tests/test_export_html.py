@@ -18,6 +18,7 @@ from gpuviz.export.html import (DEFAULT_MAX_BYTES, HERE, PageTooBig, export_html
                                 trace_page_data)
 from gpuviz.model.frames import Frames, LaneState
 from gpuviz.model.narration import Narrator
+from gpuviz.model.tracefile import save_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,7 +154,7 @@ def test_command_line_exports_a_lesson_a_kernel_and_a_trace_file(mm, tmp_path, c
     assert re.search(r"lesson\.html \([\d.]+ MB: a page of 2 scene\(s\), [\d,]+ frame\(s\)\)", said), said
     data = _data_of((tmp_path / "lesson.html").read_text(encoding="utf-8"))
     assert data["kind"] == "lesson" and data["title"].startswith("Shared-memory tiling")
-    mm.save(tmp_path / "mm.gpuviz")
+    save_traces(tmp_path / "mm.gpuviz", [mm])
     assert main(["export", str(tmp_path / "mm.gpuviz"), "--format", "html", "--frames", "10:20", "--theme", "dark",
                  "-o", str(tmp_path / "mm.html")]) == 0
     text = (tmp_path / "mm.html").read_text(encoding="utf-8")

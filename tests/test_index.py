@@ -16,6 +16,7 @@ import pytest
 from gpuviz.model import analysis
 from gpuviz.model import index as index_mod
 from gpuviz.model.frames import Frames
+from gpuviz.model.prepared import has_index, prepare
 from gpuviz.model.trace import SCHEMA_VERSION, Trace
 from gpuviz.model.tracefile import load_trace, save_traces
 from tests.test_tracefile import forged, npy_bytes
@@ -25,7 +26,7 @@ DATA = Path(__file__).parent / "data"
 #: written by gpuviz before schema 2 (deflated members, no index): `gpuviz capture reduce_sum --size 2048`
 SCHEMA1_FILE = DATA / "reduce_sum_schema1.gpuviz"
 #: written by gpuviz with schema 2 (stored, aligned members and an index; no site table):
-#: ``capture_bundled("reduce_sum", 512, None, "cpu")`` saved with ``Trace.save``
+#: ``capture_bundled("reduce_sum", 512, None, "cpu")`` saved with ``save_traces``
 SCHEMA2_FILE = DATA / "reduce_sum_schema2.gpuviz"
 
 
@@ -63,19 +64,20 @@ def trace():
 
 def test_saved_file_carries_the_index_and_opening_reads_it(trace, tmp_path, monkeypatch):
     path = tmp_path / "mm.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     fresh = Frames(trace)
 
     def no_sorting(*a, **k):
         raise AssertionError("opening a file with an index must not build frames again")
 
     back = load_trace(path)
-    assert index_mod.has_index(back)
+    assert has_index(back)
     monkeypatch.setattr(Frames, "_build", no_sorting)
     monkeypatch.setattr(analysis, "_build_prep", no_sorting)
-    frames = Frames(back)
+    frames = prepare(back).frames
     same_frames(fresh, frames)
-    np.testing.assert_array_equal(back.phase, trace.phase)
+    np.testing.assert_array_equal(prepare(back).phase, trace.phase)
+    assert "phase" not in back.__dict__  # the index's phases: the trace's own were never computed
     for name in analysis.REPORT_NAMES:
         same_report(getattr(analysis, name)(trace), getattr(analysis, name)(back))
     from gpuviz.model.narration import Narrator
@@ -92,12 +94,13 @@ def test_saved_file_carries_the_index_and_opening_reads_it(trace, tmp_path, monk
     for b in (0, 3):
         for f in (0, fresh.block_first[b] + 5):
             np.testing.assert_array_equal(frames.lane_states(b, f), fresh.lane_states(b, f))
-    np.testing.assert_array_equal(back.events_of_thread(2, 17), trace.events_of_thread(2, 17))
+    np.testing.assert_array_equal(prepare(back).events_of_thread(2, 17), trace.events_of_thread(2, 17))
+    assert "thread_order" not in back.__dict__  # found from one block's frames, not a whole-trace sort
 
 
 def test_fields_and_index_are_memory_mapped_at_aligned_offsets(trace, tmp_path):
     path = tmp_path / "mm.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
         meta = json.loads(zf.read("meta.json"))
         assert meta["schema_version"] == SCHEMA_VERSION == 3
@@ -111,7 +114,7 @@ def test_fields_and_index_are_memory_mapped_at_aligned_offsets(trace, tmp_path):
             assert (info.header_offset + 30 + n + e) % 64 == 0, info.filename
     back = load_trace(path)
     assert mapped(back.field("block")) and mapped(back.field("index"))
-    assert mapped(back.saved_frames["perm"])
+    assert mapped(prepare(back).index.arrays["frames.perm"]) and mapped(prepare(back).frames.perm)
     assert not back.field("block").flags.writeable
 
 
@@ -119,19 +122,19 @@ def test_a_file_without_the_index_still_opens_and_gets_the_same_frames(trace, tm
     path = tmp_path / "bare.gpuviz"
     save_traces(path, [trace], index=False)
     back = load_trace(path)
-    assert not index_mod.has_index(back)
-    same_frames(Frames(trace), Frames(back))
+    assert not has_index(back)
+    same_frames(Frames(trace), prepare(back).frames)
 
 
 def test_an_index_that_does_not_fit_the_events_is_ignored(trace, tmp_path):
     path = tmp_path / "mm.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     good = load_trace(path)
     line = good.field("line").copy()
     line[line > 0] += 1  # events edited by another tool: the stored index is from other events
     edited = forged(path, tmp_path, replace={"trace0/line.npy": npy_bytes(line)})
     back = load_trace(edited)
-    assert not index_mod.has_index(back)
+    assert not has_index(back)
     np.testing.assert_array_equal(Frames(back).line[Frames(back).line > 0], Frames(good).line[Frames(good).line > 0] + 1)
 
 
@@ -139,7 +142,7 @@ def test_a_damaged_index_member_is_a_damaged_file(trace, tmp_path):
     from gpuviz.model.tracefile import TraceFileError
 
     path = tmp_path / "mm.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     data = bytearray(path.read_bytes())
     with zipfile.ZipFile(path) as zf:
         info = zf.getinfo("trace0/index/frames.perm.npy")
@@ -157,15 +160,15 @@ def test_an_older_schema_1_file_still_opens(tmp_path):
         assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in zf.infolist() if i.filename.endswith(".npy"))
     old = load_trace(SCHEMA1_FILE)
     assert old.launch.kernel_name == "reduce_sum" and len(old) == 32_760
-    assert not index_mod.has_index(old)
-    frames = Frames(old)
+    assert not has_index(old)
+    frames = prepare(old).frames
     assert frames.n_frames > 0
     # saved again, it becomes a schema-2 file with an index, and the same frames come back from it
     again = tmp_path / "again.gpuviz"
-    old.save(again)
+    save_traces(again, [old])
     back = load_trace(again)
-    assert index_mod.has_index(back)
-    same_frames(frames, Frames(back))
+    assert has_index(back)
+    same_frames(frames, prepare(back).frames)
     for name in analysis.REPORT_NAMES:
         same_report(getattr(analysis, name)(old), getattr(analysis, name)(back))
 
@@ -178,17 +181,17 @@ def test_an_older_schema_2_file_still_opens(tmp_path):
     old = load_trace(SCHEMA2_FILE)
     assert old.launch.kernel_name == "reduce_sum" and len(old) == 8_190
     assert old.launch.sites == [] and not old.has("site") and (old.site == -1).all()  # schema 2 had no sites
-    assert index_mod.has_index(old)  # its saved index is used, not rebuilt
-    frames = Frames(old)
+    assert has_index(old)  # its saved index is used, not rebuilt
+    frames = prepare(old).frames
     rebuilt = Frames(Trace(old.launch, {k: old.field(k) for k in old.recorded_fields}))
     same_frames(frames, rebuilt)
     # saved again, it is written with this gpuviz's schema, and the same frames and reports come back
     again = tmp_path / "again.gpuviz"
-    old.save(again)
+    save_traces(again, [old])
     with zipfile.ZipFile(again) as zf:
         assert json.loads(zf.read("meta.json"))["schema_version"] == SCHEMA_VERSION
     back = load_trace(again)
-    same_frames(frames, Frames(back))
+    same_frames(frames, prepare(back).frames)
     for name in analysis.REPORT_NAMES:
         same_report(getattr(analysis, name)(old), getattr(analysis, name)(back))
 
@@ -250,10 +253,10 @@ def test_a_few_blocks_of_a_huge_launch_are_indexed_without_per_thread_tables(tmp
     assert "narration" not in idx.info
     assert max(a.nbytes for a in idx.arrays.values()) < 64 << 20
     path = tmp_path / "few.gpuviz"
-    tr.save(path)
+    save_traces(path, [tr])
     back = load_trace(path)
-    assert index_mod.has_index(back) and back.saved_narration is None
-    assert Frames(back).n_frames == Frames(tr).n_frames
+    assert has_index(back) and prepare(back).narration is None
+    assert prepare(back).frames.n_frames == Frames(tr).n_frames
 
 
 def test_the_barrier_facts_of_an_index_are_a_few_shared_tuples_the_collector_leaves_alone(trace, tmp_path):
@@ -265,12 +268,12 @@ def test_the_barrier_facts_of_an_index_are_a_few_shared_tuples_the_collector_lea
     from gpuviz.model.trace import EventKind
 
     path = tmp_path / "mm.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     back = load_trace(path)
-    rows = back.saved_narration[1]["phase_shared"]
+    rows = prepare(back).narration[1]["phase_shared"]
     assert len(rows) > 1 and all(type(r) is tuple and type(r[1]) is tuple and type(r[2]) is tuple for r in rows)
     assert len({id(r[1]) for r in rows}) == len({r[1] for r in rows})  # equal names: one tuple
-    frames = Frames(back)
+    frames = prepare(back).frames
     saved = Narrator(frames)
     saved.caption(0)
     pairs = list(saved._phase_shared.values())
@@ -287,6 +290,6 @@ def test_the_barrier_facts_of_an_index_are_a_few_shared_tuples_the_collector_lea
         assert saved.caption(int(f)) == computed.caption(int(f))
     assert {k: tuple(map(tuple, v)) for k, v in computed._phase_shared.items()} == saved._phase_shared
     again = tmp_path / "again.gpuviz"
-    back.save(again)
-    assert [list(map(list, r[1:])) for r in load_trace(again).saved_narration[1]["phase_shared"]] == \
+    save_traces(again, [back])
+    assert [list(map(list, r[1:])) for r in prepare(load_trace(again)).narration[1]["phase_shared"]] == \
         [list(map(list, r[1:])) for r in rows]

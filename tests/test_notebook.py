@@ -16,6 +16,7 @@ import pytest
 
 import gpuviz
 from gpuviz.export.inline import InlinePage, inline_html
+from gpuviz.model.tracefile import save_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "examples" / "notebook.ipynb"
@@ -64,7 +65,7 @@ def test_show_outside_a_notebook_keeps_to_the_window_and_refuses_page_options(re
 
 def test_the_inline_page_of_a_saved_trace_and_of_a_shipped_lesson(reduction, tmp_path):
     path = tmp_path / "r.gpuviz"
-    reduction.save(path)
+    save_traces(path, [reduction])
     page = InlinePage(path)
     assert "reduce_sum" in repr(page)
     assert _page_data(_srcdoc(page._repr_html_()))["kind"] == "trace"

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from gpuviz.model import tracefile, validate
+from gpuviz.model.prepared import prepare
 from gpuviz.model.trace import EventKind
-from gpuviz.model.tracefile import TraceFileError, load_trace
+from gpuviz.model.tracefile import TraceFileError, load_trace, save_traces
 from tests.ui_traces import matmul_tiled_trace
 
 SPAN = 4096
@@ -26,7 +27,7 @@ def saved(tmp_path_factory):
     """A trace of 80,896 events with its index, saved: (path, trace)."""
     trace = matmul_tiled_trace(32, 16)
     path = tmp_path_factory.mktemp("bounded") / "mm.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     return path, trace
 
 
@@ -61,7 +62,7 @@ def test_index_checks_use_memory_of_a_span_not_of_the_trace(saved, small_spans):
     path, _ = saved
     back = load_trace(path)
     n = len(back)
-    arrays = back.trace_index.arrays
+    arrays = prepare(back).index.arrays
     cols = {k: back.field(k) for k in ("block", "line", "array")}
     peak = peak_bytes(lambda: validate.check_index_arrays("f", "t", arrays, n, back.launch, cols))
     # a bool per event marks the events the permutation names; the rest is per span (the whole-array way made
@@ -90,7 +91,7 @@ def test_an_index_wrong_in_its_last_span_is_refused(saved, small_spans):
     path, trace = saved
     back = load_trace(path)
     n = len(back)
-    arrays = dict(back.trace_index.arrays)
+    arrays = dict(prepare(back).index.arrays)
     cols = {k: back.field(k) for k in ("block", "line", "array")}
     validate.check_index_arrays("f", "t", arrays, n, back.launch, cols)  # as saved: fine
     perm = np.array(arrays["frames.perm"])
@@ -164,13 +165,13 @@ def test_no_garbage_collection_walks_a_file_being_read(saved, where, tmp_path, m
     import gc
     import sys
 
-    from gpuviz.model import index as index_mod
+    from gpuviz.model.indexcache import ensure_index, load_cached
 
     path, trace = saved
     if where == "cache":  # an index read from the user's cache folder, for a file that lacks one
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
         bare = load_trace(path, with_index=False)
-        assert index_mod.ensure_index(bare) == "built"
+        assert ensure_index(prepare(bare)) == "built"
     seen = []
 
     def note(phase, info):
@@ -180,7 +181,7 @@ def test_no_garbage_collection_walks_a_file_being_read(saved, where, tmp_path, m
                 names.add(f.f_code.co_name)
                 f = f.f_back
             seen.append(names & {"_read_meta", "_read_trace", "_read_index", "check_events", "check_index",
-                                 "load_index_file", "apply_index"})
+                                 "load_index_file", "use_index"})
 
     old = gc.get_threshold()
     gc.set_threshold(50, 1, 1)  # a collection every 50 allocations: hundreds while a manifest is parsed
@@ -189,7 +190,7 @@ def test_no_garbage_collection_walks_a_file_being_read(saved, where, tmp_path, m
         if where == "cache":
             back = load_trace(path, with_index=False)
             seen.clear()
-            assert index_mod.load_cached(back)
+            assert load_cached(prepare(back))
         else:
             back = load_trace(path)
         during = [s for s in seen if s]

@@ -11,6 +11,8 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from gpuviz.model import index as index_mod
+from gpuviz.model import indexcache
+from gpuviz.model.prepared import has_index
 from gpuviz.model.tracefile import save_traces
 from gpuviz.ui.window import MainWindow
 from tests.test_index import SCHEMA1_FILE
@@ -27,14 +29,14 @@ def gate(monkeypatch):
     """Holds every open at its index step until released; records which thread it ran on."""
     release = threading.Event()
     seen = {}
-    real = index_mod.ensure_index
+    real = indexcache.ensure_index
 
-    def held(trace, progress=None, cancelled=None):
+    def held(prepared, progress=None, cancelled=None):
         seen["thread"] = threading.current_thread()
         release.wait(20)
-        return real(trace, progress=progress, cancelled=cancelled)
+        return real(prepared, progress=progress, cancelled=cancelled)
 
-    monkeypatch.setattr(index_mod, "ensure_index", held)
+    monkeypatch.setattr(indexcache, "ensure_index", held)
     return release, seen
 
 
@@ -154,7 +156,7 @@ def test_a_capture_reports_its_progress_in_percent(window, qtbot):
         panel.run({"kernel": "reduce_sum", "size": 2048, "block": None, "backend": "cpu"})
     assert seen and seen == sorted(seen) and seen[-1] == 100
     assert window.session.trace.launch.kernel_name == "reduce_sum"
-    assert index_mod.has_index(window.session.trace)  # the worker indexed it: the window sorted nothing
+    assert has_index(window.session.trace)  # the worker indexed it: the window sorted nothing
 
 
 def test_opening_the_file_on_screen_again_reads_nothing_unless_it_changed(window, qtbot, tmp_path):

@@ -22,7 +22,7 @@ import gpuviz
 from gpuviz.cli import main
 from gpuviz.model.recording import RecordedLaunch, Recording, load_recording
 from gpuviz.model.trace import Trace
-from gpuviz.model.tracefile import TraceFileError, read_manifest
+from gpuviz.model.tracefile import TraceFileError, read_manifest, save_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts"
@@ -179,7 +179,7 @@ def test_the_window_lists_all_twenty_launches(twenty, qtbot):
 def test_a_one_trace_file_still_loads_as_a_trace_and_info_keeps_its_keys(tmp_path, capsys):
     trace = gpuviz.capture(_race_kernel(), 2, 32, np.zeros(1, np.int32))
     path = tmp_path / "one.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     back = gpuviz.load(path)
     assert isinstance(back, Trace) and len(back) == len(trace)
     assert main(["info", str(path), "--json"]) == 0

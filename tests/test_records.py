@@ -20,6 +20,7 @@ import gpuviz
 from gpuviz.model.dtypes import dtype_text, parse_dtype
 from gpuviz.model.trace import ArrayInfo
 from gpuviz.runner import run_script
+from gpuviz.model.tracefile import save_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "monte_carlo_pi.py"
@@ -69,7 +70,7 @@ def _local_aligned(out):
 
 def _saves_and_loads(trace, tmp_path):
     path = tmp_path / "t.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
     back = gpuviz.load(path)
     assert back.launch.arrays == trace.launch.arrays
     assert len(back) == len(trace) and np.array_equal(back.index, trace.index)

@@ -20,7 +20,7 @@ from gpuviz.cli import main
 from gpuviz.export.verify import WrittenFileError, check_export
 from gpuviz.model import tracefile
 from gpuviz.model.recording import Recording
-from gpuviz.model.tracefile import TraceFileError
+from gpuviz.model.tracefile import TraceFileError, save_traces
 
 SCRIPTS = Path(__file__).resolve().parent / "user_scripts"
 RACE = SCRIPTS / "counter_race.py"  # launch 1: k1 (racing), launch 2: k2 (atomic)
@@ -204,7 +204,7 @@ def test_an_export_that_does_not_read_back_is_an_error_and_leaves_nothing(monkey
 
     trace = gpuviz.capture(_kernel(), 1, 32, np.zeros(32, np.float32))
     path = tmp_path / "t.gpuviz"
-    trace.save(path)
+    save_traces(path, [trace])
 
     def short_film(trace, out, fmt, size=(1280, 720), **kw):  # an encoder that stopped after two frames
         imageio.mimsave(out, _frames(2, *size), format="GIF", duration=0.1)

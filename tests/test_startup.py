@@ -181,6 +181,7 @@ def test_a_stale_catalog_is_not_believed(monkeypatch, tmp_path):
 
 def test_the_shipped_default_trace_is_what_a_capture_gives_now():
     from gpuviz.app import DEFAULT_TRACE_PATH, capture_default_trace, load_default_trace
+    from gpuviz.model.prepared import prepare
 
     assert DEFAULT_TRACE_PATH.is_file()
     shipped, fresh = load_default_trace(), capture_default_trace()
@@ -195,7 +196,7 @@ def test_the_shipped_default_trace_is_what_a_capture_gives_now():
         [x.to_json() if hasattr(x, "to_json") else x for x in b.arrays], hint
     assert [x.to_json() for x in a.sites] == [x.to_json() for x in b.sites], hint
     assert a.meta["bundled_kernel"] == b.meta["bundled_kernel"], hint
-    assert shipped.saved_frames is not None  # its index is stored: opening reads it, builds nothing
+    assert prepare(shipped).index is not None  # its index is stored: opening reads it, builds nothing
     assert a.source_file == b.source_file  # the kernel file of this checkout, whichever machine wrote the trace
 
 

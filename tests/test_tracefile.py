@@ -76,8 +76,8 @@ def assert_same(a: Trace, b: Trace) -> None:
 def test_round_trip_all_fields(tmp_path):
     tr = make_trace()
     path = tmp_path / "run.gpuviz"
-    tr.save(path)
-    back = Trace.load(path)
+    save_traces(path, [tr])
+    back = load_trace(path)
     assert_same(tr, back)
     assert back.launch.meta["nested"] == {"a": [1, 2.5, "x"]}
     assert back.launch.dropped == 3 and back.launch.first_line == 10
@@ -86,7 +86,7 @@ def test_round_trip_all_fields(tmp_path):
 def test_sites_travel_in_the_file(tmp_path):
     tr = make_trace()
     path = tmp_path / "t.gpuviz"
-    tr.save(path)
+    save_traces(path, [tr])
     back = load_trace(path)
     assert back.launch.sites == tr.launch.sites
     assert back.launch.sites[2].text == "x[i]" and back.launch.sites[0].text == "start"
@@ -130,7 +130,7 @@ def test_empty_trace_and_empty_file_list(tmp_path):
 
 def test_meta_is_readable_json_with_magic_and_schema(tmp_path):
     path = tmp_path / "run.gpuviz"
-    make_trace().save(path)
+    save_traces(path, [make_trace()])
     with zipfile.ZipFile(path) as zf:
         meta = json.loads(zf.read("meta.json"))
         names = set(zf.namelist())
@@ -143,7 +143,7 @@ def test_meta_is_readable_json_with_magic_and_schema(tmp_path):
 def test_save_is_atomic_and_leaves_no_temp_files(tmp_path, monkeypatch):
     path = tmp_path / "run.gpuviz"
     good = make_trace("good")
-    good.save(path)
+    save_traces(path, [good])
     before = path.read_bytes()
 
     import gpuviz.model.tracefile as tf
@@ -153,7 +153,7 @@ def test_save_is_atomic_and_leaves_no_temp_files(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tf.np.lib.format, "write_array", explode)
     with pytest.raises(OSError, match="disk full"):
-        make_trace("bad").save(path)
+        save_traces(path, [make_trace("bad")])
     assert path.read_bytes() == before  # the old file is untouched
     assert [p.name for p in tmp_path.iterdir()] == ["run.gpuviz"]  # no temp left behind
 
@@ -162,7 +162,7 @@ def test_unserialisable_meta_is_a_clear_error(tmp_path):
     tr = make_trace()
     tr.launch.meta["callback"] = object()
     with pytest.raises(TraceFileError, match="not JSON-serialisable"):
-        tr.save(tmp_path / "x.gpuviz")
+        save_traces(tmp_path / "x.gpuviz", [tr])
     assert not list(tmp_path.iterdir())
 
 

@@ -76,9 +76,9 @@ def _page(source, frames=None, theme: str = "light") -> str:
     if isinstance(source, Lesson):
         return page_html(lesson_page_data(source), theme=theme)
     if frames in (None, ""):
-        from ..model.frames import Frames
+        from ..model.prepared import prepare
 
-        fr = Frames(source)
+        fr = prepare(source).frames
         n = fr.n_frames
         rng = (0, min(n, INLINE_FRAMES)) if n > MAX_FRAMES_WITHOUT_RANGE else None
         return page_html(trace_page_data(source, rng, frames=fr), theme=theme)

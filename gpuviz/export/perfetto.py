@@ -22,6 +22,7 @@ import numpy as np
 
 from ..model.frames import Frames, format_block
 from ..model.narration import Narrator
+from ..model.prepared import prepare
 from ..model.trace import EventKind as K
 
 _HOST_PID = 0
@@ -44,7 +45,7 @@ def _meta(pid: int, tid: int | None, what: str, name: str, sort: int | None = No
 def trace_events(trace, frames: Frames | None = None, narrator: Narrator | None = None, timing_sets=(),
                  frame_range: tuple[int, int] | None = None, captions: bool = True) -> dict:
     """The Chrome trace JSON object (``{"traceEvents": [...], ...}``) of one trace."""
-    frames = frames or Frames(trace)
+    frames = frames or prepare(trace).frames
     narrator = narrator or (Narrator(frames) if captions else None)
     L = trace.launch
     n = frames.n_frames

@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from ..model.frames import Frames
+from ..model.prepared import prepare
 from ..model.narration import Narrator, StopError
 from .format import (
     COURSE,
@@ -201,7 +202,7 @@ class LessonPlayer:
         except Exception as exc:  # a capture or file error: say which scene asked for it
             fld = "trace" if scene.trace else "kernel"
             raise LessonError(f"{where(scene, fld)}: could not load it: {type(exc).__name__}: {exc}") from exc
-        frames = Frames(trace)
+        frames = prepare(trace).frames
         notes = tuple(getattr(spec, "frame_notes", ()) or ()) if spec is not None else ()
         narrator = Narrator(frames, notes=notes)
         if frames.n_frames == 0:

@@ -226,7 +226,8 @@ def cached_report(trace: Trace, name: str):
 
 
 def seed_report(trace: Trace, name: str, report) -> None:
-    """Put a report read from a trace file into the cache, so the analysis is not run again."""
+    """Put a report of an index (the trace file's, the cache's, one built) into the cache, so the analysis is not run
+    again: :class:`gpuviz.model.prepared.Prepared` does, given an index."""
     if name not in REPORT_NAMES:
         raise KeyError(f"no analysis report named {name!r}; known: {', '.join(REPORT_NAMES)}")
     with _lock(trace):

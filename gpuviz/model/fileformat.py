@@ -165,6 +165,43 @@ REPORTS: dict[str, Table] = {
     }),
 }
 
+#: the form of the reports' JSON parts (``info["reports"][<report>][<field>]["json"]``): keys a dict must have,
+#: a list's rows (one example row), 0 for a number (any number or null), "" for text, False for a flag
+REPORT_JSON: dict[str, dict] = {
+    "global_memory": {
+        "per_line": [{
+            "line": 0, "requests": 0, "load_requests": 0, "store_requests": 0, "sectors": 0, "ideal_sectors": 0,
+            "bytes": 0, "sectors_per_request": 0, "efficiency": 0,
+        }],
+        "totals": {kind: {"requests": 0, "sectors": 0, "lines": 0, "bytes": 0, "ideal_sectors": 0, "efficiency": 0,
+                          "sectors_per_request": 0} for kind in ("load", "store", "atomic")},
+        "sectors_per_request": {"load": 0, "store": 0, "atomic": 0},
+    },
+    "shared_banks": {
+        "per_line": [{
+            "line": 0, "requests": 0, "wavefronts": 0, "bank_conflicts": 0, "load_conflicts": 0,
+            "store_conflicts": 0,
+        }],
+        "totals": {
+            "load": {"requests": 0, "wavefronts": 0, "bank_conflicts": 0, "max_ways": 0},
+            "store": {"requests": 0, "wavefronts": 0, "bank_conflicts": 0, "max_ways": 0},
+        },
+        "bank_conflicts": {"load": 0, "store": 0, "total": 0},
+    },
+    "divergence": {
+        "per_line": [{
+            "line": 0, "warp_instructions": 0, "active_lanes": 0, "idle_lanes": 0, "diverged": 0,
+            "mean_active_lanes": 0, "simt_efficiency": 0,
+        }],
+        "totals": {"warp_instructions": 0, "active_lanes": 0, "mean_active_lanes": 0, "simt_efficiency": 0,
+                   "occupied_lane_fraction": 0, "diverged_instructions": 0, "partial_instructions": 0},
+        "step_recorded": False,
+    },
+    "races": {
+        "array_names": [""],
+    },
+}
+
 #: the narration's per-frame, per-thread and per-barrier facts (``narration.<name>``)
 NARRATION: dict[str, Table] = {
     "per frame": Table("frames", {name: Column("iub") for name in (

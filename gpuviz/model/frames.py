@@ -24,7 +24,6 @@ numpy only: no Qt, no numba.
 from __future__ import annotations
 
 import enum
-import weakref
 from collections import OrderedDict
 from functools import cached_property
 
@@ -196,9 +195,12 @@ class Frames:
     )
 
     def __init__(self, trace: Trace, order: str = "block", blocks_per_wave: int = 4, arrays: dict | None = None,
-                 checkpoint=None):
-        """``arrays``: the :attr:`STORED` arrays of these frames, read from a trace file's index, so nothing
-        is sorted again (a trace whose file carried an index brings them: ``trace.saved_frames``).
+                 checkpoint=None, event_phase: np.ndarray | None = None, narration=None):
+        """``arrays``: the :attr:`STORED` arrays of these frames, read from a trace's index, so nothing is
+        sorted again (:class:`gpuviz.model.prepared.Prepared` passes its index's; without them the events are
+        sorted). ``event_phase``: the barrier phase of every event when known (the index's), else
+        ``trace.phase``. ``narration``: the narrator's facts saved with the same index (``Narrator.state()``),
+        which a :class:`~gpuviz.model.narration.Narrator` of these frames reads instead of computing them.
         ``checkpoint(fraction)``: called between the stages of the build (a background job reports
         progress and cancels by raising from it)."""
         if order not in ("block", "wave"):
@@ -210,13 +212,18 @@ class Frames:
         self.order = order
         self.blocks_per_wave = int(blocks_per_wave) if order == "wave" else 1
         self._lane_cache: OrderedDict[int, tuple] = OrderedDict()
-        if arrays is None and order == "block":
-            arrays = getattr(trace, "saved_frames", None)
+        self._event_phase = event_phase
+        #: the narrator's saved facts for these frames (``Narrator.state()``), or None: see ``__init__``
+        self.saved_narration = narration if arrays is not None else None
         if arrays is not None:
             self._adopt(arrays)
         else:
             self._build(checkpoint or (lambda _fraction: None))
-        trace._frames_ref = weakref.ref(self)
+
+    @property
+    def event_phase(self) -> np.ndarray:
+        """The barrier phase of every event of the trace (the index's when these frames were adopted from one)."""
+        return self._event_phase if self._event_phase is not None else self.trace.phase
 
     def _adopt(self, arrays: dict) -> None:
         missing = [k for k in self.STORED if k not in arrays]
@@ -240,7 +247,7 @@ class Frames:
         warp = tr.warp.astype(np.int64)
         step = np.maximum(tr.issue_step, 0).astype(np.int64)
         checkpoint(0.05)
-        phase = tr.phase.astype(np.int64)
+        phase = self.event_phase.astype(np.int64)
         checkpoint(0.35)
         thread = tr.thread.astype(np.int64)
         seq = tr.seq.astype(np.int64)
@@ -275,7 +282,7 @@ class Frames:
         self.block = tr.block[first_ev].astype(np.int32)
         self.warp = tr.warp[first_ev].astype(np.int32)
         self.step = tr.issue_step[first_ev].astype(np.int32)
-        self.phase = tr.phase[first_ev].astype(np.int32)
+        self.phase = self.event_phase[first_ev].astype(np.int32)
         self.line = tr.line[first_ev].astype(np.int32)
         self.array = tr.array[first_ev].astype(np.int16)
         kinds = tr.kind[self.perm].astype(np.int64)

@@ -12,10 +12,11 @@ change per frame is collected here as named numpy arrays plus a little JSON:
                             (:data:`gpuviz.model.analysis.REPORT_NAMES`): their numpy parts; the rest is JSON
 
 :func:`build_index` computes it (the capture worker does, when it saves the trace; a background job does for a
-file that lacks it, reporting progress and checking for a cancel between stages). :func:`apply_index` hands it
-to a trace: ``Frames(trace)`` then adopts the saved arrays, ``trace.phase`` is read, not computed, and the
-analyses return the saved reports. ``tracefile`` stores it inside the ``.gpuviz`` file (schema 2), and
-:func:`load_cached` / :func:`save_cached` keep it in the user's cache folder for files that lack it.
+file that lacks it, reporting progress and checking for a cancel between stages); :func:`check_index` says whether
+one fits a trace. :func:`gpuviz.model.prepared.prepare` takes it with the trace: the prepared trace's frames are then
+adopted from its arrays, its phases read, not computed, and the analyses return its reports. ``tracefile`` stores it
+inside the ``.gpuviz`` file (schema 2), and :mod:`gpuviz.model.indexcache` keeps it in the user's cache folder (the
+key and folder are here: :func:`cache_key`, :func:`cache_path`) for files that lack it.
 
 An index belongs to the exact events it was computed from: it records the CRC-32 of every stored event field,
 and one whose CRCs differ from the file's (a file edited or re-saved by other tools) is ignored and rebuilt.
@@ -35,6 +36,7 @@ import numpy as np
 
 from . import analysis
 from .frames import Frames
+from .narration import Narrator, compact_phase_shared_rows
 from .trace import Trace
 
 #: bump when what the index holds or how it is computed changes: older indexes are then rebuilt
@@ -88,7 +90,7 @@ def build_index(trace: Trace, progress=None, cancelled=None, frames: Frames | No
         frames = Frames(trace, checkpoint=lambda x: check("frames", x, weight["frames"]))
     for k, v in frames.stored_arrays().items():
         arrays["frames." + k] = np.asarray(v)
-    arrays["trace.phase"] = np.asarray(trace.phase)
+    arrays["trace.phase"] = np.asarray(frames.event_phase)
     done += weight["frames"]
     for name in analysis.REPORT_NAMES:
         check(name, 0.0, weight[name])
@@ -99,8 +101,6 @@ def build_index(trace: Trace, progress=None, cancelled=None, frames: Frames | No
         done += weight[name]
     check("narration", 0.0, weight["narration"])
     if _narration_fits(trace):
-        from .narration import Narrator
-
         narrator = Narrator(frames)
 
         def narration_check() -> None:
@@ -149,7 +149,7 @@ def _report_parts(report) -> tuple[dict[str, np.ndarray], dict]:
     return arrays, js
 
 
-def _report_from_parts(name: str, arrays: dict[str, np.ndarray], js: dict):
+def report_from_parts(name: str, arrays: dict[str, np.ndarray], js: dict):
     cls = _REPORT_CLASSES[name]
     kwargs = {}
     for f in dataclasses.fields(cls):
@@ -166,7 +166,7 @@ def _report_from_parts(name: str, arrays: dict[str, np.ndarray], js: dict):
 # ---- applying ---------------------------------------------------------------------------------------
 def check_index(index: TraceIndex, trace: Trace, crcs: dict[str, int]) -> str | None:
     """Why ``index`` does not fit ``trace`` (None when it does). ``crcs``: the CRC-32 of the trace's event
-    field members, as its file records them (``trace.file_crcs``)."""
+    field members, as its file records them (``Prepared.crcs``)."""
     info = index.info
     if info.get("version") != INDEX_VERSION:
         return f"index version {info.get('version')!r}, this gpuviz writes {INDEX_VERSION}"
@@ -186,44 +186,26 @@ def check_index(index: TraceIndex, trace: Trace, crcs: dict[str, int]) -> str | 
         if len(index.arrays["frames.block_first"]) != trace.launch.n_blocks:
             return "its per-block ranges do not match the launch's blocks"
         for name in analysis.REPORT_NAMES:
-            _report_from_parts(name, index.arrays, info["reports"][name])
+            report_from_parts(name, index.arrays, info["reports"][name])
         if "narration" in info:
-            _narration_state(index)
+            narration_state(index)
     except (KeyError, TypeError, ValueError) as exc:
         return f"it is incomplete ({type(exc).__name__}: {exc})"
     return None if n_frames is not None else "it holds no frames"
 
 
-def apply_index(trace: Trace, index: TraceIndex) -> None:
-    """Let ``trace`` use ``index`` (checked with :func:`check_index` first): frames, phases and reports are
-    then read from it (and saving the trace again writes it without recomputing)."""
-    trace.trace_index = index
-    trace.saved_frames = {k[len("frames."):]: v for k, v in index.arrays.items() if k.startswith("frames.")}
-    trace.__dict__["phase"] = index.arrays["trace.phase"]  # Trace.phase is a cached_property
-    trace.saved_narration = _narration_state(index) if "narration" in index.info else None
-    for name in analysis.REPORT_NAMES:
-        analysis.seed_report(trace, name, _report_from_parts(name, index.arrays, index.info["reports"][name]))
-
-
-def _narration_state(index: TraceIndex) -> tuple[dict, dict]:
-    from .narration import Narrator
-
+def narration_state(index: TraceIndex) -> tuple[dict, dict]:
+    """The narrator's facts an index holds (``Narrator.state()``): its arrays and JSON part, checked."""
     names = list(Narrator.STATE_ARRAYS) + ["bar_keys", "bar_threads"]
     arrays = {k: index.arrays[f"narration.{k}"] for k in names}
     js = index.info["narration"]
     if not isinstance(js.get("n_ph"), int) or not isinstance(js.get("phase_shared"), list):
         raise ValueError("the narration's JSON part is malformed")
-    from .narration import compact_phase_shared_rows
-
     try:  # the index (and the trace holding it) lives as long as the trace is on screen: few objects, not 250,000
         js["phase_shared"] = compact_phase_shared_rows(js["phase_shared"])
     except (TypeError, ValueError):
         pass  # a malformed row: the narrator reports it when it reads them (as before)
     return arrays, js
-
-
-def has_index(trace: Trace) -> bool:
-    return trace.trace_index is not None
 
 
 # ---- the user's cache folder, for files that lack an index -------------------------------------------
@@ -242,57 +224,3 @@ def cache_key(crcs: dict[str, int], n_events: int, launch_json: dict) -> str:
 
 def cache_path(key: str) -> Path:
     return cache_dir() / f"{key}.gpuviz-index"
-
-
-def key_of(trace: Trace) -> str | None:
-    """The cache key of a trace read from a file (None for a trace that was never saved)."""
-    if not trace.file_crcs:
-        return None
-    return cache_key(trace.file_crcs, len(trace), trace.launch.to_json())
-
-
-def load_cached(trace: Trace) -> bool:
-    """Use the index kept in the user's cache folder for this trace's events, if there is a fitting one."""
-    from .tracefile import _collection_paused, load_index_file
-
-    key = key_of(trace)
-    if key is None:
-        return False
-    with _collection_paused():  # as for a trace file: its JSON rows are compacted here (see tracefile)
-        idx = load_index_file(cache_path(key), key)
-        if idx is None or check_index(idx, trace, trace.file_crcs) is not None:
-            return False
-        apply_index(trace, idx)
-    return True
-
-
-def save_cached(trace: Trace, idx: TraceIndex) -> Path | None:
-    """Keep ``idx`` in the user's cache folder for the next open of this trace's file (None when it cannot:
-    a trace not read from a file, or a cache folder that cannot be written; opening goes on regardless)."""
-    from .tracefile import TraceFileError, save_index_file
-
-    key = key_of(trace)
-    if key is None:
-        return None
-    idx.info["events_crc"] = dict(trace.file_crcs)
-    path = cache_path(key)
-    try:
-        save_index_file(path, idx, key)
-    except (OSError, TraceFileError):
-        return None
-    return path
-
-
-def ensure_index(trace: Trace, progress=None, cancelled=None) -> str:
-    """Give ``trace`` its index: the file's own (already applied by ``load_trace``), the cached one, or one
-    built now (then cached). Returns where it came from: "file", "cache" or "built"."""
-    if has_index(trace):
-        return "file"
-    if load_cached(trace):
-        return "cache"
-    idx = build_index(trace, progress=progress, cancelled=cancelled)
-    save_cached(trace, idx)
-    if trace.file_crcs:
-        idx.info["events_crc"] = dict(trace.file_crcs)
-    apply_index(trace, idx)
-    return "built"

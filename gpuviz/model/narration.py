@@ -1,6 +1,6 @@
 """Narration: one plain-words sentence per frame, saying what happens and why it matters.
 
-    >>> n = Narrator(Frames(trace))
+    >>> n = Narrator(prepare(trace).frames)  # gpuviz.model.prepared.prepare
     >>> n.caption(17)
     'Warp 1 reads B[k, col] for 32 consecutive col: 4 sectors, fully coalesced'
 
@@ -325,9 +325,8 @@ class Narrator:
         if self._built:
             return
         self._check_cancel()
-        saved = getattr(self.trace, "saved_narration", None)
-        frames_saved = getattr(self.trace, "saved_frames", None)
-        if saved is not None and frames_saved is not None and self.frames.perm is frames_saved.get("perm"):
+        saved = self.frames.saved_narration  # set when the frames were adopted from an index holding it
+        if saved is not None:
             self._restore(*saved)  # the trace's file (or the cache) holds it: nothing to compute
         else:
             self._compute()
@@ -579,7 +578,7 @@ class Narrator:
         """Threads that reached each (block, phase)'s barrier, and the shared arrays each phase wrote/read."""
         tr, L = self.trace, self.launch
         bar = np.flatnonzero(tr.kind == K.BARRIER)
-        ph = tr.phase
+        ph = self.frames.event_phase
         n_ph = int(ph.max()) + 1 if len(ph) else 1
         # a thread reaches the barrier that closes a phase once, so barrier events per (block, phase) are
         # the threads that reached it: a count, not a sort

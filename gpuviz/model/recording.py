@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .trace import Trace
+from .tracefile import load_file, save_traces
 from .validate import TraceFileError
 
 #: version of the manifest's ``recording`` entry (what :meth:`Recording.to_json` writes)
@@ -258,8 +259,6 @@ class Recording(Sequence):
         """Write every trace and the run's metadata to ``path`` (atomically); the file is read back before it
         is put in place (:func:`~gpuviz.model.tracefile.save_traces`). A trace that would not load back is a
         :class:`TraceFileError` that names its launch (number, kernel) and the reason."""
-        from .tracefile import save_traces
-
         if not self.traces:
             raise ValueError(f"{self.script or 'the recording'}: no launch left a trace, so there is nothing to save"
                              + (f" ({self.summary_line()})" if self.launches else ""))
@@ -319,8 +318,6 @@ class Recording(Sequence):
 
 def load_file_contents(path) -> tuple[list[Trace], dict]:
     """(traces, manifest) of a trace file, both checked."""
-    from .tracefile import load_file
-
     return load_file(path)
 
 
@@ -337,7 +334,7 @@ def holds_recording(traces: list[Trace], manifest: dict) -> bool:
 
 
 def load(path) -> "Recording | Trace":
-    """A :class:`Recording` for a file that holds one, the :class:`Trace` of a one-trace file (Trace.save)."""
+    """A :class:`Recording` for a file that holds one, the :class:`Trace` of a one-trace file (``save_traces(path, [trace])``)."""
     traces, manifest = load_file_contents(path)
     if holds_recording(traces, manifest):
         return Recording.from_file(traces, manifest, str(path))

@@ -21,7 +21,10 @@ Stored fields (see ``EVENT_FIELDS``):
     site    int32   the recorded site of the kernel's source the event came from: an index into
                     ``launch.sites`` (-1 when unknown: files written before schema 3)
 
-Warp, lane and barrier phase are derived, never stored.
+Warp, lane and barrier phase are derived, never stored. A trace does not change once made: what is derived from
+it for showing (frames, phases, analyses, narration, its file's index) lives in
+:class:`gpuviz.model.prepared.Prepared`; files are read and written by :mod:`gpuviz.model.tracefile`
+(``load_trace``, ``save_traces``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+
+from .dtypes import describe, dtype_text, is_record, parse_dtype
 
 _SPAN = 1 << 20  # events a pass over every event handles at a time (see Trace.phase)
 
@@ -110,8 +115,6 @@ class ArrayInfo:
     @classmethod
     def of(cls, name: str, shape, dtype, space: str = "global", line: int = -1) -> "ArrayInfo":
         """The description of an array of ``dtype`` (any numpy dtype, plain or record)."""
-        from .dtypes import describe, dtype_text, is_record
-
         dt = np.dtype(dtype)
         shape = tuple(int(s) for s in shape)
         if is_record(dt):
@@ -121,8 +124,6 @@ class ArrayInfo:
     @property
     def numpy_dtype(self) -> np.dtype:
         """The element's numpy dtype (the record itself for an array of records)."""
-        from .dtypes import parse_dtype
-
         return parse_dtype(self.record) if self.record else np.dtype(self.dtype)
 
     @property
@@ -147,8 +148,6 @@ class ArrayInfo:
     @classmethod
     def from_json(cls, d: dict) -> "ArrayInfo":
         if d.get("record"):
-            from .dtypes import describe, parse_dtype
-
             record = str(d["record"])
             try:
                 dt = parse_dtype(record)
@@ -322,6 +321,13 @@ class Trace:
         self._n = n or 0
         self._cols = cols
         self.recorded_fields = frozenset(events)
+        self._made = True
+
+    def __setattr__(self, name, value):
+        if "_made" in self.__dict__:
+            raise AttributeError(f"a Trace does not change once made (setting {name!r}): what is derived from it "
+                                 "belongs in gpuviz.model.prepared.Prepared")
+        object.__setattr__(self, name, value)
 
     # ---- stored fields -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -430,22 +436,9 @@ class Trace:
         per = np.bincount(self.global_thread[bar], minlength=n_threads)
         return (int(per.min()), int(per.max()))
 
-    #: the frames index read from this trace's file (``{name: array}``, see :mod:`gpuviz.model.index`), or
-    #: None: ``Frames(trace)`` then adopts it instead of sorting the events again
-    saved_frames: dict | None = None
-    #: the narrator's facts read with the index (``Narrator.state()``), or None
-    saved_narration = None
-    #: the :class:`~gpuviz.model.index.TraceIndex` in use (read from the file, the cache, or built), or None
-    trace_index = None
-    #: CRC-32 of each stored event field's member in the file this trace was read from ({} when not read)
-    file_crcs: dict = {}
-    _frames_ref = None  # a weak reference to Frames of this trace, which find a thread's events cheaply
-
     def events_of_thread(self, block: int, thread: int) -> np.ndarray:
-        """Indices of one thread's events in program order."""
-        frames = self._frames_ref() if self._frames_ref is not None else None
-        if frames is not None and "thread_order" not in self.__dict__:
-            return frames.thread_event_indices(block, thread)  # one block's events, not a whole-trace sort
+        """Indices of one thread's events in program order (a whole-trace sort on first use: the frames of a
+        prepared trace find them from one block's events, ``Prepared.events_of_thread``)."""
         order = self.thread_order
         keys = self.field("block")[order].astype(np.int64) << 32 | self.field("thread")[order]
         key = (int(block) << 32) | int(thread)
@@ -485,18 +478,6 @@ class Trace:
             "timings": dict(L.timings),
             "created": L.created,
         }
-
-    # ---- files ---------------------------------------------------------------------------------
-    def save(self, path) -> None:
-        from .tracefile import save_traces
-
-        save_traces(path, [self])
-
-    @staticmethod
-    def load(path) -> "Trace":
-        from .tracefile import load_trace
-
-        return load_trace(path)
 
     def __repr__(self) -> str:
         L = self.launch

@@ -48,6 +48,8 @@ from pathlib import Path
 import numpy as np
 
 from . import validate
+from .index import TraceIndex, build_index, check_index
+from .prepared import prepare
 from .safewrite import OutputPathError, replace_atomically
 from .trace import EVENT_FIELDS, SCHEMA_VERSION, Launch, Trace
 from .validate import TraceFileError
@@ -158,12 +160,10 @@ def save_traces(path, traces, index: bool = True, recording: dict | None = None)
     _write_archive(path, write, lambda: meta, check=reopen)
 
 
-def _index_to_save(tr: Trace):
-    from . import index as index_mod
-
-    if tr.trace_index is not None:
-        return tr.trace_index
-    return index_mod.build_index(tr)
+def _index_to_save(tr: Trace) -> TraceIndex:
+    """The index the prepared trace uses, else one built now (and not kept: saving changes nothing)."""
+    idx = prepare(tr).index
+    return idx if idx is not None else build_index(tr)
 
 
 def _write_archive(path: Path, write, meta_of, check=None) -> None:
@@ -216,13 +216,13 @@ def load_file(path, with_index: bool = True, max_bytes: int | None = None) -> tu
     ``recording`` entry, when there is one, describes the run the traces come from).
 
     Stored (schema 2) fields are memory-mapped, read-only; deflated (schema 1) ones are read into memory.
-    ``with_index``: use the index the file carries (when it fits the events; ``gpuviz.model.index.has_index``
-    says whether a trace got one). ``max_bytes``: what the whole file may hold, inflated (default
+    ``with_index``: use the index the file carries (when it fits the events): each trace is handed to
+    :func:`gpuviz.model.prepared.prepare` with it (``prepare(trace).index`` is None when it had none that fits). ``max_bytes``: what the whole file may hold, inflated (default
     :class:`validate.Limits`: 2 GB, or ``GPUVIZ_MAX_TRACE_BYTES``), checked from the zip directory before
     anything is read; everything else :mod:`gpuviz.model.validate` checks before the traces are handed on."""
     lim = validate.limits(max_bytes)
     where = str(path)
-    with _collection_paused(), _open_archive(path, lim) as (zf, raw, size):
+    with collection_paused(), _open_archive(path, lim) as (zf, raw, size):
         meta = _read_meta(zf, where, lim)
         src = _Source(zf, raw, where, size)
         try:
@@ -238,7 +238,7 @@ def load_file(path, with_index: bool = True, max_bytes: int | None = None) -> tu
 
 
 @contextlib.contextmanager
-def _collection_paused():
+def collection_paused():
     """Automatic garbage collection paused while a file is read: a manifest's JSON is many small lists (one per
     block and phase of the narration's facts: 120,000 for reduce_sum over 4,096 blocks) that the index compacts
     and reference counting frees; collections triggered meanwhile walked them half-built, 30-120 ms each with the
@@ -572,35 +572,36 @@ def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool, lim: vali
     columns = {name: _read_field(src, label, _member(i, name), name, n_events) for name in fields}
     validate.check_events(where, label, launch, columns, release=src.release)
     trace = Trace(launch, columns)
-    trace.file_crcs = {name: zf.getinfo(_member(i, name)).CRC for name in fields}
+    crcs = {name: zf.getinfo(_member(i, name)).CRC for name in fields}
+    idx = None
     if with_index and isinstance(entry.get("index"), dict):
-        _read_index(src, label, i, entry["index"], trace)
+        idx = _read_index(src, label, i, entry["index"], trace, crcs)
+    prepare(trace, index=idx, crcs=crcs, source="file")  # before anything else sees the trace
     return trace
 
 
-def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace) -> None:
-    """Use the index stored with trace ``i`` when it fits its events; a stale or foreign one is ignored (the
+def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace, crcs: dict) -> TraceIndex | None:
+    """The index stored with trace ``i`` when it fits its events; a stale or foreign one is ignored (None: the
     window builds a fresh one), a damaged one is a damaged file."""
-    from . import index as index_mod
-
     validate.check_index_spec(spec, src.where, label)
     names = spec["arrays"]
     arrays = {}
     for name in names:
         member = _index_member(i, name)
         if member not in src.zf.NameToInfo:
-            return
+            return None
         arrays[name] = _read_npy(src, f"{label}: index array {name!r}", member)
-    idx = index_mod.TraceIndex(arrays, {k: v for k, v in spec.items() if k != "arrays"})
+    idx = TraceIndex(arrays, {k: v for k, v in spec.items() if k != "arrays"})
     try:
-        stale = index_mod.check_index(idx, trace, trace.file_crcs)
+        stale = check_index(idx, trace, crcs)
     except (IndexError, KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
         raise TraceFileError(f"{src.where}: {label}: its index is damaged ({type(exc).__name__}: {exc})") from exc
     if stale is None:  # it claims to be these events' index: then it must fit them
         cols = {k: trace.field(k) for k in ("block", "line", "array") if trace.has(k)}
         validate.check_index_arrays(src.where, label, arrays, len(trace), trace.launch, cols, release=src.release)
         validate.check_index_reports(src.where, label, arrays, spec.get("reports"), trace.launch)
-        index_mod.apply_index(trace, idx)
+        return idx
+    return None
 
 
 def _npy_header(fh):
@@ -722,12 +723,10 @@ def save_index_file(path, idx, key: str) -> None:
 def load_index_file(path, key: str):
     """The index saved at ``path`` for ``key``, or None when there is none, it is for another key, or it is
     unreadable (a cache entry is never worth an error: the index is rebuilt)."""
-    from .index import TraceIndex
-
     path = Path(path)
     try:
         size = path.stat().st_size
-        with _collection_paused(), zipfile.ZipFile(path) as zf, open(path, "rb") as raw:
+        with collection_paused(), zipfile.ZipFile(path) as zf, open(path, "rb") as raw:
             meta = loads_in_pieces(_read_member_bytes(zf, str(path), META_NAME, _MAX_META_BYTES).decode("utf-8"))
             if meta.get("format") != INDEX_FORMAT_MAGIC or meta.get("key") != key:
                 return None

@@ -742,38 +742,9 @@ def _line_counts(line: np.ndarray, release=None) -> np.ndarray:
     return np.stack([u, counts]).reshape(2, -1)
 
 
-_REFERENCE_REPORTS: dict | None = None
-
-
-def _reference_reports() -> dict:
-    """The JSON parts of the four analysis reports of a tiny launch that has every kind of event: what
-    report JSON must look like (keys, lists, numbers, text), whatever the version of the analyses."""
-    global _REFERENCE_REPORTS
-    if _REFERENCE_REPORTS is None:
-        from . import analysis
-        from .index import _report_parts
-        from .trace import ArrayInfo, Trace
-
-        K = EventKind
-        kinds = [K.START, K.GLOBAL_LOAD, K.SHARED_STORE, K.BARRIER, K.SHARED_LOAD, K.ATOMIC, K.GLOBAL_STORE,
-                 K.WARP_OP, K.END]
-        arrays = [-1, 0, 1, -1, 1, 0, 0, -1, -1]
-        n_threads = 64
-        launch = Launch("reference", grid=(2,), block=(32,), arrays=[ArrayInfo("g", (64,), "float32"),
-                        ArrayInfo("s", (32,), "float32", space="shared")], source="\n" * 20, first_line=1)
-        gt = np.repeat(np.arange(n_threads), len(kinds))
-        a = np.tile(arrays, n_threads)
-        idx = np.where(a == 0, gt % 64, np.where(a == 1, (gt * 2) % 32, -1))
-        ev = {"block": gt // 32, "thread": gt % 32, "seq": np.tile(np.arange(len(kinds)), n_threads),
-              "kind": np.tile(np.array(kinds, dtype=np.uint8), n_threads), "array": a, "index": idx,
-              "line": np.tile(np.arange(2, 2 + len(kinds)), n_threads)}
-        tr = Trace(launch, ev)
-        _REFERENCE_REPORTS = {name: _report_parts(getattr(analysis, name)(tr))[1] for name in analysis.REPORT_NAMES}
-    return _REFERENCE_REPORTS
-
-
 def _fits(v, ref, depth: int = 0) -> bool:
-    """Does JSON ``v`` have the form of ``ref`` (an example of what the analyses write)?"""
+    """Does JSON ``v`` have the form of ``ref`` (the format's example of what the analyses write,
+    :data:`gpuviz.model.fileformat.REPORT_JSON`)?"""
     if depth > 20:
         return False
     if isinstance(ref, bool):
@@ -798,14 +769,14 @@ def check_index_reports(where: str, label: str, arrays: dict[str, np.ndarray], r
     at = f"{where}: {label}: index"
     if not isinstance(reports, dict):
         return
-    ref = _reference_reports()
+    ref = fileformat.REPORT_JSON
     env = fileformat.env_of(launch)
     for name, fields in reports.items():
         if name not in ref:
             continue
         for fname, part in fields.items():
-            if "json" in part and fname in ref[name] and "json" in ref[name][fname]:
-                _need(_fits(part["json"], ref[name][fname]["json"]), at,
+            if "json" in part and fname in ref[name]:
+                _need(_fits(part["json"], ref[name][fname]), at,
                       f"report {name!r} field {fname!r} is not in the form the analyses write")
         groups: dict[str, list[str]] = {}
         for key in arrays:

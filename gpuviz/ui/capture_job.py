@@ -111,6 +111,8 @@ def run(request: dict) -> str:
     trace.launch.meta.setdefault("bundled_kernel", {"name": spec.name, "size": size, "size_label": spec.size_label})
     # what the window needs to open the trace at once (gpuviz.model.index), computed here, saved with it
     from gpuviz.model.index import build_index
+    from gpuviz.model.prepared import prepare
+    from gpuviz.model.tracefile import save_traces
 
     _say("PERCENT", "60")
     _say("STAGE", f"indexing {len(trace):,} events for the window")
@@ -122,9 +124,9 @@ def run(request: dict) -> str:
             last[0] = pct
             _say("PERCENT", str(pct))
 
-    trace.trace_index = build_index(trace, progress=indexed)
+    prepare(trace, index=build_index(trace, progress=indexed), source="built")
     _say("STAGE", f"saving {len(trace):,} events")
-    trace.save(request["out"])
+    save_traces(request["out"], [trace])
     _say("PERCENT", "100")
     return request["out"]
 

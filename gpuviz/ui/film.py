@@ -25,6 +25,7 @@ from ..export.html import export_html
 from ..export.perfetto import write_perfetto
 from ..model.frames import Frames
 from ..model.narration import Narrator
+from ..model.prepared import prepare
 from ..qt_platform import ensure_platform
 from ..style.theme import get_theme
 
@@ -68,7 +69,7 @@ class Stage:
         if view not in (None, "window") and view not in views:
             raise ValueError(f"no view named {view!r}; views: window, {', '.join(views)}")
         self.session = Session(theme=get_theme(theme, scale))
-        self.frames = frames or Frames(trace)
+        self.frames = frames or prepare(trace).frames
         self.session.set_trace(trace, "", frames=self.frames)
         self.narrator = narrator or Narrator(self.frames)
         self.caption = caption
@@ -308,7 +309,7 @@ def export(trace, out, fmt: str, frames=None, frame: int = 0, view: str | None =
     if fmt == "html":
         return export_html(trace, out, frames=frames, theme=theme)
     if fmt == "perfetto":
-        fr = Frames(trace)
+        fr = prepare(trace).frames
         rng = parse_frames(frames, fr.n_frames) if fr.n_frames else (0, 0)
         return write_perfetto(out, trace, frames=fr, frame_range=rng, timing_sets=timing_sets)
     stage = dict(view=view, size=size, theme=theme, scale=scale)

@@ -26,7 +26,8 @@ import threading
 from PySide6.QtCore import QThread, Signal
 
 from ..model import index as index_mod
-from ..model.frames import Frames
+from ..model import indexcache
+from ..model.prepared import prepare as prepare_trace
 from ..model.tracefile import load_trace
 
 log = logging.getLogger(__name__)
@@ -133,8 +134,9 @@ class OpenJob(QThread):
                               f"indexing for the first time: {_STAGE_WORDS.get(stage, stage)}")
 
             self._percent(_READ_SHARE, "looking for the index")
-            self.index_source = index_mod.ensure_index(trace, progress=built, cancelled=lambda: self._cancel)
-            frames = Frames(trace)
+            prepared = prepare_trace(trace)
+            self.index_source = indexcache.ensure_index(prepared, progress=built, cancelled=lambda: self._cancel)
+            frames = prepared.frames
             for hook in self._prepare:
                 if self._cancel:
                     raise index_mod.Cancelled("prepare")

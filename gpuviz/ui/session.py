@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from ..lessons.player import mask_answers
 from ..model.frames import Frames
 from ..model.playback import Playback, demo_fps
+from ..model.prepared import prepare
 from ..model.selection import Selection
 from ..model.trace import Trace
 from ..style.theme import LIGHT, Theme, get_theme
@@ -73,7 +74,7 @@ class Session(QObject):
     # ---- the trace -----------------------------------------------------------------------------
     def set_trace(self, trace: Trace, source_label: str = "", frames: Frames | None = None) -> None:
         """Show a new trace: new frames, frame 0, selection cleared, every view rebuilt."""
-        frames = frames if frames is not None else Frames(trace)
+        frames = frames if frames is not None else prepare(trace).frames
         self.trace = trace
         self.frames = frames
         self.source_label = source_label

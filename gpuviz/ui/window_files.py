@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QProgressBar, QPushB
 
 from ..export.verify import check_export
 from ..model.safewrite import replace_atomically
+from ..model.tracefile import save_traces
 from ..style.theme import stylesheet
 from ..timing.recordings import list_recordings
 from .open_job import OpenJob
@@ -178,7 +179,7 @@ class FilesMixin:
             number = (trace.launch.meta.get("recording") or {}).get("number")
             what = f"launch {number} ({trace.launch.kernel_name})" if number else trace.launch.kernel_name
             try:
-                trace.save(path)  # read back before it is put in place: 'saved' only once it opens again
+                save_traces(path, [trace])  # read back before it is put in place: 'saved' only once it opens again
                 self.statusBar().showMessage(f"saved {path}: {what}, {len(trace):,} events, read back", 8000)
             except (OSError, ValueError) as e:  # the disk, or TraceFileError: it would not read back
                 self.launch_panel.show_error(f"Could not save {what} to {path}: {e}")

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...model.frames import Frames, format_block
 from ...model.narration import Narrator
+from ...model.prepared import prepare
 from ...model.trace import EventKind
 from ...style.render import array_layout, bank_layout
 from ...style.theme import DARK, LIGHT, OKABE_ITO
@@ -173,7 +174,7 @@ def trace_page_data(trace, frames_range=None, frames: Frames | None = None, narr
                     title: str = "") -> dict:
     """The page data of one trace; ``frames_range``: frame indices ``"A:B"`` (from 0, B exclusive, as a Python
     slice) or ``(A, B)``, default all. (The command line takes frames as the window numbers them.)"""
-    frames = frames if frames is not None else Frames(trace)
+    frames = frames if frames is not None else prepare(trace).frames
     if frames.n_frames == 0:
         raise ValueError(f"{trace.launch.kernel_name}: the launch recorded no events, there is nothing to show")
     if frames_range in (None, "") and frames.n_frames > MAX_FRAMES_WITHOUT_RANGE:
@@ -247,7 +248,7 @@ def page_html(data: dict, theme: str = "light") -> str:
 def _frames_that_fit(trace, first: int, n: int, size: int, max_bytes: int, theme: str, frames_model) -> int:
     """How many frames from ``first`` make a page under ``max_bytes``: an estimate from the page's
     fixed part and its bytes per frame, checked by building that page (and shrunk until it fits)."""
-    frames = frames_model if frames_model is not None else Frames(trace)
+    frames = frames_model if frames_model is not None else prepare(trace).frames
     narrator = Narrator(frames, notes=kernel_notes(trace))
     fixed = len(page_html(trace_page_data(trace, (first, first + 1), frames=frames, narrator=narrator),
                           theme=theme).encode("utf-8"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from ...model.prepared import prepare
 from ...model.trace import EventKind
 from ...style import render
 from ..plaintext import esc
@@ -287,7 +288,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
         cell = selected_cell(selection)
         thread_events = None
         if tr is not None and thread is not None:
-            ev = tr.events_of_thread(*thread)
+            ev = prepare(tr).events_of_thread(*thread)
             thread_events = ev[np.isin(tr.kind[ev], _MEMORY_KINDS)]
         for p in self._panels:
             segs = np.zeros((0, 2))

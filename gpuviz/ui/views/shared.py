@@ -23,6 +23,7 @@ from shiboken6 import isValid
 
 from ...model import analysis
 from ...model.narration import atomic_queue_phrase
+from ...model.prepared import prepare
 from ...model.trace import EventKind, Trace
 from ...style import render
 from ..plaintext import esc
@@ -494,7 +495,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         for p in self._panels:
             segs = np.zeros((0, 2))
             if tr is not None and thread is not None and thread[0] == self._block:
-                ev = tr.events_of_thread(*thread)
+                ev = prepare(tr).events_of_thread(*thread)
                 ev = ev[(tr.array[ev] == p.array_id) & np.isin(tr.kind[ev], _SHARED_KINDS)]
                 segs = render.cell_outline_segments(p.lay.cells_of_elements(tr.index[ev]), p.layout)
             set_segments(p.thread_outline, segs)
