@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuviz.model import analysis  # noqa: E402
+from gpuviz.model import analysis, analysis_prep  # noqa: E402
 from gpuviz.model.trace import ArrayInfo, EventKind as K, Launch, Trace  # noqa: E402
 from gpuviz.model.tracefile import load_trace, save_traces  # noqa: E402
 
@@ -152,14 +152,14 @@ def check_paths(trace: Trace) -> None:
     """Every report of the fast path (one chunked pass, small chunks here) equals the general path's."""
     names = ("global_memory", "shared_banks", "races", "divergence")
     reports = []
-    saved = analysis._FAST_PATH, analysis._CHUNK
+    saved = analysis._FAST_PATH, analysis_prep._CHUNK
     try:
         for fast, chunk in ((False, saved[1]), (True, 4099)):
-            analysis._FAST_PATH, analysis._CHUNK = fast, chunk
+            analysis._FAST_PATH, analysis_prep._CHUNK = fast, chunk
             analysis.clear_cache(trace)
             reports.append({name: vars(getattr(analysis, name)(trace)) for name in names} | {"summary": analysis.summary(trace)})
     finally:
-        analysis._FAST_PATH, analysis._CHUNK = saved
+        analysis._FAST_PATH, analysis_prep._CHUNK = saved
         analysis.clear_cache(trace)
     _same(reports[0], reports[1], "general vs fast")
     print(f"check: fast path == general path on {len(trace):,} events ({', '.join(names)}, summary)")

@@ -2,16 +2,12 @@
 
 All of them are vectorised numpy over the whole trace (no Python loop over events or requests), so they run
 on 10M-event traces in well under a second. The main tool is the *index space*: a tuple of small integer
-fields (block, warp, step, ...) packed into one int64 key by mixed radix. When the key's range is small
-(the usual case: a key range near the number of events) group statistics come from ``np.bincount`` and
-scatter/gather on tables indexed by the key; only when the range is huge do we fall back to sorting
-(``np.unique``). Sorting 10M int64 keys costs ~0.5 s on a laptop core, a table pass ~20 ms.
+fields (block, warp, step, ...) packed into one int64 key by mixed radix (:mod:`gpuviz.model.analysis_base`,
+with the per-trace cache every report is kept in).
 
-``summary()`` on a large trace goes through one chunked pass (``_prep``) that serves every analysis:
-events are taken ~262k at a time, warp requests are keyed by warp-step (block, warp, step: a table the
-size of warps x steps), and the race check compares each shared access with the thread of one store of its
-(block, phase, element) group. Anything that pass cannot decide (a warp-step split across the trace, shared
-atomics, huge ranges) goes down the general path, which gives the same results on any trace.
+``summary()`` on a large trace goes through one chunked pass (``_prep``, :mod:`gpuviz.model.analysis_prep`) that
+serves every analysis. Anything that pass cannot decide (a warp-step split across the trace, shared atomics, huge
+ranges) goes down the general path here, which gives the same results on any trace.
 
 Definitions
 -----------
@@ -27,15 +23,18 @@ base (as ``cudaMalloc`` guarantees), shared arrays at byte 0 of their own unless
 
 from __future__ import annotations
 
-import functools
-import threading
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .analysis_base import (
+    BANK_BYTES, LINE_BYTES, N_BANKS, REPORT_NAMES, SECTOR_BYTES, K, _arrays, _bank_ways, _cache, _combine, _dense,
+    _differs, _distinct_per_group, _per_line, _phase_of, _rep, _request_ids, _single_flight, _space,
+    cached_report, clear_cache, seed_report,
+)
+from .analysis_prep import _build_prep, _Prep
 from .devices import DEVICES, get_device, occupancy
-from .trace import EventKind, Trace
+from .trace import Trace
 
 __all__ = [
     "GlobalMemoryReport",
@@ -50,207 +49,26 @@ __all__ = [
     "trace_occupancy",
     "summary",
     "clear_cache",
+    "cached_report",
+    "seed_report",
+    "REPORT_NAMES",
     "DEVICES",
+    "SECTOR_BYTES",
+    "LINE_BYTES",
+    "BANK_BYTES",
+    "N_BANKS",
 ]
 
-K = EventKind
-SECTOR_BYTES = 32
-LINE_BYTES = 128
-BANK_BYTES = 4
-N_BANKS = 32
-_KEY_LIMIT = 1 << 62  # mixed-radix keys stay below this so int64 arithmetic never overflows
+
+_FAST_PATH = True  # False: every analysis takes its general path (bench/analysis.py --check compares the two)
 
 
-# ---- index spaces ----------------------------------------------------------------------------------
-def _table_ok(key_range: int, n: int) -> bool:
-    """Is a table of ``key_range`` entries cheap next to ``n`` events? (then no sort is needed)"""
-    return key_range <= max(4 * n, 1 << 22)
-
-
-def _id_dtype(n: int):
-    return np.int32 if n < (1 << 31) else np.int64
-
-
-def _dense(key: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
-    """Renumber ``key`` (values in [0, key_range)) to 0..n_distinct-1, order preserved.
-
-    Returns (ids, distinct keys ascending): ``ids[i]`` is the position of ``key[i]`` among them.
-    """
-    if _table_ok(key_range, len(key)):
-        present = np.zeros(key_range, dtype=bool)
-        present[key] = True
-        uniq = np.flatnonzero(present)
-        lookup = np.empty(key_range, dtype=_id_dtype(len(uniq)))
-        lookup[uniq] = np.arange(len(uniq), dtype=lookup.dtype)
-        return lookup[key], uniq
-    uniq, inverse = np.unique(key, return_inverse=True)
-    return inverse.reshape(-1).astype(_id_dtype(len(uniq)), copy=False), uniq
-
-
-@dataclass
-class _Key:
-    """A mixed-radix key: ``values`` in [0, range); ``spec`` (offset, radix) per column decodes it,
-    None when the key had to be renumbered on the way (it still identifies groups, but cannot be decoded)."""
-
-    values: np.ndarray
-    range: int
-    spec: list[tuple[int, int]] | None
-
-    def decode(self, keys: np.ndarray) -> list[np.ndarray]:
-        out = []
-        keys = np.asarray(keys, dtype=np.int64)
-        for lo, radix in reversed(self.spec):
-            out.append(keys % radix + lo)
-            keys = keys // radix
-        return out[::-1]
-
-
-def _combine(columns: list[tuple[np.ndarray, int | None]]) -> _Key:
-    """Mixed-radix key of several integer columns.
-
-    Each column comes with its range (values in [0, range)) or None: then its values are shifted to start
-    at 0 and the range is max - min + 1, which keeps keys (and the tables indexed by them) small.
-    """
-    key, key_range = None, 1
-    spec: list[tuple[int, int]] | None = []
-    for col, col_range in columns:
-        lo = 0
-        if col_range is None:
-            if len(col):
-                lo, hi = int(col.min()), int(col.max())
-                col_range = hi - lo + 1
-            else:
-                col_range = 1
-        col_range = max(int(col_range), 1)
-        if key is None:
-            key = col.astype(np.int64)
-            if lo:
-                key -= lo
-            key_range = col_range
-        else:
-            if key_range * col_range >= _KEY_LIMIT:
-                key, uniq = _dense(key, key_range)
-                key, key_range, spec = key.astype(np.int64), len(uniq), None
-            key *= col_range  # in place: no 80 MB temporaries per column
-            key += col
-            if lo:
-                key -= lo
-            key_range *= col_range
-        if spec is not None:
-            spec.append((lo, col_range))
-    if key is None:
-        raise ValueError("_combine needs at least one column")
-    return _Key(key, key_range, spec)
-
-
-def _space(k: _Key) -> tuple[np.ndarray, int]:
-    """Group ids for a key: the key itself when a table over its range is cheap, else a dense renumbering."""
-    if _table_ok(k.range, len(k.values)):
-        return k.values, k.range
-    ids, uniq = _dense(k.values, k.range)
-    return ids, len(uniq)
-
-
-def _rep(ids: np.ndarray, n_ids: int, values: np.ndarray) -> np.ndarray:
-    """Some value of each group (the last one written wins; any member's value serves as a witness).
-    Entries of groups without members are undefined: only read them through ``ids``."""
-    table = np.empty(n_ids, dtype=values.dtype)
-    table[ids] = values
-    return table
-
-
-def _differs(ids: np.ndarray, n_ids: int, values: np.ndarray) -> np.ndarray:
-    """Per group: True when its members do not all have the same value."""
-    rep = _rep(ids, n_ids, values)
-    out = np.zeros(n_ids, dtype=bool)
-    out[ids[values != rep[ids]]] = True
-    return out
-
-
-# ---- per-trace preparation (cached while the trace lives) ------------------------------------------
-_CACHE: "weakref.WeakKeyDictionary[Trace, dict]" = weakref.WeakKeyDictionary()
-
-
-def _cache(trace: Trace) -> dict:
-    with _LOCKS_GUARD:
-        c = _CACHE.get(trace)
-        if c is None:
-            c = _CACHE[trace] = {}
-        return c
-
-
-def clear_cache(trace: Trace | None = None) -> None:
-    """Forget cached intermediate results (of one trace, or of all). Benchmarks call this between runs."""
-    with _LOCKS_GUARD:
-        if trace is None:
-            _CACHE.clear()
-        else:
-            _CACHE.pop(trace, None)
-
-
-# One lock per trace, held while an analysis of that trace runs: the narrator's thread, the open job and
-# the views on the GUI thread may all ask for the same report at once; the first computes it, the others
-# wait for it and read it from the cache (single flight). Re-entrant: an analysis calls the others.
-_LOCKS: "weakref.WeakKeyDictionary[Trace, threading.RLock]" = weakref.WeakKeyDictionary()
-_LOCKS_GUARD = threading.Lock()
-
-
-def _lock(trace: Trace) -> threading.RLock:
-    with _LOCKS_GUARD:
-        lock = _LOCKS.get(trace)
-        if lock is None:
-            lock = _LOCKS[trace] = threading.RLock()
-        return lock
-
-
-def _single_flight(fn):
-    """Run ``fn(trace, ...)`` under the trace's lock, so each cached report is computed once."""
-
-    @functools.wraps(fn)
-    def wrapper(trace, *args, **kwargs):
-        with _lock(trace):
-            return fn(trace, *args, **kwargs)
-
-    return wrapper
-
-
-#: the reports a trace file may carry precomputed (see gpuviz.model.index), by cache key
-REPORT_NAMES = ("global_memory", "shared_banks", "divergence", "races")
-
-
-def cached_report(trace: Trace, name: str):
-    """The report ``name`` if it was computed (or loaded from the trace file) already, else None."""
-    with _LOCKS_GUARD:
-        c = _CACHE.get(trace)
-        return None if c is None else c.get(name)
-
-
-def seed_report(trace: Trace, name: str, report) -> None:
-    """Put a report of an index (the trace file's, the cache's, one built) into the cache, so the analysis is not run
-    again: :class:`gpuviz.model.prepared.Prepared` does, given an index."""
-    if name not in REPORT_NAMES:
-        raise KeyError(f"no analysis report named {name!r}; known: {', '.join(REPORT_NAMES)}")
-    with _lock(trace):
-        _cache(trace)[name] = report
-
-
-@dataclass
-class _Arrays:
-    itemsize: np.ndarray  # per array id, with a trailing entry for id -1
-    is_shared: np.ndarray
-    is_global: np.ndarray
-    shared_offset: np.ndarray  # bytes
-    names: list[str]
-
-
-def _arrays(trace: Trace) -> _Arrays:
-    L = trace.launch
-    offsets = L.meta.get("shared_offsets") or {}
-    itemsize = np.array([a.itemsize for a in L.arrays] + [1], dtype=np.int64)
-    is_shared = np.array([a.space == "shared" for a in L.arrays] + [False])
-    is_global = np.array([a.space == "global" for a in L.arrays] + [False])
-    shared_offset = np.array([int(offsets.get(a.name, 0)) for a in L.arrays] + [0], dtype=np.int64)
-    return _Arrays(itemsize, is_shared, is_global, shared_offset, [a.name for a in L.arrays])
+def _prep(trace: Trace) -> "_Prep | None":
+    """The fast path's results, or None when the trace's ranges are too large for small tables. Cached."""
+    c = _cache(trace)
+    if "prep" not in c:
+        c["prep"] = _build_prep(trace) if _FAST_PATH else None
+    return c["prep"]
 
 
 def _subset(trace: Trace, space: str) -> dict:
@@ -295,307 +113,6 @@ def _subset(trace: Trace, space: str) -> dict:
         sub["index"] = sub["index"].astype(np.int32)  # shared arrays are small: half the memory traffic
     c[key] = sub
     return sub
-
-
-def _phase_table(trace: Trace):
-    """(flat table, n_seq): barriers each thread passed up to and including each seq, one row per seq and a
-    column per thread (global thread id): the lanes of one step, next to each other in a trace, read
-    neighbouring cells.
-
-    None when such a table would be much larger than the trace (then the lexsort-based ``trace.phase``
-    is used). Cached: shared and global race checks both read it.
-    """
-    c = _cache(trace)
-    if "phase_table" in c:
-        return c["phase_table"]
-    L = trace.launch
-    n = len(trace)
-    n_seq = int(trace.seq.max()) + 1 if n else 1
-    cells = L.n_threads * n_seq
-    result = None
-    if _table_ok(cells, n):
-        bar = trace.kind == K.BARRIER
-        bar_gt = trace.block[bar].astype(np.int64) * L.threads_per_block + trace.thread[bar]
-        max_bars = int(np.bincount(bar_gt).max()) if len(bar_gt) else 0
-        table = np.zeros(cells, dtype=np.int16 if max_bars < (1 << 15) else np.int32)
-        table[trace.seq[bar].astype(np.int64) * L.n_threads + bar_gt] = 1
-        rows = table.reshape(n_seq, L.n_threads)
-        if L.n_threads >= 256:  # numpy's cumsum down columns is slow (strided); row-by-row adds are not
-            for r in range(1, n_seq):
-                np.add(rows[r], rows[r - 1], out=rows[r])
-        else:
-            np.cumsum(rows, axis=0, out=rows)
-        result = (table, n_seq)
-    c["phase_table"] = result
-    return result
-
-
-def _phase_of(trace: Trace, mask: np.ndarray, sub: dict) -> np.ndarray:
-    """Barrier phase of the events selected by ``mask`` (whose fields ``sub`` holds): the same numbers as
-    ``trace.phase[mask]``, without its full lexsort when a dense (thread, seq) table is affordable."""
-    if len(sub["seq"]) == 0:
-        return np.zeros(0, dtype=np.int32)
-    pt = _phase_table(trace)
-    if pt is None:
-        return trace.phase[mask]
-    table = pt[0]
-    cell = sub["seq"].astype(np.int64)
-    cell *= trace.launch.n_threads
-    cell += sub["block"].astype(np.int64) * trace.launch.threads_per_block
-    cell += sub["thread"]
-    # memory events are never barriers themselves, so "up to and including" is "strictly before"
-    return table[cell]
-
-
-# ---- one chunked pass shared by the analyses (the fast path) ---------------------------------------
-# Events are processed about _CHUNK at a time, so every temporary stays small, is reused from the heap and
-# stays in the CPU's cache: on small VMs the first touch of fresh memory, not arithmetic, dominated
-# full-length passes. Chunks end between warp-steps, and warp requests are analysed chunk by chunk; a
-# trace whose warp-steps are not contiguous (e.g. thread-major) leaves bank conflicts to the general path.
-_CHUNK = 1 << 18
-_SPACE_GLOBAL, _SPACE_SHARED_ATOMIC, _SPACE_SHARED = 1, 2, 3
-
-
-@dataclass
-class _Prep:
-    """What the chunked pass found.
-
-    ``shared_requests``: the per-request fields of :func:`shared_banks` (block, warp, step, kind, array, line,
-    lanes, ways), or None when the chunked pass could not decide them: a warp-step that mixes shared
-    instructions (only possible without recorded lockstep steps) or is not contiguous in the trace.
-    ``shared_racy``: whether any shared element races; None when undecided (shared atomics, huge group ranges).
-    Either None sends that analysis down its general path. ``global_pos``: positions of global-memory events.
-    """
-
-    shared_requests: dict | None
-    shared_racy: bool | None
-    global_pos: np.ndarray
-
-
-_FAST_PATH = True  # False: every analysis takes its general path (bench/analysis.py --check compares the two)
-
-
-def _prep(trace: Trace) -> "_Prep | None":
-    """The fast path's results, or None when the trace's ranges are too large for small tables. Cached."""
-    c = _cache(trace)
-    if "prep" not in c:
-        c["prep"] = _build_prep(trace) if _FAST_PATH else None
-    return c["prep"]
-
-
-def _build_prep(trace: Trace) -> "_Prep | None":
-    L = trace.launch
-    n = len(trace)
-    if n == 0:
-        return None
-    info = _arrays(trace)
-    a1 = len(L.arrays) + 1
-    block, thread, seq, index, kind, array = trace.block, trace.thread, trace.seq, trace.index, trace.kind, trace.array
-    step_all, line_all = trace.issue_step, trace.line
-    if int(block.min()) < 0 or int(block.max()) >= L.n_blocks:
-        return None
-    step_lo = int(step_all.min())
-    n_steps = int(step_all.max()) - step_lo + 1
-    wpb, tpb, ws_size = L.warps_per_block, L.threads_per_block, L.warp_size
-    ws_range = L.n_blocks * wpb * n_steps
-    line_lo = int(line_all.min())
-    line_range = int(line_all.max()) - line_lo + 1
-    sizes = np.array([a.size if a.space == "shared" else 0 for a in L.arrays], dtype=np.int64)
-    n_elems = int(sizes.sum()) or 1
-    shared_bytes = int((info.itemsize * np.r_[sizes, 0] + info.shared_offset).max())
-    if ws_range >= (1 << 31) or not _table_ok(ws_range, n) or len(K) * a1 * line_range >= (1 << 31):
-        return None
-    if shared_bytes >= (1 << 31) or n_elems >= (1 << 31):
-        return None
-
-    # space code per (kind, array id + 1): one gather per event instead of several compares
-    code_tab = np.zeros((256, a1), dtype=np.uint8)
-    for k in (K.GLOBAL_LOAD, K.GLOBAL_STORE, K.ATOMIC):
-        code_tab[k, 1:][info.is_global[:-1]] = _SPACE_GLOBAL
-    code_tab[K.ATOMIC, 1:][info.is_shared[:-1]] = _SPACE_SHARED_ATOMIC
-    for k in (K.SHARED_LOAD, K.SHARED_STORE):
-        code_tab[k, 1:][info.is_shared[:-1]] = _SPACE_SHARED
-    code_tab = code_tab.reshape(-1)
-    codes = np.empty(n, dtype=np.uint8)
-    for s in range(0, n, _CHUNK):
-        e = min(n, s + _CHUNK)
-        flat = kind[s:e].astype(np.int32)
-        flat *= a1
-        flat += array[s:e]
-        flat += 1
-        np.take(code_tab, flat, out=codes[s:e])
-    global_pos = np.flatnonzero(codes == _SPACE_GLOBAL)
-    base = np.r_[0, np.cumsum(sizes)[:-1], 0]  # each shared array's first element in one element space; id -1 last
-    base32 = base.astype(np.int32)
-    uniform = bool((info.itemsize[:-1][info.is_shared[:-1]] == 4).all()) and not info.shared_offset.any()
-    shift = ws_size.bit_length() - 1 if ws_size & (ws_size - 1) == 0 else None
-
-    # races, first the stores: the thread of one store per (block, phase, element) group, -1 where none
-    pt = _phase_table(trace)
-    shared_racy: bool | None = None
-    store_thread = None
-    if pt is not None and not (codes == _SPACE_SHARED_ATOMIC).any():
-        table, n_seq = pt
-        n_phases = int(table.max()) + 1 if len(table) else 1
-        n_g = L.n_blocks * n_phases * n_elems
-        if n_g < (1 << 31) and _table_ok(n_g, n):
-            cell_dt = np.int32 if L.n_threads * n_seq < (1 << 31) else np.int64
-
-            def race_group(b, t, sq, a, ix):
-                cell = sq.astype(cell_dt)
-                cell *= L.n_threads
-                cell += b * tpb
-                cell += t
-                g = table[cell].astype(np.int32)  # barrier phase (memory events are never barriers themselves)
-                g += b * n_phases
-                g *= n_elems
-                g += base32[a]
-                g += ix.astype(np.int32)
-                return g
-
-            st = np.flatnonzero((codes == _SPACE_SHARED) & (kind == K.SHARED_STORE))
-            store_thread = np.full(n_g, -1, dtype=np.int32)
-            store_thread[race_group(block[st], thread[st], seq[st], array[st], index[st])] = thread[st]
-            shared_racy = False
-
-    # one pass over chunks ending between warp-steps: race check of every shared access, and bank conflicts
-    seen = np.zeros(ws_range, dtype=bool)  # warp-steps met in earlier chunks
-    present = np.zeros(ws_range, dtype=bool)  # reused per chunk (cleared after use)
-    lookup = np.zeros(ws_range, dtype=np.int32)
-    req_parts = []
-    banks_ok = True
-    s = 0
-    while s < n:
-        e = min(n, s + _CHUNK)
-        while 0 < e < n and block[e] == block[e - 1] and step_all[e] == step_all[e - 1] \
-                and thread[e] // ws_size == thread[e - 1] // ws_size:
-            e += 1  # never split a warp-step
-        m = codes[s:e] >= _SPACE_SHARED_ATOMIC
-        lo = s
-        s = e
-        if not m.any():
-            continue
-        b = block[lo:e][m]
-        t = thread[lo:e][m]
-        a = array[lo:e][m]
-        ix = index[lo:e][m]
-        if shared_racy is False:
-            other = store_thread[race_group(b, t, seq[lo:e][m], a, ix)]
-            shared_racy = bool(((other >= 0) & (other != t)).any())
-        if not banks_ok:
-            if shared_racy is not False:
-                break
-            continue
-        k = kind[lo:e][m]
-        ldst = k != K.ATOMIC  # loads and stores (atomics have no bank figures)
-        if not ldst.all():
-            m = m.copy()
-            m[m] = ldst
-            b, t, a, ix, k = b[ldst], t[ldst], a[ldst], ix[ldst], k[ldst]
-            if not len(b):
-                continue
-        ws = b * wpb
-        ws += (t >> shift) if shift is not None else (t // ws_size)
-        ws *= n_steps
-        ws += step_all[lo:e][m]
-        ws -= step_lo
-        present[ws] = True
-        uniq = np.flatnonzero(present)
-        present[uniq] = False
-        if seen[uniq].any():  # a warp-step met again: not contiguous, let the general path count
-            banks_ok = False
-            continue
-        seen[uniq] = True
-        n_req = len(uniq)
-        lookup[uniq] = np.arange(n_req, dtype=np.int32)
-        rid = lookup[ws]
-        kal = k.astype(np.int32)
-        kal *= a1
-        kal += a
-        kal += 1
-        kal *= line_range
-        kal += line_all[lo:e][m]
-        kal -= line_lo
-        # Executor order keeps each warp-step's events together: then one comparison of neighbours checks
-        # that a warp-step is one instruction, and run lengths count its lanes.
-        starts = np.flatnonzero(np.r_[True, rid[1:] != rid[:-1]])
-        if len(starts) == n_req:
-            if ((rid[1:] == rid[:-1]) & (kal[1:] != kal[:-1])).any():
-                banks_ok = False
-                continue
-            lanes = np.empty(n_req, dtype=np.int64)
-            lanes[rid[starts]] = np.diff(np.r_[starts, len(rid)])
-            rep_kal = np.empty(n_req, dtype=kal.dtype)
-            rep_kal[rid[starts]] = kal[starts]
-        else:
-            if _differs(rid, n_req, kal).any():
-                banks_ok = False
-                continue
-            lanes = np.bincount(rid, minlength=n_req)
-            rep_kal = _rep(rid, n_req, kal)
-        if uniform:  # 4-byte elements from byte 0: the word is the element index
-            word = ix.astype(np.int32)
-        else:
-            word = ix * info.itemsize[a]
-            word += info.shared_offset[a]
-            word >>= 2
-            word = word.astype(np.int32)
-        req_parts.append((uniq, rep_kal, lanes, _bank_ways(rid, n_req, word)))
-
-    requests = None
-    if banks_ok and req_parts:
-        uniq = np.concatenate([part[0] for part in req_parts])
-        order = np.argsort(uniq, kind="stable")  # requests in (block, warp, step) order
-        uniq = uniq[order]
-        rep_kal = np.concatenate([part[1] for part in req_parts])[order]
-        bw = uniq // n_steps
-        requests = {
-            "block": (bw // wpb).astype(np.int32),
-            "warp": (bw % wpb).astype(np.int32),
-            "step": (uniq % n_steps + step_lo).astype(np.int32),
-            "kind": (rep_kal // (line_range * a1)).astype(np.uint8),
-            "array": ((rep_kal // line_range) % a1 - 1).astype(np.int16),
-            "line": (rep_kal % line_range + line_lo).astype(np.int32),
-            "lanes": np.concatenate([part[2] for part in req_parts])[order],
-            "ways": np.concatenate([part[3] for part in req_parts])[order],
-        }
-    return _Prep(requests, shared_racy, global_pos)
-
-
-_REQUEST_FIELDS = ("block", "warp", "step", "kind", "array", "line")
-
-
-def _request_ids(trace: Trace, sub: dict, sel: np.ndarray | None = None):
-    """Dense warp-request id of each (selected) event, and the request's fields, one entry per request."""
-    L = trace.launch
-    pick = (lambda a: a) if sel is None else (lambda a: a[sel])
-    block, thread, step = pick(sub["block"]), pick(sub["thread"]), pick(sub["step"])
-    kind, array, line = pick(sub["kind"]), pick(sub["array"]), pick(sub["line"])
-    ws = L.warp_size
-    warp = thread >> (ws.bit_length() - 1) if ws & (ws - 1) == 0 else thread // ws
-    k = _combine([(block, L.n_blocks), (warp, L.warps_per_block), (step, None), (kind, None), (array, None), (line, None)])
-    rid, uniq = _dense(k.values, k.range)
-    if k.spec is not None:
-        cols = k.decode(uniq)
-    else:  # keys renumbered on the way: read the fields off one member event of each request
-        rep = np.empty(len(uniq), dtype=np.int64)
-        rep[rid] = np.arange(len(rid))
-        cols = [block[rep], warp[rep], step[rep], kind[rep], array[rep], line[rep]]
-    dtypes = (np.int32, np.int32, np.int32, np.uint8, np.int16, np.int32)
-    attrs = {name: col.astype(dt) for name, col, dt in zip(_REQUEST_FIELDS, cols, dtypes)}
-    return rid, len(uniq), attrs
-
-
-def _per_line(lines: np.ndarray, columns: dict[str, np.ndarray]) -> list[dict]:
-    """Sums of each column per source line, as a list of dicts sorted by line."""
-    if len(lines) == 0:
-        return []
-    uniq, inv = np.unique(lines, return_inverse=True)
-    out = {"line": uniq.astype(int).tolist()}
-    for name, col in columns.items():
-        sums = np.bincount(inv, weights=col, minlength=len(uniq))
-        out[name] = sums.astype(np.int64).tolist() if col.dtype.kind in "iub" else sums.tolist()
-    return [dict(zip(out, vals)) for vals in zip(*out.values())]
 
 
 # ---- global memory ---------------------------------------------------------------------------------
@@ -667,6 +184,14 @@ def global_memory(trace: Trace) -> GlobalMemoryReport:
                              ("lines", np.int64), ("bytes", np.int64), ("ideal_sectors", np.int64),
                              ("efficiency", np.float64)]
         }
+    totals, spr, per_line = _global_sums(requests)
+    report = GlobalMemoryReport(requests, per_line, totals, spr)
+    c["global_memory"] = report
+    return report
+
+
+def _global_sums(requests: dict[str, np.ndarray]) -> tuple[dict, dict, list[dict]]:
+    """(totals per kind, sectors per request per kind, per-line rows) of the global requests."""
     totals, spr = {}, {}
     for kind, label in _GLOBAL_KIND_LABELS.items():
         m = requests["kind"] == kind
@@ -696,9 +221,7 @@ def global_memory(trace: Trace) -> GlobalMemoryReport:
     for row in per_line:
         row["sectors_per_request"] = row["sectors"] / row["requests"]
         row["efficiency"] = row["ideal_sectors"] / row["sectors"] if row["sectors"] else None
-    report = GlobalMemoryReport(requests, per_line, totals, spr)
-    c["global_memory"] = report
-    return report
+    return totals, spr, per_line
 
 
 # ---- shared-memory banks ---------------------------------------------------------------------------
@@ -758,23 +281,6 @@ def _shared_requests_general(trace: Trace) -> dict:
                              ("wavefronts", np.int64), ("extra", np.int64)]
         }
     return requests
-
-
-def _bank_ways(rid: np.ndarray, n_req: int, word: np.ndarray) -> np.ndarray:
-    """n-way conflict of each request: the most distinct 4-byte words any one of its banks serves."""
-    rb_range = n_req * N_BANKS
-    rb = rid.astype(_id_dtype(rb_range))
-    rb *= N_BANKS
-    rb += word & (N_BANKS - 1)  # one slot per (request, bank)
-    # Common case first: each bank of a request serves one word (or a broadcast of one word): 1 way.
-    mixed = _differs(rb, rb_range, word)
-    ways = np.ones(n_req, dtype=np.int64)
-    if mixed.any():
-        # Exact count only for the (request, bank) slots that saw two or more distinct words.
-        in_mixed = mixed[rb]
-        distinct = _distinct_per_group(rb[in_mixed], rb_range, word[in_mixed] >> 5, None)
-        ways = np.maximum(ways, distinct.reshape(n_req, N_BANKS).max(axis=1))
-    return ways
 
 
 def _shared_requests_fast(trace: Trace) -> dict | None:
@@ -1115,22 +621,6 @@ def divergence(trace: Trace) -> DivergenceReport:
     report = DivergenceReport(steps, per_line, totals, trace.has("step"))
     c["divergence"] = report
     return report
-
-
-def _distinct_per_group(ids: np.ndarray, n_ids: int, values: np.ndarray, value_range: int | None) -> np.ndarray:
-    """Number of distinct values in each group (``value_range`` None: taken from the values)."""
-    k = _combine([(ids, n_ids), (values, value_range)])
-    if k.spec is not None:
-        radix = k.spec[1][1]
-        if _table_ok(k.range, len(k.values)):
-            seen = np.zeros(k.range, dtype=bool)
-            seen[k.values] = True
-            return seen.reshape(n_ids, radix).sum(axis=1)
-        return np.bincount(np.unique(k.values) // radix, minlength=n_ids)
-    order = np.lexsort((values, ids))
-    i, v = ids[order], values[order]
-    new = np.r_[True, (i[1:] != i[:-1]) | (v[1:] != v[:-1])]
-    return np.bincount(i[new], minlength=n_ids)
 
 
 # ---- occupancy -------------------------------------------------------------------------------------
