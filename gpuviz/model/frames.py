@@ -241,7 +241,7 @@ class Frames:
 
     # ---- construction --------------------------------------------------------------------------
     def _build(self, checkpoint) -> None:
-        tr, L = self.trace, self.launch
+        tr = self.trace
         n = len(tr)
         block = tr.block.astype(np.int64)
         warp = tr.warp.astype(np.int64)
@@ -276,9 +276,19 @@ class Frames:
         del perm
         self.offsets = np.r_[starts, n].astype(np.int64)
         self.n_frames = len(starts)
-        first_ev = self.perm[starts] if n else np.zeros(0, dtype=np.int64)
+        self._per_frame(starts)
+        checkpoint(0.85)
+        self.frame_of_event = np.empty(n, dtype=np.int32)
+        for i, j in _spans(n):  # a span at a time: np.repeat over every event held the GIL for 0.3 s
+            self.frame_of_event[self.perm[i:j]] = frames_at(self.offsets, i, j)
+        self._blocks()
+        self._barriers()
+        self._steps()
 
-        # per-frame summaries (one entry per frame)
+    def _per_frame(self, starts: np.ndarray) -> None:
+        """Per-frame summaries (one entry per frame), from the frames' first events and their lanes."""
+        tr, n = self.trace, len(self.trace)
+        first_ev = self.perm[starts] if n else np.zeros(0, dtype=np.int64)
         self.block = tr.block[first_ev].astype(np.int32)
         self.warp = tr.warp[first_ev].astype(np.int32)
         self.step = tr.issue_step[first_ev].astype(np.int32)
@@ -297,13 +307,10 @@ class Frames:
             new_lane[1:] = th_sorted[1:] != th_sorted[:-1]
             new_lane[starts] = 1
         self.n_lanes = (np.add.reduceat(new_lane, starts) if n else np.zeros(0, dtype=np.int64)).astype(np.int32)
-        checkpoint(0.85)
-        self.frame_of_event = np.empty(n, dtype=np.int32)
-        for i, j in _spans(n):  # a span at a time: np.repeat over every event held the GIL for 0.3 s
-            self.frame_of_event[self.perm[i:j]] = frames_at(self.offsets, i, j)
 
-        # blocks: first and last frame each block appears in (-1 when it has no events)
-        nb = L.n_blocks
+    def _blocks(self) -> None:
+        """First and last frame each block appears in (-1 when it has no events), and its barrier phases."""
+        nb = self.launch.n_blocks
         self.block_first = np.full(nb, -1, dtype=np.int64)
         self.block_last = np.full(nb, -1, dtype=np.int64)
         if self.n_frames:
@@ -316,8 +323,9 @@ class Frames:
         if self.n_frames:
             np.maximum.at(self.block_phases, self.block, self.phase + 1)
 
-        # barriers: frames where a warp executes a barrier; a barrier *completes* at the last such
-        # frame of its (block, phase): every warp of the block is then waiting.
+    def _barriers(self) -> None:
+        """Barriers: frames where a warp executes a barrier; a barrier *completes* at the last such frame of its
+        (block, phase): every warp of the block is then waiting. Also the warps waiting after each frame."""
         is_bar = (self.kind_mask & _BARRIER_BIT) != 0
         self.barrier_frames = np.flatnonzero(is_bar).astype(np.int64)
         group = self.block.astype(np.int64) * (int(self.phase.max()) + 1 if self.n_frames else 1) + self.phase
@@ -344,6 +352,9 @@ class Frames:
         base = np.maximum.accumulate(np.where(g_start, csum - bar_sorted, 0)) if self.n_frames else csum
         self.waiting_warps = np.empty(self.n_frames, dtype=np.int32)
         self.waiting_warps[order] = csum - base
+
+    def _steps(self) -> None:
+        """Frames of each block in frame order, and where lockstep steps, blocks and waves start."""
         # frames of each block in frame order, for "latest frame of block b at or before f"
         self._by_block_key = np.sort(self.block.astype(np.int64) * max(self.n_frames, 1) + np.arange(self.n_frames))
         # lockstep steps: a new step starts where (block or wave, phase, step) changes

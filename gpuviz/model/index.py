@@ -36,7 +36,8 @@ import numpy as np
 
 from . import analysis
 from .frames import Frames
-from .narration import Narrator, compact_phase_shared_rows
+from .narration import Narrator
+from .narration_facts import compact_phase_shared_rows
 from .trace import Trace
 
 #: bump when what the index holds or how it is computed changes: older indexes are then rebuilt
