@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuviz.model import tracefile, validate
+from gpuviz.model import tracefile, validate, validate_index
 from gpuviz.model.prepared import prepare
 from gpuviz.model.trace import EventKind
 from gpuviz.model.tracefile import TraceFileError, load_trace, save_traces
@@ -64,7 +64,7 @@ def test_index_checks_use_memory_of_a_span_not_of_the_trace(saved, small_spans):
     n = len(back)
     arrays = prepare(back).index.arrays
     cols = {k: back.field(k) for k in ("block", "line", "array")}
-    peak = peak_bytes(lambda: validate.check_index_arrays("f", "t", arrays, n, back.launch, cols))
+    peak = peak_bytes(lambda: validate_index.check_index_arrays("f", "t", arrays, n, back.launch, cols))
     # a bool per event marks the events the permutation names; the rest is per span (the whole-array way made
     # int64 copies of the permutation, the frames of the events and their expected frames: 24+ bytes per event)
     assert peak < 3 * n, f"check_index_arrays held {peak:,} bytes at once for {n:,} events"
@@ -93,19 +93,19 @@ def test_an_index_wrong_in_its_last_span_is_refused(saved, small_spans):
     n = len(back)
     arrays = dict(prepare(back).index.arrays)
     cols = {k: back.field(k) for k in ("block", "line", "array")}
-    validate.check_index_arrays("f", "t", arrays, n, back.launch, cols)  # as saved: fine
+    validate_index.check_index_arrays("f", "t", arrays, n, back.launch, cols)  # as saved: fine
     perm = np.array(arrays["frames.perm"])
     k = int(arrays["frames.offsets"][-2]) - 1  # the last event of the frame before the last
     perm[[k, n - 1]] = perm[[n - 1, k]]  # two events of the last span trade frames
     with pytest.raises(TraceFileError, match="the frame of an event disagrees with its offsets"):
-        validate.check_index_arrays("f", "t", {**arrays, "frames.perm": perm}, n, back.launch, cols)
+        validate_index.check_index_arrays("f", "t", {**arrays, "frames.perm": perm}, n, back.launch, cols)
     perm[n - 1] = perm[0]
     with pytest.raises(TraceFileError, match="its event permutation repeats events"):
-        validate.check_index_arrays("f", "t", {**arrays, "frames.perm": perm}, n, back.launch, cols)
+        validate_index.check_index_arrays("f", "t", {**arrays, "frames.perm": perm}, n, back.launch, cols)
     lines = np.array(back.field("line"))
     lines[-1] = 5000  # a line the table does not count
     with pytest.raises(TraceFileError, match="line_count_table disagrees"):
-        validate.check_index_arrays("f", "t", arrays, n, back.launch, {**cols, "line": lines})
+        validate_index.check_index_arrays("f", "t", arrays, n, back.launch, {**cols, "line": lines})
 
 
 @pytest.mark.parametrize("preadv", [True, False], ids=["preadv", "seek and readinto (no os.preadv: Windows)"])

@@ -97,11 +97,10 @@ class Prepared:
         return getattr(analysis, name)(self.trace)
 
     def events_of_thread(self, block: int, thread: int) -> np.ndarray:
-        """Indices of one thread's events in program order: from its block's frames when they are built (no
-        whole-trace sort), else ``Trace.events_of_thread``."""
-        frames = self.__dict__.get("frames")
-        if frames is not None and "thread_order" not in self.trace.__dict__:
-            return frames.thread_event_indices(block, thread)
+        """Indices of one thread's events in program order: from its block's frames when they are built or an
+        index gives them (no whole-trace sort), else ``Trace.events_of_thread``."""
+        if "thread_order" not in self.trace.__dict__ and ("frames" in self.__dict__ or self.index is not None):
+            return self.frames.thread_event_indices(block, thread)
         return self.trace.events_of_thread(block, thread)
 
     def __repr__(self) -> str:

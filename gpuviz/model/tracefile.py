@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import validate
+from . import validate, validate_index
 from .index import TraceIndex, build_index, check_index
 from .prepared import prepare
 from .safewrite import OutputPathError, replace_atomically
@@ -583,7 +583,7 @@ def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool, lim: vali
 def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace, crcs: dict) -> TraceIndex | None:
     """The index stored with trace ``i`` when it fits its events; a stale or foreign one is ignored (None: the
     window builds a fresh one), a damaged one is a damaged file."""
-    validate.check_index_spec(spec, src.where, label)
+    validate_index.check_index_spec(spec, src.where, label)
     names = spec["arrays"]
     arrays = {}
     for name in names:
@@ -598,8 +598,8 @@ def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace, cr
         raise TraceFileError(f"{src.where}: {label}: its index is damaged ({type(exc).__name__}: {exc})") from exc
     if stale is None:  # it claims to be these events' index: then it must fit them
         cols = {k: trace.field(k) for k in ("block", "line", "array") if trace.has(k)}
-        validate.check_index_arrays(src.where, label, arrays, len(trace), trace.launch, cols, release=src.release)
-        validate.check_index_reports(src.where, label, arrays, spec.get("reports"), trace.launch)
+        validate_index.check_index_arrays(src.where, label, arrays, len(trace), trace.launch, cols, release=src.release)
+        validate_index.check_index_reports(src.where, label, arrays, spec.get("reports"), trace.launch)
         return idx
     return None
 
@@ -649,7 +649,7 @@ def _read_npy(src: "_Source", what: str, member: str) -> np.ndarray:
         with src.zf.open(info) as fh:
             shape, fortran, dtype = _npy_header(fh)
             header_len = fh.tell()
-        validate.check_index_header(where, what, dtype, shape, fortran, info.file_size - header_len)
+        validate_index.check_index_header(where, what, dtype, shape, fortran, info.file_size - header_len)
         out = _mapped(src, info, dtype, int(np.prod(shape, dtype=np.int64)), what)
         if out is not None:
             out = out.reshape(shape)

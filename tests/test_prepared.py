@@ -1,0 +1,110 @@
+"""A trace and what is derived from it (gpuviz.model.prepared): the trace never changes once made, one Prepared per
+trace holds frames, phases, narration, reports and index, and a file's index is adopted whoever asks first."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gpuviz.model import analysis, fileformat
+from gpuviz.model.frames import Frames
+from gpuviz.model.index import _report_parts
+from gpuviz.model.narration import Narrator
+from gpuviz.model.prepared import Prepared, has_index, prepare
+from gpuviz.model.trace import ArrayInfo, EventKind, Launch, Trace
+from gpuviz.model.tracefile import load_trace, save_traces
+from gpuviz.model.validate_index import _fits
+from tests.ui_traces import matmul_tiled_trace
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return matmul_tiled_trace(32, 16)
+
+
+def test_a_trace_does_not_change_once_made(trace):
+    with pytest.raises(AttributeError, match="does not change once made"):
+        trace.saved_frames = {}
+    with pytest.raises(AttributeError, match="does not change once made"):
+        trace.launch = trace.launch
+    assert isinstance(trace.phase, np.ndarray)  # what a trace derives for itself it still keeps (cached_property)
+
+
+def test_one_prepared_per_trace(trace):
+    p = prepare(trace)
+    assert isinstance(p, Prepared) and prepare(trace) is p and p.trace is trace
+    assert p.frames is prepare(trace).frames  # sorted once, whoever asks
+    with pytest.raises(TypeError):
+        prepare(p)
+
+
+@pytest.mark.parametrize("first", ["frames", "analysis", "narrator", "frames_of_a_view"])
+def test_a_files_index_is_adopted_whoever_asks_first(trace, tmp_path, monkeypatch, first):
+    path = tmp_path / "mm.gpuviz"
+    save_traces(path, [trace])
+    back = load_trace(path)
+
+    def no_sorting(*a, **k):
+        raise AssertionError("a trace whose file holds its index must not be sorted or analysed again")
+
+    monkeypatch.setattr(Frames, "_build", no_sorting)
+    monkeypatch.setattr(analysis, "_build_prep", no_sorting)
+    monkeypatch.setattr(Narrator, "_compute", no_sorting)
+    if first == "analysis":
+        analysis.shared_banks(back)
+    elif first == "narrator":
+        Narrator(prepare(back).frames).caption(0)
+    elif first == "frames_of_a_view":
+        prepare(back).events_of_thread(0, 3)
+    p = prepare(back)
+    assert has_index(back) and p.source == "file" and p.crcs
+    assert p.frames.n_frames > 0
+    np.testing.assert_array_equal(p.phase, p.index.arrays["trace.phase"])
+    assert "phase" not in back.__dict__ and "thread_order" not in back.__dict__
+    monkeypatch.undo()
+    fresh = Frames(trace)
+    np.testing.assert_array_equal(p.frames.perm, fresh.perm)
+    np.testing.assert_array_equal(p.frames.offsets, fresh.offsets)
+
+
+def test_frames_of_a_trace_alone_are_sorted(trace, tmp_path):
+    path = tmp_path / "mm.gpuviz"
+    save_traces(path, [trace])
+    back = load_trace(path)
+    own = Frames(back)  # not the prepared trace's: built from the events
+    assert own is not prepare(back).frames and own.saved_narration is None
+    np.testing.assert_array_equal(own.perm, prepare(back).frames.perm)
+
+
+def test_the_report_json_form_is_what_the_analyses_write():
+    """fileformat.REPORT_JSON is what a stored report's JSON is checked against (format checks run no analysis):
+    the analyses' JSON of a launch with every kind of event fits it, and it names every JSON field they write."""
+    K = EventKind
+    kinds = [K.START, K.GLOBAL_LOAD, K.SHARED_STORE, K.BARRIER, K.SHARED_LOAD, K.ATOMIC, K.GLOBAL_STORE, K.WARP_OP,
+             K.END]
+    arrays = [-1, 0, 1, -1, 1, 0, 0, -1, -1]
+    launch = Launch("reference", grid=(2,), block=(32,), arrays=[ArrayInfo("g", (64,), "float32"),
+                    ArrayInfo("s", (32,), "float32", space="shared")], source="\n" * 20, first_line=1)
+    gt = np.repeat(np.arange(64), len(kinds))
+    a = np.tile(arrays, 64)
+    ev = {"block": gt // 32, "thread": gt % 32, "seq": np.tile(np.arange(len(kinds)), 64),
+          "kind": np.tile(np.array(kinds, dtype=np.uint8), 64), "array": a,
+          "index": np.where(a == 0, gt % 64, np.where(a == 1, (gt * 2) % 32, -1)),
+          "line": np.tile(np.arange(2, 2 + len(kinds)), 64)}
+    tr = Trace(launch, ev)
+    for name in analysis.REPORT_NAMES:
+        js = _report_parts(getattr(analysis, name)(tr))[1]
+        written = {f: part["json"] for f, part in js.items() if "json" in part}
+        assert set(written) == set(fileformat.REPORT_JSON[name]), name
+        for f, v in written.items():
+            assert _fits(v, fileformat.REPORT_JSON[name][f]), (name, f)
+
+
+def test_checking_a_file_runs_no_analysis():
+    code = ("import sys; import gpuviz.model.validate, gpuviz.model.validate_index; "
+            "print('gpuviz.model.analysis' in sys.modules, 'gpuviz.model.narration' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
