@@ -108,3 +108,29 @@ def test_checking_a_file_runs_no_analysis():
             "print('gpuviz.model.analysis' in sys.modules, 'gpuviz.model.narration' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_a_trace_no_one_holds_goes_with_what_was_derived_from_it(trace, tmp_path):
+    import gc
+    import weakref
+
+    path = tmp_path / "mm.gpuviz"
+    save_traces(path, [trace])
+    back = load_trace(path)
+    p = prepare(back)
+    frames = p.frames
+    Narrator(frames).caption(0)
+    analysis.races(back)
+    gone = weakref.ref(back), weakref.ref(p), weakref.ref(frames)
+    del back, p, frames
+    gc.collect()
+    assert [r() for r in gone] == [None, None, None]
+
+
+def test_frames_outlive_the_prepared_object_that_made_them(trace):
+    tr = Trace(trace.launch, {k: trace.field(k) for k in trace.recorded_fields})
+    frames = prepare(tr).frames  # the Prepared goes at once; the frames stay in use
+    import gc
+
+    gc.collect()
+    assert prepare(tr).frames is frames

@@ -2,7 +2,7 @@
 
 A :class:`~gpuviz.model.trace.Trace` is what a capture recorded and never changes once made: nothing derived is
 written onto it. What the window, the exports, the lessons and the share derive from it lives in one
-:class:`Prepared`, built by one function, :func:`prepare`, from the trace and, when its file carried one (or the
+:class:`Prepared`, made by one function, :func:`prepare`, from the trace and, when its file carried one (or the
 user's cache holds one, or one was built where the trace was made), its index (:mod:`gpuviz.model.index`):
 
     frames          :class:`~gpuviz.model.frames.Frames` in block order: adopted from the index when there is one
@@ -14,10 +14,11 @@ user's cache holds one, or one was built where the trace was made), its index (:
     index, crcs     the index in use and where it came from; the CRC-32 of each event field's member in the trace's
                     file (empty for a trace never read from a file): what ties an index to its events
 
-There is one :class:`Prepared` per trace, whoever asks first: :func:`prepare` keeps it for as long as the trace
-lives (a weak reference, as the analyses keep their reports), so the frames are sorted or adopted once and the
-answer does not depend on which module asked first: the file's loader hands its index to :func:`prepare` before
-anything else sees the trace.
+:func:`prepare` keeps, for as long as the trace lives, what no one can derive again cheaply: the index, the CRCs,
+and a weak reference to the frames and to the :class:`Prepared` in use (weakly keyed by the trace, as the analyses
+keep their reports; nothing kept refers back to the trace, so a trace no one holds goes, with all of it). So the
+frames are sorted or adopted once while anyone holds them, and whether they are adopted does not depend on which
+module asked first: the file's loader hands its index to :func:`prepare` before anything else sees the trace.
 
 numpy only: no Qt, no numba.
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from functools import cached_property
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,56 +39,86 @@ from .trace import Trace
 __all__ = ["Prepared", "prepare", "has_index"]
 
 
+@dataclass(eq=False)
+class _Kept:
+    """What :func:`prepare` keeps of a trace while it lives: nothing that refers back to it."""
+
+    crcs: dict[str, int] = field(default_factory=dict)
+    index: TraceIndex | None = None
+    source: str | None = None
+    narration: tuple | None = None
+    frames: "weakref.ref[Frames] | None" = None
+    prepared: "weakref.ref[Prepared] | None" = None
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+
 class Prepared:
-    """One trace and what is derived from it (see the module's docstring). Build one with :func:`prepare`."""
+    """One trace and what is derived from it (see the module's docstring). Get one with :func:`prepare`."""
 
-    def __init__(self, trace: Trace, index: TraceIndex | None = None, crcs: dict | None = None,
-                 source: str | None = None):
+    def __init__(self, trace: Trace, kept: _Kept):
         self.trace = trace
-        self.crcs: dict[str, int] = dict(crcs or {})
-        self.index: TraceIndex | None = None
-        self._narration = None
-        #: where the index came from: "file", "cache" or "built" (None while there is none)
-        self.source: str | None = None
-        self._lock = threading.RLock()
-        if index is not None:
-            self.use_index(index, source or "file")
-
-    def use_index(self, index: TraceIndex, source: str) -> None:
-        with self._lock:
-            self.index, self.source = index, source
-            self._narration = narration_state(index) if "narration" in index.info else None
-            for name in analysis.REPORT_NAMES:
-                analysis.seed_report(self.trace, name,
-                                     report_from_parts(name, index.arrays, index.info["reports"][name]))
+        self._kept = kept
+        self._frames: Frames | None = None
 
     @property
     def launch(self):
         return self.trace.launch
 
-    @cached_property
+    @property
+    def index(self) -> TraceIndex | None:
+        """The index in use (its file's, the cache's, or one built), or None."""
+        return self._kept.index
+
+    @property
+    def source(self) -> str | None:
+        """Where the index came from: "file", "cache" or "built" (None while there is none)."""
+        return self._kept.source
+
+    @property
+    def crcs(self) -> dict[str, int]:
+        """The CRC-32 of each event field's member in the trace's file ({} for a trace never read from one)."""
+        return self._kept.crcs
+
+    def use_index(self, index: TraceIndex, source: str) -> None:
+        """Take ``index`` (checked to fit these events) as this trace's: frames built from now on adopt it, and the
+        analyses return its reports."""
+        kept = self._kept
+        with kept.lock:
+            kept.index, kept.source = index, source
+            kept.narration = narration_state(index) if "narration" in index.info else None
+            for name in analysis.REPORT_NAMES:
+                analysis.seed_report(self.trace, name,
+                                     report_from_parts(name, index.arrays, index.info["reports"][name]))
+
+    @property
     def frames(self) -> Frames:
-        """The block-order frames: the index's (adopted whole), else sorted from the events, once."""
-        with self._lock:
-            if "frames" in self.__dict__:  # another thread built them while this one waited
-                return self.__dict__["frames"]
-            idx = self.index
-            if idx is None:
-                return Frames(self.trace)
-            arrays = {k[len("frames."):]: v for k, v in idx.arrays.items() if k.startswith("frames.")}
-            return Frames(self.trace, arrays=arrays, event_phase=idx.arrays["trace.phase"], narration=self._narration)
+        """The block-order frames: the index's (adopted whole), else sorted from the events; once while anyone
+        holds them."""
+        kept = self._kept
+        with kept.lock:
+            frames = self._frames or (kept.frames() if kept.frames is not None else None)
+            if frames is None:
+                idx = kept.index
+                if idx is None:
+                    frames = Frames(self.trace)
+                else:
+                    arrays = {k[len("frames."):]: v for k, v in idx.arrays.items() if k.startswith("frames.")}
+                    frames = Frames(self.trace, arrays=arrays, event_phase=idx.arrays["trace.phase"],
+                                    narration=kept.narration)
+                kept.frames = weakref.ref(frames)
+            self._frames = frames
+            return frames
 
     @property
     def phase(self) -> np.ndarray:
         """The barrier phase of every event (the index's when there is one)."""
-        if self.index is not None:
-            return self.index.arrays["trace.phase"]
-        return self.trace.phase
+        idx = self._kept.index
+        return idx.arrays["trace.phase"] if idx is not None else self.trace.phase
 
     @property
     def narration(self):
         """The narrator's facts the index holds (``Narrator.state()``), or None."""
-        return self._narration
+        return self._kept.narration
 
     def report(self, name: str):
         """The analysis report ``name`` (one of :data:`~gpuviz.model.analysis.REPORT_NAMES`): the index's, else
@@ -99,7 +130,9 @@ class Prepared:
     def events_of_thread(self, block: int, thread: int) -> np.ndarray:
         """Indices of one thread's events in program order: from its block's frames when they are built or an
         index gives them (no whole-trace sort), else ``Trace.events_of_thread``."""
-        if "thread_order" not in self.trace.__dict__ and ("frames" in self.__dict__ or self.index is not None):
+        kept = self._kept
+        built = self._frames is not None or (kept.frames is not None and kept.frames() is not None)
+        if "thread_order" not in self.trace.__dict__ and (built or kept.index is not None):
             return self.frames.thread_event_indices(block, thread)
         return self.trace.events_of_thread(block, thread)
 
@@ -107,29 +140,33 @@ class Prepared:
         return f"<Prepared {self.trace!r} index={self.source or 'none'}>"
 
 
-_PREPARED: "weakref.WeakKeyDictionary[Trace, Prepared]" = weakref.WeakKeyDictionary()
+_KEPT: "weakref.WeakKeyDictionary[Trace, _Kept]" = weakref.WeakKeyDictionary()
 _GUARD = threading.Lock()
 
 
 def prepare(trace: Trace, index: TraceIndex | None = None, crcs: dict | None = None,
             source: str | None = None) -> Prepared:
-    """The :class:`Prepared` of ``trace``: the one already made for it, else a new one.
+    """The :class:`Prepared` of ``trace``: the one in use, else a new one (sharing what was kept of the trace).
 
     ``index``: an index of these events (read from the trace's file, the user's cache, or built where the trace
-    was made; ``source`` says which: "file", "cache", "built"), used when the prepared trace has none yet; its
-    frames are then adopted rather than sorted, unless they were built already. ``crcs``: the CRC-32 of the
-    trace's event members in its file (the loader's), kept when none are known yet."""
+    was made; ``source`` says which: "file", "cache", "built"), taken when the trace has none yet; its frames are
+    then adopted rather than sorted, unless they were built already. ``crcs``: the CRC-32 of the trace's event
+    members in its file (the loader's), kept when none are known yet."""
     if not isinstance(trace, Trace):
         raise TypeError(f"prepare() takes a Trace, not a {type(trace).__name__}")
     with _GUARD:
-        p = _PREPARED.get(trace)
+        kept = _KEPT.get(trace)
+        if kept is None:
+            kept = _KEPT[trace] = _Kept()
+        p = kept.prepared() if kept.prepared is not None else None
         if p is None:
-            p = _PREPARED[trace] = Prepared(trace, index, crcs, source)
-            return p
-    if crcs and not p.crcs:
-        p.crcs = dict(crcs)
-    if index is not None and p.index is None:
-        p.use_index(index, source or "file")
+            p = Prepared(trace, kept)
+            kept.prepared = weakref.ref(p)
+    with kept.lock:
+        if crcs and not kept.crcs:
+            kept.crcs = dict(crcs)
+        if index is not None and kept.index is None:
+            p.use_index(index, source or "file")
     return p
 
 
