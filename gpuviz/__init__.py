@@ -45,7 +45,7 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", **options) -> Trac
 
 
 def load(path):
-    """Load a file: the :class:`Trace` of a one-trace file (saved with :meth:`Trace.save`), or a
+    """Load a file: the :class:`Trace` of a one-trace file (saved with ``save_traces(path, [trace])``), or a
     :class:`~gpuviz.model.recording.Recording` (every launch of a run, a sequence of traces with the run's
     metadata) for a recording (``gpuviz run``, ``gpuviz.recording()``). No pickle; damaged files give a
     clear error."""

@@ -134,3 +134,18 @@ def test_frames_outlive_the_prepared_object_that_made_them(trace):
 
     gc.collect()
     assert prepare(tr).frames is frames
+
+
+def test_the_barrier_timeline_of_a_saved_trace_reads_the_index_phases(trace, tmp_path):
+    """The barrier view's timeline took trace.phase, which the old apply_index had set from the file: now it asks
+    the frames, whose event phases are the index's (a whole-trace sort was seconds of GUI stall on 16.8M events)."""
+    from gpuviz.style import render
+
+    path = tmp_path / "mm.gpuviz"
+    save_traces(path, [trace])
+    back = load_trace(path)
+    got = render.barrier_timeline(back, 1, prepare(back).frames)
+    assert "phase" not in back.__dict__ and "thread_order" not in back.__dict__
+    want = render.barrier_timeline(trace, 1, Frames(trace))
+    np.testing.assert_array_equal(got.phase_start, want.phase_start)
+    np.testing.assert_array_equal(got.warps, want.warps)

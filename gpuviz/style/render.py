@@ -556,7 +556,7 @@ def barrier_timeline(trace: Trace, block: int, frames=None) -> BarrierTimeline:
     sel = block_events(trace, block, frames)
     warps_all = trace.thread[sel].astype(np.int64) // trace.launch.warp_size
     steps = trace.issue_step[sel].astype(np.int64)
-    phases = trace.phase[sel].astype(np.int64)
+    phases = (frames.event_phase if frames is not None else trace.phase)[sel].astype(np.int64)  # an index's, no sort
     is_bar = trace.kind[sel] == EventKind.BARRIER
     if sel.size == 0:
         empty = np.zeros((0, 0), dtype=np.int64)
