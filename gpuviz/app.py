@@ -9,9 +9,28 @@ file it is captured on the spot.
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
+import traceback
 from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+import gpuviz
+
+from .catalog import get_kernel, kernels_folder
+from .model.trace import Trace
+from .model.tracefile import load_trace, save_traces
+from .qt_platform import ensure_platform
+from .style.theme import get_theme, stylesheet
+from .ui.session import Session
+from .ui.share import share_with_class
+from .ui.views.base import available_views
+from .ui.views.launches import load_recording, run_program
+from .ui.window import MainWindow
 
 DEFAULT_KERNEL = "matmul_tiled"
 DEFAULT_SIZE = 32  # 2 x 2 blocks of 16 x 16 threads: every view readable, captured in well under a second
@@ -20,11 +39,6 @@ DEFAULT_TRACE_PATH = Path(__file__).resolve().parent / "assets" / "default_trace
 
 def capture_default_trace():
     """The embedded default captured now with the CPU executor (imports numba and the bundled kernels)."""
-    import numpy as np
-
-    import gpuviz
-    from gpuviz.catalog import get_kernel
-
     spec = get_kernel(DEFAULT_KERNEL)
     grid, block = spec.launch(DEFAULT_SIZE, spec.default_block)
     args = spec.make_args(DEFAULT_SIZE, np.random.default_rng(0))
@@ -41,22 +55,16 @@ def write_default_trace(path=DEFAULT_TRACE_PATH) -> Path:
     default kernel or the CPU executor's event order (``tests/test_startup.py`` says when)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    from .model.tracefile import save_traces
-
     save_traces(path, [capture_default_trace()])
     return path
 
 
 def load_default_trace():
     """The shipped trace of the embedded default, or None when gpuviz was installed without it."""
-    from .model.tracefile import load_trace
-
     if not DEFAULT_TRACE_PATH.is_file():
         return None
     trace = load_trace(DEFAULT_TRACE_PATH)
     # the kernel's file as this installation has it, not the path of the machine that wrote the trace
-    from .catalog import kernels_folder
-
     here = kernels_folder() / Path(trace.launch.source_file).name
     if trace.launch.source_file and here.is_file():
         trace.launch.source_file = str(here)
@@ -71,9 +79,6 @@ def default_trace():
 
 def _load(path_or_trace):
     """(trace, label, live): ``live`` when the trace was captured just now, on this machine."""
-    from .model.trace import Trace
-    from .model.tracefile import load_trace
-
     if path_or_trace is None:
         trace = load_default_trace()
         if trace is not None:
@@ -99,16 +104,11 @@ def report_uncaught(exc_type, exc, tb) -> None:
     the status line, and under ``GPUVIZ_STRICT=1`` ends the app with status 70. PySide6 hands such an exception
     to ``sys.excepthook`` and carries on; without this the window would go on in a half-updated state and
     the only trace of it would be Python's bare print."""
-    import logging
-    import traceback
-
     if issubclass(exc_type, KeyboardInterrupt):
         sys.__excepthook__(exc_type, exc, tb)
         return
     text = "".join(traceback.format_exception(exc_type, exc, tb))
     logging.getLogger("gpuviz").critical("uncaught exception in a Qt callback:\n%s", text.rstrip())
-    from PySide6.QtWidgets import QApplication, QMainWindow
-
     app = QApplication.instance()
     if app is None:
         return
@@ -123,8 +123,6 @@ def report_uncaught(exc_type, exc, tb) -> None:
 def install_error_reporting() -> None:
     """Log records of the ``gpuviz`` logger to stderr with their level, and :func:`report_uncaught` as
     ``sys.excepthook``: what a window session writes is its log."""
-    import logging
-
     logger = logging.getLogger("gpuviz")
     if not any(getattr(h, "_gpuviz_log", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
@@ -141,12 +139,8 @@ def _application(headless: bool = False):
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform in ("win32", "darwin")
     ):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtWidgets import QApplication
-
     app = QApplication.instance()
     if app is None:
-        from .qt_platform import ensure_platform
-
         ensure_platform()  # a platform plugin that cannot load is a plain message with its fix, not Qt's abort
         app = QApplication(sys.argv[:1])
         app.setApplicationName("gpuviz")
@@ -163,8 +157,6 @@ def fit_to_screen(window, preferred=(1600, 950)) -> None:
     centred on it. The place is the window's own, not left to the window manager: presenter mode saves it
     on entering and puts the window back there on leaving, and with ``--present`` it entered before any
     window manager had placed the window, so leaving moved it to the screen's corner."""
-    from PySide6.QtWidgets import QApplication
-
     screen = window.screen() or QApplication.primaryScreen()
     w, h = preferred
     if screen is not None:
@@ -185,8 +177,6 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light", share=
     if isinstance(window, int):
         return window
     if share:
-        from .ui.share import share_with_class
-
         if share_with_class(window, lan=share == "lan") is None:
             return 2
     return app.exec()
@@ -195,9 +185,6 @@ def run_app(trace_path=None, present: bool = False, theme: str = "light", share=
 def open_main_window(trace_path=None, present: bool = False, theme: str = "light"):
     """The window ``run_app`` shows (sized to the screen, presenting if asked), or an exit status (int) when
     there is nothing to show. Needs a QApplication."""
-    from .style.theme import get_theme
-    from .ui.window import MainWindow
-
     if isinstance(trace_path, (str, os.PathLike)):
         # a file opens in the background (gpuviz/ui/open_job.py): the window is up at once, with the progress
         path = Path(trace_path)
@@ -225,6 +212,7 @@ def open_main_window(trace_path=None, present: bool = False, theme: str = "light
         window.set_trace(trace, label, live=live)
     settle_on_screen(window)
     if present:
+        # here only: a window that nobody presents never loads the presenter (tests/test_startup.py)
         from .ui.presenter import enter_presenter
 
         enter_presenter(window, theme="dark")
@@ -234,9 +222,6 @@ def open_main_window(trace_path=None, present: bool = False, theme: str = "light
 def open_window(path, present: bool = False, argv=(), **options) -> int:
     """The window with its launch list on a recording, or on a program it runs (``.py``) in a worker (``gpuviz
     open``); returns the exit status."""
-    from .ui.views.launches import load_recording, run_program
-    from .ui.window import MainWindow
-
     app = _application()
     window = MainWindow()
     fit_to_screen(window)
@@ -257,9 +242,6 @@ def open_window(path, present: bool = False, argv=(), **options) -> int:
 def _lay_out_now(window) -> None:
     """Run the layout requests that showing ``window`` posted (its docks moved into the tabs and sizes of
     ``arrange_default``), and nothing else: no paint, no timer, no input."""
-    from PySide6.QtCore import QEvent
-    from PySide6.QtWidgets import QApplication
-
     QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
@@ -268,8 +250,6 @@ def settle_on_screen(window) -> None:
     their places on the first show, the window's minimum height passes a 720-pixel screen for a moment (every
     dock's minimum in one column), and Qt grows the window to it, past the screen (1280x1265 on a 1280x720
     projector); arranged, the docks fit the size asked for again."""
-    from PySide6.QtWidgets import QApplication
-
     for _ in range(3):
         QApplication.processEvents()
     screen = window.screen() or QApplication.primaryScreen()
@@ -303,13 +283,6 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
     """
     w, h = _parse_size(size)
     app = _application(headless=True)
-    from PySide6.QtCore import Qt
-
-    from .ui.session import Session
-    from .style.theme import get_theme
-    from .ui.views.base import available_views
-    from .ui.window import MainWindow
-
     trace, label, live = _load(path_or_trace)
     views = available_views()
     if view is not None and view not in views and view != "window":
@@ -324,8 +297,6 @@ def snapshot(path_or_trace, frame: int | None = 0, view: str | None = None, size
         if live:  # the embedded default was captured just now, here
             widget.mark_live(trace)
     else:
-        from .style.theme import stylesheet
-
         widget = views[view](session)
         widget.setWindowTitle(views[view].title)
         widget.setStyleSheet(stylesheet(session.theme))
@@ -379,12 +350,6 @@ def snapshot_window(size=(1920, 1080), theme: str = "light", scale: float = 1.0)
     """A headless main window, empty, for :func:`snapshot` (``window=``) to show trace after trace in."""
     w, h = _parse_size(size)
     _application(headless=True)
-    from PySide6.QtCore import Qt
-
-    from .ui.session import Session
-    from .style.theme import get_theme
-    from .ui.window import MainWindow
-
     window = MainWindow(session=Session(theme=get_theme(theme, scale)))
     window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     window.resize(w, h)
