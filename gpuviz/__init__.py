@@ -4,7 +4,10 @@
     >>> trace = gpuviz.capture(kernel, grid, block, *args)      # CPU executor by default
     >>> gpuviz.model.tracefile.save_traces("run.gpuviz", [trace]); gpuviz.load("run.gpuviz")
 
-Importing ``gpuviz`` is cheap: numba and Qt are imported only when something needs them.
+Importing ``gpuviz`` is cheap: numba and Qt are imported only when something needs them. Every ``gpuviz.X``
+import runs this file first (the worker of ``gpuviz run``, the model alone with Qt and numba blocked): the
+functions below import the layer that does their work (the capture package, the runner, the HTML page) when
+they are called, not here.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import types
 
 from .version import __version__  # in a module of its own: the model and the capture read it without this one
 
+from .model.recording import load as _load_file  # noqa: E402  (numpy only)
 from .model.trace import ArrayInfo, EventKind, Launch, Trace  # noqa: E402  (numpy only)
 
 
@@ -49,9 +53,7 @@ def load(path):
     :class:`~gpuviz.model.recording.Recording` (every launch of a run, a sequence of traces with the run's
     metadata) for a recording (``gpuviz run``, ``gpuviz.recording()``). No pickle; damaged files give a
     clear error."""
-    from .model.recording import load as load_file
-
-    return load_file(path)
+    return _load_file(path)
 
 
 def recording(backend: str = "cpu", **options):
@@ -71,14 +73,12 @@ def show(obj, inline: bool | None = None, **page):
     cell's output (``page``: ``frames="A:B"``, ``theme="dark"``, ``height=`` in pixels), and nothing is returned.
     Elsewhere (``inline=False``, or outside a notebook) the window opens on it in a separate process (a notebook
     is not blocked) and its :class:`subprocess.Popen` is returned."""
-    if inline is None:
-        from .export.inline import in_notebook
+    from .export.inline import InlinePage, in_notebook
 
+    if inline is None:
         inline = in_notebook()
     if inline:
         from IPython.display import display
-
-        from .export.inline import InlinePage
 
         display(InlinePage(obj, **page))
         return None

@@ -15,6 +15,7 @@ import os
 import stat
 import sys
 
+from gpuviz.model.safewrite import OutputPathError, check_output_path
 from gpuviz.model.safewrite import _kind  # one wording for what a path is, reading and writing
 
 #: CUDA's limits on one block
@@ -160,8 +161,6 @@ def file_or_name(text: str) -> str:
 
 def output_file(text: str) -> str:
     """A path gpuviz may write: a regular file or a new one, in a folder where a file can be created."""
-    from .model.safewrite import OutputPathError, check_output_path
-
     try:
         check_output_path(text)
     except OutputPathError as exc:

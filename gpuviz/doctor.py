@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import qt_platform as qp
+from .model.index import cache_dir
+from .version import __version__
 
 OK, NOTE, PROBLEM = "ok", "note", "PROBLEM"
 
@@ -261,8 +263,6 @@ def _writable(folder: Path) -> str:
 
 
 def check_folders() -> list[Finding]:
-    from .model.index import cache_dir
-
     findings = []
     places = [("cache folder", cache_dir(), "the index of each opened trace is kept there (opening again is faster)",
                "set XDG_CACHE_HOME to a folder you can write"),
@@ -302,8 +302,6 @@ def diagnose(env=None) -> list[Finding]:
 
 
 def report(findings, out=sys.stdout) -> int:
-    from . import __version__
-
     print(f"gpuviz doctor: gpuviz {__version__}, Python {platform.python_version()}, {_system()}", file=out)
     width = max(len(f.topic) for f in findings)
     for f in findings:

@@ -14,8 +14,13 @@ and ``frames="A:B"`` picks others). Qt-free.
 from __future__ import annotations
 
 import html as _html
+import sys
 from pathlib import Path
 
+from ..lessons.format import Lesson, builtin_lessons, load_lesson
+from ..model.prepared import prepare
+from ..model.recording import load
+from ..model.trace import Trace
 from .html import MAX_FRAMES_WITHOUT_RANGE, lesson_page_data, page_html, trace_page_data
 
 __all__ = ["INLINE_FRAMES", "InlinePage", "in_notebook", "inline_html"]
@@ -29,8 +34,6 @@ HEIGHT_PX = 760
 def in_notebook() -> bool:
     """True inside a Jupyter kernel (Jupyter, JupyterLab, VS Code, Colab), where output is drawn as HTML; False in
     a terminal's IPython, a script or a test."""
-    import sys
-
     if "IPython" not in sys.modules:
         return False
     try:
@@ -44,9 +47,6 @@ def in_notebook() -> bool:
 def _source(obj):
     """``obj`` as a Trace or a Lesson: a Trace, a Lesson, a recording's first traced launch, or a file's path (a
     ``.gpuviz`` trace or recording, a lesson file, a shipped lesson's name)."""
-    from ..lessons.format import Lesson
-    from ..model.trace import Trace
-
     if isinstance(obj, (Trace, Lesson)):
         return obj
     traces = getattr(obj, "traces", None)
@@ -58,26 +58,18 @@ def _source(obj):
     if isinstance(obj, (list, tuple)) and obj and all(isinstance(t, Trace) for t in obj):
         return obj[0]
     if isinstance(obj, (str, Path)):
-        from ..lessons.format import builtin_lessons, load_lesson
-
         path = Path(obj)
         if path.suffix.lower() in (".toml", ".json") or (not path.exists() and str(obj) in builtin_lessons()):
             return load_lesson(obj)
-        from ..model.recording import load
-
         loaded = load(path)
         return loaded if isinstance(loaded, Trace) else _source(loaded)
     raise TypeError(f"gpuviz.show takes a Trace, a Lesson, a recording or a file path, not {type(obj).__name__}")
 
 
 def _page(source, frames=None, theme: str = "light") -> str:
-    from ..lessons.format import Lesson
-
     if isinstance(source, Lesson):
         return page_html(lesson_page_data(source), theme=theme)
     if frames in (None, ""):
-        from ..model.prepared import prepare
-
         fr = prepare(source).frames
         n = fr.n_frames
         rng = (0, min(n, INLINE_FRAMES)) if n > MAX_FRAMES_WITHOUT_RANGE else None
@@ -109,8 +101,6 @@ class InlinePage:
         return self._html
 
     def __repr__(self) -> str:
-        from ..lessons.format import Lesson
-
         what = (f"lesson {self.source.name!r}" if isinstance(self.source, Lesson)
                 else f"{self.source.launch.kernel_name} ({len(self.source):,} events)")
         return f"<gpuviz page of {what}>"

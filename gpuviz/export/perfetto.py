@@ -42,62 +42,57 @@ def _meta(pid: int, tid: int | None, what: str, name: str, sort: int | None = No
     return out
 
 
-def trace_events(trace, frames: Frames | None = None, narrator: Narrator | None = None, timing_sets=(),
-                 frame_range: tuple[int, int] | None = None, captions: bool = True) -> dict:
-    """The Chrome trace JSON object (``{"traceEvents": [...], ...}``) of one trace."""
-    frames = frames or prepare(trace).frames
-    narrator = narrator or (Narrator(frames) if captions else None)
+def _block_pid(b: int) -> int:
+    return 1 + b  # pid 0 is the host
+
+
+def _timed_blocks(trace, frames: Frames) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """A recorded timeline (``%globaltimer``): one process per SM, one slice per block from its first to its last
+    timestamp; (those events, each frame's time from the launch's first event or -1, each block's SM)."""
     L = trace.launch
     n = frames.n_frames
-    lo, hi = frame_range or (0, n)
-    lo, hi = max(0, int(lo)), min(n, int(hi))
     events: list[dict] = []
-    timed = trace.has("time") and bool((trace.time >= 0).any())
-    names = [a.name for a in L.arrays]
+    t = trace.time
+    t0 = int(t[t >= 0].min())
+    sm = trace.sm
+    # each frame at the earliest timestamp of its events; each block from first to last timestamp
+    ft = np.full(n, -1, dtype=np.int64)
+    ok = t >= 0
+    fo = frames.frame_of_event[ok]
+    big = np.iinfo(np.int64).max
+    tmin = np.full(n, big, dtype=np.int64)
+    np.minimum.at(tmin, fo, t[ok])
+    ft[tmin < big] = tmin[tmin < big] - t0
+    sm_of_block = np.full(L.n_blocks, -1, dtype=np.int64)
+    sm_of_block[trace.block] = sm
+    b_first = np.full(L.n_blocks, big, dtype=np.int64)
+    b_last = np.full(L.n_blocks, -1, dtype=np.int64)
+    np.minimum.at(b_first, trace.block[ok], t[ok])
+    np.maximum.at(b_last, trace.block[ok], t[ok])
+    for s in np.unique(sm_of_block):
+        events += _meta(1000 + int(s), None, "process_name", f"SM {int(s)}" if s >= 0 else "SM unknown", int(s) + 1)
+    for b in range(L.n_blocks):
+        if b_last[b] < 0:
+            continue
+        pid = 1000 + int(sm_of_block[b])
+        events += _meta(pid, b, "thread_name", f"block {format_block(L, b)}")
+        events.append({"ph": "X", "cat": "block", "name": f"block {format_block(L, b)}", "pid": pid, "tid": b,
+                       "ts": (b_first[b] - t0) / 1000.0, "dur": max((b_last[b] - b_first[b]) / 1000.0, 0.001),
+                       "args": {"sm": int(sm_of_block[b])}})
+    return events, ft, sm_of_block
+
+
+def _frame_events(trace, frames: Frames, narrator, lo: int, hi: int, timed) -> list[dict]:
+    """One slice per frame lo..hi-1 (its caption and facts as args), and an instant per barrier that opens;
+    ``timed``: (frame times, blocks' SMs) of :func:`_timed_blocks`, or None (issue steps)."""
+    names = [a.name for a in trace.launch.arrays]
     kinds = frames.kind.tolist()
     arrays = frames.array.tolist()
     blocks = frames.block.tolist()
     warps = frames.warp.tolist()
     lines = frames.line.tolist()
     lanes = np.diff(frames.offsets)
-    block_pid = lambda b: 1 + b  # noqa: E731  (pid 0 is the host)
-
-    if timed:
-        t = trace.time
-        t0 = int(t[t >= 0].min())
-        sm = trace.sm
-        # each frame at the earliest timestamp of its events; each block from first to last timestamp
-        ft = np.full(n, -1, dtype=np.int64)
-        ok = t >= 0
-        fo = frames.frame_of_event[ok]
-        big = np.iinfo(np.int64).max
-        tmin = np.full(n, big, dtype=np.int64)
-        np.minimum.at(tmin, fo, t[ok])
-        ft[tmin < big] = tmin[tmin < big] - t0
-        sm_of_block = np.full(L.n_blocks, -1, dtype=np.int64)
-        sm_of_block[trace.block] = sm
-        b_first = np.full(L.n_blocks, big, dtype=np.int64)
-        b_last = np.full(L.n_blocks, -1, dtype=np.int64)
-        np.minimum.at(b_first, trace.block[ok], t[ok])
-        np.maximum.at(b_last, trace.block[ok], t[ok])
-        for s in np.unique(sm_of_block):
-            events += _meta(1000 + int(s), None, "process_name", f"SM {int(s)}" if s >= 0 else "SM unknown", int(s) + 1)
-        for b in range(L.n_blocks):
-            if b_last[b] < 0:
-                continue
-            pid = 1000 + int(sm_of_block[b])
-            events += _meta(pid, b, "thread_name", f"block {format_block(L, b)}")
-            events.append({"ph": "X", "cat": "block", "name": f"block {format_block(L, b)}", "pid": pid, "tid": b,
-                           "ts": (b_first[b] - t0) / 1000.0, "dur": max((b_last[b] - b_first[b]) / 1000.0, 0.001),
-                           "args": {"sm": int(sm_of_block[b])}})
-        clock = "recorded %globaltimer (ns), shown in µs from the launch's first event"
-    else:
-        for b in sorted(set(blocks[lo:hi])):
-            events += _meta(block_pid(b), None, "process_name", f"block {format_block(L, b)}", b + 1)
-            for w in range(L.warps_per_block):
-                events += _meta(block_pid(b), w, "thread_name", f"warp {w}", w)
-        clock = "issue steps: ts is the frame number (1 µs in the viewer = 1 frame = one warp instruction)"
-
+    events: list[dict] = []
     for f in range(lo, hi):
         k = K(kinds[f])
         a = arrays[f]
@@ -111,20 +106,24 @@ def trace_events(trace, frames: Frames | None = None, narrator: Narrator | None 
                     args[key] = facts[key]
         b, w = blocks[f], warps[f]
         if timed:
+            ft, sm_of_block = timed
             if ft[f] < 0:
                 continue
             pid, tid, ts, dur = 1000 + int(sm_of_block[b]), b, ft[f] / 1000.0, 0.001
             args["warp"] = w
         else:
-            pid, tid, ts, dur = block_pid(b), w, float(f), 1.0
+            pid, tid, ts, dur = _block_pid(b), w, float(f), 1.0
         events.append({"ph": "X", "cat": "frame", "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
                        "args": args})
     for f in frames.barrier_complete_frames.tolist():
         if lo <= f < hi and not timed:
-            events.append({"ph": "i", "cat": "barrier", "name": "barrier opens", "s": "p", "pid": block_pid(blocks[f]),
+            events.append({"ph": "i", "cat": "barrier", "name": "barrier opens", "s": "p", "pid": _block_pid(blocks[f]),
                            "tid": warps[f], "ts": float(f), "args": {"frame": f}})
+    return events
 
-    # host side: the launch's own timings and recorded host-flow series, in real microseconds
+
+def _host_events(L, timing_sets) -> list[dict]:
+    """The host side: the launch's own timings and recorded host-flow series, in real microseconds."""
     host: list[tuple[str, float, dict]] = [(k, float(v), {}) for k, v in L.timings.items()
                                            if isinstance(v, (int, float)) and np.isfinite(v) and v >= 0]
     for ts_set in timing_sets:
@@ -137,14 +136,39 @@ def trace_events(trace, frames: Frames | None = None, narrator: Narrator | None 
                 label = f"{stage} ({cols['memory'][i]})" if "memory" in cols else str(stage)
                 host.append((label, float(sec), {"recorded on": ts_set.device, "date": ts_set.date,
                                                  "series": series.title}))
-    if host:
-        events += _meta(_HOST_PID, None, "process_name", "host", 0)
-        events += _meta(_HOST_PID, 0, "thread_name", "timings")
-        clock_t = 0.0
-        for label, seconds, extra in host:
-            events.append({"ph": "X", "cat": "timing", "name": label, "pid": _HOST_PID, "tid": 0, "ts": clock_t,
-                           "dur": seconds * 1e6, "args": {"seconds": seconds, **extra}})
-            clock_t += seconds * 1e6
+    if not host:
+        return []
+    events = _meta(_HOST_PID, None, "process_name", "host", 0) + _meta(_HOST_PID, 0, "thread_name", "timings")
+    clock_t = 0.0
+    for label, seconds, extra in host:
+        events.append({"ph": "X", "cat": "timing", "name": label, "pid": _HOST_PID, "tid": 0, "ts": clock_t,
+                       "dur": seconds * 1e6, "args": {"seconds": seconds, **extra}})
+        clock_t += seconds * 1e6
+    return events
+
+
+def trace_events(trace, frames: Frames | None = None, narrator: Narrator | None = None, timing_sets=(),
+                 frame_range: tuple[int, int] | None = None, captions: bool = True) -> dict:
+    """The Chrome trace JSON object (``{"traceEvents": [...], ...}``) of one trace."""
+    frames = frames or prepare(trace).frames
+    narrator = narrator or (Narrator(frames) if captions else None)
+    L = trace.launch
+    n = frames.n_frames
+    lo, hi = frame_range or (0, n)
+    lo, hi = max(0, int(lo)), min(n, int(hi))
+    timed = trace.has("time") and bool((trace.time >= 0).any())
+    if timed:
+        events, ft, sm_of_block = _timed_blocks(trace, frames)
+        clock = "recorded %globaltimer (ns), shown in µs from the launch's first event"
+    else:
+        events = []
+        for b in sorted(set(frames.block[lo:hi].tolist())):
+            events += _meta(_block_pid(b), None, "process_name", f"block {format_block(L, b)}", b + 1)
+            for w in range(L.warps_per_block):
+                events += _meta(_block_pid(b), w, "thread_name", f"warp {w}", w)
+        clock = "issue steps: ts is the frame number (1 µs in the viewer = 1 frame = one warp instruction)"
+    events += _frame_events(trace, frames, narrator, lo, hi, (ft, sm_of_block) if timed else None)
+    events += _host_events(L, timing_sets)
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns" if timed else "ms",

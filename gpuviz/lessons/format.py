@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .metrics import FACT_NAMES, METRIC_NAMES
+from .topics import missing_views
 
 LAYOUTS = ("columns", "rows", "grid", "focus")
 STEP_MODES = ("stops", "frame", "step", "barrier", "block")
@@ -271,6 +272,29 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
         if not t.is_absolute() and lesson.path is not None:
             t = lesson.path.parent / t
         scene.trace = str(t)
+    _parse_launch(raw, scene, lesson)
+    _parse_views(raw, scene, lesson, known_views)
+    _parse_steps(raw, scene, lesson)
+    scene.notes = _text(raw.get("notes", ""), lesson.where(scene), "notes")
+    _check_placeholders(scene.notes, where("notes"), seen_kernels)
+    qs = raw.get("questions", [])
+    _list(qs, lesson.where(scene), "questions", MAX_QUESTIONS)
+    if not isinstance(qs, list):
+        raise LessonError(f"{where('questions')}: a list of [[scenes.questions]] tables")
+    for k, q in enumerate(qs):
+        scene.questions.append(_parse_question(q, k, scene, lesson, seen_kernels))
+    # a scene that quotes timings, bank conflicts or sectors shows the view that shows them (words are checked
+    # on the shipped lessons only: tests/test_lessons.py)
+    missing = missing_views(scene, words=False)
+    if missing:
+        raise LessonError(f"{where('views')}: the scene talks about {'; '.join(missing)}: add that view to "
+                          f"'views'")
+    return scene
+
+
+def _parse_launch(raw, scene: Scene, lesson: Lesson) -> None:
+    """A scene's launch: ``size``, ``seed``, ``block``, ``backend``."""
+    where = lambda fld: lesson.where(scene, fld)  # noqa: E731
     if "size" in raw:
         if isinstance(raw["size"], bool) or not isinstance(raw["size"], int) or not 1 <= raw["size"] <= MAX_SIZE:
             raise LessonError(f"{where('size')}: a whole number 1..{MAX_SIZE:,}, not {_short(raw['size'])}")
@@ -294,6 +318,11 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
         scene.backend = _text(raw["backend"], lesson.where(scene), "backend")
         if scene.backend not in ("cpu", "sim", "gpu"):
             raise LessonError(f"{where('backend')}: 'cpu', 'sim' or 'gpu', not {scene.backend!r}")
+
+
+def _parse_views(raw, scene: Scene, lesson: Lesson, known_views) -> None:
+    """A scene's ``views`` (known ones, when ``known_views`` is given) and their ``layout``."""
+    where = lambda fld: lesson.where(scene, fld)  # noqa: E731
     views = raw.get("views", [])
     _list(views, lesson.where(scene), "views")
     if not isinstance(views, list) or not all(isinstance(v, str) and v for v in views):
@@ -307,6 +336,11 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
     scene.layout = _text(raw.get("layout", "columns"), lesson.where(scene), "layout")
     if scene.layout not in LAYOUTS:
         raise LessonError(f"{where('layout')}: one of {', '.join(LAYOUTS)}, not {scene.layout!r}")
+
+
+def _parse_steps(raw, scene: Scene, lesson: Lesson) -> None:
+    """A scene's frame range (``frames``), its ``stops`` and how it is stepped (``step``)."""
+    where = lambda fld: lesson.where(scene, fld)  # noqa: E731
     frames = raw.get("frames", ["start", "end"])
     if not isinstance(frames, list) or len(frames) != 2:
         raise LessonError(f"{where('frames')}: two stops [from, to] such as [\"start\", \"first barrier\"], not {frames!r}")
@@ -321,41 +355,29 @@ def _parse_scene(raw, i: int, lesson: Lesson, known_views, seen_kernels: set) ->
         raise LessonError(f"{where('step')}: one of {', '.join(STEP_MODES)}, not {scene.step!r}")
     if scene.step == "stops" and not scene.stops:
         raise LessonError(f"{where('step')}: 'stops' needs a 'stops' list")
-    scene.notes = _text(raw.get("notes", ""), lesson.where(scene), "notes")
-    _check_placeholders(scene.notes, where("notes"), seen_kernels)
-    qs = raw.get("questions", [])
-    _list(qs, lesson.where(scene), "questions", MAX_QUESTIONS)
-    if not isinstance(qs, list):
-        raise LessonError(f"{where('questions')}: a list of [[scenes.questions]] tables")
-    for k, q in enumerate(qs):
-        qwhere = f"{lesson.where(scene)}, question {k + 1}"
-        if not isinstance(q, dict):
-            raise LessonError(f"{qwhere}: a question is a table with at, ask, answer")
-        unknown = set(q) - _QUESTION_KEYS
-        if unknown:
-            raise LessonError(f"{qwhere}: unknown field(s) {', '.join(sorted(unknown))}; a question has "
-                              f"{', '.join(sorted(_QUESTION_KEYS))}")
-        for req in ("at", "ask", "answer"):
-            if req not in q:
-                raise LessonError(f"{qwhere}: field {req!r} is missing")
-        answer = _text(q["answer"], qwhere, "answer")
-        if answer not in FACT_NAMES and answer not in METRIC_NAMES:
-            raise LessonError(f"{qwhere}, field 'answer': {answer!r} is not something gpuviz computes; answers are "
-                              f"facts of the frame ({', '.join(FACT_NAMES)}) or metrics of the scene "
-                              f"({', '.join(METRIC_NAMES)})")
-        explain = _text(q.get("explain", ""), qwhere, "explain")
-        _check_placeholders(explain, f"{qwhere}, field 'explain'", seen_kernels)
-        scene.questions.append(Question(at=_stop(q["at"], qwhere, "at"), ask=_text(q["ask"], qwhere, "ask"),
-                                        answer=answer, explain=explain))
-    # a scene that quotes timings, bank conflicts or sectors shows the view that shows them (words are checked
-    # on the shipped lessons only: tests/test_lessons.py)
-    from .topics import missing_views
 
-    missing = missing_views(scene, words=False)
-    if missing:
-        raise LessonError(f"{where('views')}: the scene talks about {'; '.join(missing)}: add that view to "
-                          f"'views'")
-    return scene
+
+def _parse_question(q, k: int, scene: Scene, lesson: Lesson, seen_kernels: set) -> Question:
+    """Question ``k`` of a scene: where it stops (``at``), what it asks, the fact or metric it answers."""
+    qwhere = f"{lesson.where(scene)}, question {k + 1}"
+    if not isinstance(q, dict):
+        raise LessonError(f"{qwhere}: a question is a table with at, ask, answer")
+    unknown = set(q) - _QUESTION_KEYS
+    if unknown:
+        raise LessonError(f"{qwhere}: unknown field(s) {', '.join(sorted(unknown))}; a question has "
+                          f"{', '.join(sorted(_QUESTION_KEYS))}")
+    for req in ("at", "ask", "answer"):
+        if req not in q:
+            raise LessonError(f"{qwhere}: field {req!r} is missing")
+    answer = _text(q["answer"], qwhere, "answer")
+    if answer not in FACT_NAMES and answer not in METRIC_NAMES:
+        raise LessonError(f"{qwhere}, field 'answer': {answer!r} is not something gpuviz computes; answers are "
+                          f"facts of the frame ({', '.join(FACT_NAMES)}) or metrics of the scene "
+                          f"({', '.join(METRIC_NAMES)})")
+    explain = _text(q.get("explain", ""), qwhere, "explain")
+    _check_placeholders(explain, f"{qwhere}, field 'explain'", seen_kernels)
+    return Question(at=_stop(q["at"], qwhere, "at"), ask=_text(q["ask"], qwhere, "ask"), answer=answer,
+                    explain=explain)
 
 
 def _check_placeholders(text: str, where: str, seen_kernels: set) -> None:

@@ -7,7 +7,7 @@ another branch, ``threads_at_barrier``...
 *Metrics* belong to a whole scene (one launch): bytes moved to and from global memory, bank conflicts,
 barriers, SIMT efficiency, the host<->device flow, and recorded GPU timings where gpuviz ships some.
 
-numpy only here; recorded timings are read through :mod:`gpuviz.timing.recordings` when it is present.
+numpy only here; recorded timings are read through :mod:`gpuviz.timing.recordings`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import numpy as np
 
 from ..model import analysis
 from ..model.narration import human_bytes
+from ..model.timings import TimingFileError, TimingSet
 from ..model.trace import EventKind as K
+from ..timing.recordings import FUSION_TIMINGS_FILE, list_recordings, recordings_dir
 
 FACT_NAMES = (
     "sectors", "ideal_sectors", "efficiency", "bytes", "cache_lines", "ways", "lanes", "width", "distinct",
@@ -131,10 +133,8 @@ def _recorded_series(kind: str):
 
     A missing or damaged recording must not stop a lesson: it is skipped, and the caller says what is missing."""
     try:
-        from ..timing.recordings import list_recordings
-
         recs = list_recordings(kind="timings")
-    except (ImportError, ValueError):
+    except ValueError:
         return
     for rec in recs:
         try:
@@ -162,9 +162,6 @@ def recorded_timings_text() -> str:
     return no_gpu
 
 
-FUSION_TIMINGS_FILE = "fusion_timings_h200.json"  # out = a * x + b * y: libraries vs our fused kernel
-
-
 def recorded_add_timings_text() -> str:
     """``c = a + b`` on the GPU by cupy, torch and gpuviz's Numba ``vector_add`` from the shipped timing set
     (recorded on a real GPU, data already on the device), at its smallest and largest size, in one line
@@ -183,11 +180,6 @@ def recorded_fusion_timings_text() -> str:
     launches and our fused kernel, from ``assets/recordings/fusion_timings_h200.json`` (recorded on a real
     GPU), at its smallest and largest size, labelled with the device, driver and date."""
     none = "no GPU timings of a * x + b * y were recorded with this copy of gpuviz"
-    try:
-        from ..model.timings import TimingFileError, TimingSet
-        from ..timing.recordings import recordings_dir
-    except ImportError:
-        return none
     path = recordings_dir() / FUSION_TIMINGS_FILE
     if not path.exists():
         return none

@@ -21,9 +21,11 @@ from typing import Callable
 
 import numpy as np
 
+from ..catalog import get_kernel
 from ..model.frames import Frames
 from ..model.prepared import prepare
 from ..model.narration import Narrator, StopError
+from ..model.tracefile import load_trace
 from .format import (
     COURSE,
     MAX_SIZE_FACTOR,
@@ -92,11 +94,10 @@ def capture_scene(scene: Scene):
     """The default loader: capture the scene's bundled kernel with its backend (or load its trace file).
     Returns (trace, spec or None)."""
     if scene.trace:
-        from ..model.tracefile import load_trace
-
         return load_trace(scene.trace), None
-    from ..capture import capture  # numba, when a scene is first captured: not when a lesson is read
-    from ..catalog import get_kernel
+    # the capture package (and numba), when a scene is first captured: not when a lesson is read, nor with the
+    # window, which imports this module (tests/test_startup.py)
+    from ..capture import capture
 
     spec = get_kernel(scene.kernel)
     size = scene.size if scene.size is not None else spec.small_size

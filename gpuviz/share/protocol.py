@@ -26,6 +26,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..model.safewrite import replace_atomically
+
 __all__ = ["BURST", "MAX_MESSAGE_BYTES", "RATE_PER_S", "Polls", "ProtocolError", "RateLimit", "parse_client_message",
            "state_message", "write_polls_csv"]
 
@@ -197,7 +199,5 @@ def _num(text: str) -> float:
 
 def write_polls_csv(polls: Polls, path) -> None:
     """The poll results as a CSV file (written whole or not at all)."""
-    from ..model.safewrite import replace_atomically
-
     with replace_atomically(path, "poll results") as tmp:
         tmp.write_text(polls.to_csv(), encoding="utf-8")

@@ -13,6 +13,8 @@ import time
 
 import numpy as np
 
+from ..capture import capture, versions
+from ..catalog import kernel_module
 from ..model.timings import Series, TimingSet
 
 
@@ -56,10 +58,7 @@ def numpy_series(sizes=(10**3, 10**4, 10**5, 10**6, 10**7), repeats: int = 5) ->
 
 def executor_series(sizes=(10**3, 10**4, 10**5), repeats: int = 3) -> Series:
     """vector_add through gpuviz's CPU executor (recording every event), over sizes."""
-    from gpuviz.catalog import kernel_module
     vector_add = kernel_module("vector_add").vector_add
-
-    from ..capture import capture
 
     rng = np.random.default_rng(5)
     rows = {"size": [], "implementation": [], "processor": [], "seconds": []}
@@ -84,8 +83,6 @@ def executor_series(sizes=(10**3, 10**4, 10**5), repeats: int = 3) -> Series:
 def cpu_timing_set(label: str = "", *, numpy_sizes=(10**3, 10**4, 10**5, 10**6, 10**7),
                    executor_sizes=(10**3, 10**4, 10**5), repeats: int = 3) -> TimingSet:
     """numpy and CPU-executor timings of this machine, labelled as CPU measurements."""
-    from ..capture import versions
-
     name = cpu_name()
     ts = TimingSet(label=label or f"CPU timings: {name}", processor="cpu", device=name,
                    date=_dt.date.today().isoformat(), host=f"{name} ({platform.system()} {platform.machine()})",

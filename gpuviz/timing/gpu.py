@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ..capture.backends.gpu.device import DeviceTimer, EventTimer, device_info, gpu_cuda, gpu_versions
+from ..catalog import all_kernels, kernel_module
 from ..model.timings import Series, TimingSet
 from .cpu import cpu_name, numpy_add_seconds
 
@@ -90,7 +91,6 @@ def _gpu_libraries():
 def host_flow(n: int = 1 << 24, repeats: int = 5) -> Series:
     """One vector-add launch stage by stage, with pageable and with pinned host memory."""
     cuda = gpu_cuda()
-    from gpuviz.catalog import kernel_module
     vector_add = kernel_module("vector_add").vector_add
 
     rng = np.random.default_rng(1)
@@ -146,8 +146,6 @@ def host_flow(n: int = 1 << 24, repeats: int = 5) -> Series:
 def compile_vs_run(names=("vector_add", "mandelbrot", "reduce_sum", "matmul_tiled", "attention_fused"), repeats: int = 7) -> Series:
     """First call of a fresh dispatcher (JIT compile, module load, launch) vs the steady-state kernel time."""
     cuda = gpu_cuda()
-    from gpuviz.catalog import all_kernels
-
     specs = all_kernels()
     rows = {"kernel": [], "first_call_s": [], "steady_s": [], "compile_s": []}
     for name in names:
@@ -176,7 +174,6 @@ def compile_vs_run(names=("vector_add", "mandelbrot", "reduce_sum", "matmul_tile
 def block_sweep(n: int = 1 << 24, matmul_n: int = 1024, repeats: int = 7) -> list[Series]:
     """Kernel time vs block size: vector add (achieved GB/s) and naive matmul (achieved GFLOP/s)."""
     cuda = gpu_cuda()
-    from gpuviz.catalog import kernel_module
     matmul_naive = kernel_module("matmul").matmul_naive
     vector_add = kernel_module("vector_add").vector_add
 
@@ -214,7 +211,6 @@ def cpu_vs_gpu(sizes=(10**3, 10**4, 10**5, 10**6, 10**7, 10**8), repeats: int = 
     GPU times are device times of data already on the GPU (the copies are the host-flow plot's business).
     """
     cuda = gpu_cuda()
-    from gpuviz.catalog import kernel_module
     vector_add = kernel_module("vector_add").vector_add
 
     rows = {"size": [], "implementation": [], "processor": [], "seconds": []}
@@ -254,7 +250,6 @@ def fusion_timings(sizes=(10**4, 10**6, 10**7, 10**8), repeats: int = 7) -> Seri
     launches as a library runs it (t1 = a * x, t2 = b * y, out = t1 + t2), and cupy / torch when installed
     (their own kernels, one per operator, temporaries from their memory pools)."""
     cuda = gpu_cuda()
-    from gpuviz.catalog import kernel_module
     fusion = kernel_module("fusion")
     A, B = fusion.A, fusion.B
     axpby_fused, unfused_add, unfused_scale = fusion.axpby_fused, fusion.unfused_add, fusion.unfused_scale

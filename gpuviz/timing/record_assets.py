@@ -14,12 +14,22 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from ..capture import capture
+from ..capture.backends.gpu.device import device_info, gpu_cuda, gpu_versions
+from ..catalog import all_kernels
+from ..model.timings import TimingSet, blocks_on_sms
+from ..model.tracefile import load_traces, save_traces
+from .gpu import _optional_versions, fusion_timings, gpu_timing_set
+from .recordings import FUSION_TIMINGS_FILE as FUSION_FILE
+from .recordings import INDEX_NAME, write_index
 
 
 def main(argv=None) -> int:
@@ -35,19 +45,11 @@ def main(argv=None) -> int:
                          "DIR's other files and their index entries; the timing sets are kept as they are")
     opts = ap.parse_args(argv)
 
-    from gpuviz.catalog import all_kernels
-
-    from ..capture import capture
-    from ..capture.backends.gpu.device import device_info, gpu_cuda, gpu_versions
-    from ..model.tracefile import save_traces
-    from .recordings import write_index
-
     cuda = gpu_cuda()
     dev = device_info(cuda)
     versions = gpu_versions() | {"driver": dev["driver"]}
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
-    entries = []
 
     def entry(file, kind, title, kernel="", **details):
         return {"file": file, "kind": kind, "title": title, "kernel": kernel, "device": dev["name"],
@@ -59,6 +61,23 @@ def main(argv=None) -> int:
     unknown = only - set(all_kernels())
     if unknown:
         ap.error(f"--only: no bundled kernel named {', '.join(sorted(unknown))}")
+    entries = _record_traces(opts, only, out, entry)
+    if only and "mandelbrot" not in only:
+        return _keep_the_rest(out, entries)
+    waves, waves_entry = _record_waves(opts, out, entry)
+    entries.append(waves_entry)
+    if only:
+        return _keep_the_rest(out, entries)
+    if not opts.skip_timings:
+        entries += _timing_sets(opts, dev, out, entry, waves)
+    write_index(out, entries)
+    return 0
+
+
+def _record_traces(opts, only: set, out: Path, entry) -> list[dict]:
+    """One trace per bundled kernel (``only``: these), at its default size, or its small size where the default
+    makes more than ``--max-events`` events; their index entries."""
+    entries = []
     for name, spec in all_kernels().items():
         if only and name not in only:
             continue
@@ -83,10 +102,11 @@ def main(argv=None) -> int:
         print(f"{name:22s} size {size:6d} events {len(trace):8,d} file {os.path.getsize(out / file) / 1e3:8.1f} kB "
               f"regs {m['plain']['registers_per_thread']}->{m['instrumented']['registers_per_thread']} "
               f"{time.perf_counter() - t0:.1f}s", flush=True)
+    return entries
 
-    if only and "mandelbrot" not in only:
-        return _keep_the_rest(out, entries)
-    # blocks on SMs: many blocks of uneven length
+
+def _record_waves(opts, out: Path, entry):
+    """Blocks on SMs: many blocks of uneven length (mandelbrot 1024 x 1024, per-warp mode); (trace, index entry)."""
     spec = all_kernels()["mandelbrot"]
     size = 1024
     args = spec.make_args(size, np.random.default_rng(0))
@@ -94,24 +114,13 @@ def main(argv=None) -> int:
     waves = capture(spec.kernel, grid, block, *args, backend="gpu", mode="warp")
     waves.launch.meta["recorded_on"] = opts.date
     save_traces(out / "mandelbrot_waves.gpuviz", [waves])
-    entries.append(entry("mandelbrot_waves.gpuviz", "trace", f"mandelbrot {size}x{size}, per-warp mode (blocks on SMs)",
-                         "mandelbrot", size=size, events=len(waves), mode="warp"))
     print(f"mandelbrot_waves events {len(waves):,} file {os.path.getsize(out / 'mandelbrot_waves.gpuviz') / 1e3:.1f} kB", flush=True)
-
-    if only:
-        return _keep_the_rest(out, entries)
-    if not opts.skip_timings:
-        entries += _timing_sets(opts, dev, out, entry, waves)
-    write_index(out, entries)
-    return 0
+    return waves, entry("mandelbrot_waves.gpuviz", "trace", f"mandelbrot {size}x{size}, per-warp mode (blocks on SMs)",
+                        "mandelbrot", size=size, events=len(waves), mode="warp")
 
 
 def _keep_the_rest(out: Path, entries: list[dict]) -> int:
     """``--only``: the index of ``out`` with the entries of the files just recorded replaced, the rest kept."""
-    import json
-
-    from .recordings import INDEX_NAME, write_index
-
     path = out / INDEX_NAME
     old = json.loads(path.read_text(encoding="utf-8"))["recordings"] if path.exists() else []
     new = {e["file"]: e for e in entries}
@@ -122,10 +131,6 @@ def _keep_the_rest(out: Path, entries: list[dict]) -> int:
 
 def _timing_sets(opts, dev, out, entry, waves) -> list[dict]:
     """Record the GPU timing set (with ``waves``' blocks on SMs) and the fusion set; their index entries."""
-    from ..lessons.metrics import FUSION_TIMINGS_FILE as FUSION_FILE
-    from ..model.timings import TimingSet, blocks_on_sms
-    from .gpu import _optional_versions, fusion_timings, gpu_timing_set
-
     ts = gpu_timing_set(label=f"{dev['name']} timings", date=opts.date, quick=opts.quick_timings)
     ts.add(blocks_on_sms(waves))
     ts.save(out / "gpu_timings.json")
@@ -144,17 +149,11 @@ def _timing_sets(opts, dev, out, entry, waves) -> list[dict]:
 
 def _record_timings(opts, cuda, dev, out, entry) -> int:
     """``--timings-only``: the timing sets again, the traces and their index entries as they are."""
-    import json
-
-    from ..model.tracefile import load_traces
-    from .recordings import INDEX_NAME, write_index
-
     index = json.loads((out / INDEX_NAME).read_text(encoding="utf-8"))
     kept = [e for e in index["recordings"] if e["kind"] != "timings"]
     waves = load_traces(out / "mandelbrot_waves.gpuviz")[0]
     write_index(out, kept + _timing_sets(opts, dev, out, entry, waves))
     return 0
-
 
 
 if __name__ == "__main__":

@@ -12,8 +12,14 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.timings import TimingSet
+from ..model.tracefile import load_traces
+
 INDEX_NAME = "index.json"
 INDEX_FORMAT = "gpuviz-recordings"
+#: the fusion timing set (``out = a * x + b * y``: libraries vs our fused kernel), recorded by
+#: :mod:`gpuviz.timing.record_assets` and quoted by the fusion lesson (:mod:`gpuviz.lessons.metrics`)
+FUSION_TIMINGS_FILE = "fusion_timings_h200.json"
 
 
 def recordings_dir() -> Path:
@@ -42,11 +48,7 @@ class Recording:
     def load(self):
         """The trace(s) (list of :class:`Trace`) or the :class:`TimingSet`."""
         if self.kind == "trace":
-            from ..model.tracefile import load_traces
-
             return load_traces(self.path)
-        from ..model.timings import TimingSet
-
         return TimingSet.load(self.path)
 
 

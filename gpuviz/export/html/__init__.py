@@ -28,7 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ...model.frames import Frames, format_block
+from ...catalog import get_kernel
+from ...lessons.format import Lesson
+from ...lessons.player import LessonPlayer, mask_answers
+from ...model.frames import BlockState, Frames, LaneState, format_block
 from ...model.narration import Narrator
 from ...model.prepared import prepare
 from ...model.trace import EventKind
@@ -63,8 +66,6 @@ def kernel_notes(trace) -> tuple:
     if not bundled.get("name"):
         return ()
     try:
-        from gpuviz.catalog import get_kernel
-
         return tuple(get_kernel(bundled["name"]).frame_notes or ())
     except (ImportError, KeyError):
         return ()
@@ -94,8 +95,6 @@ def _layout(info) -> dict:
 
 def _launch_data(trace) -> dict:
     L = trace.launch
-    from ...model.frames import LaneState, BlockState
-
     return {
         "kernel": L.kernel_name, "grid": list(L.grid), "block": list(L.block), "warp_size": int(L.warp_size),
         "threads_per_block": int(L.threads_per_block), "warps_per_block": int(L.warps_per_block),
@@ -192,8 +191,6 @@ def trace_page_data(trace, frames_range=None, frames: Frames | None = None, narr
 
 def lesson_page_data(lesson, player=None) -> dict:
     """The page data of a lesson: every scene (its frame range), and every beat in the order they are clicked."""
-    from ...lessons.player import LessonPlayer, mask_answers
-
     player = player or LessonPlayer(lesson)
     slides = player.play_all()
     scenes = []
@@ -269,8 +266,6 @@ def export_html(source, out, frames=None, theme: str = "light", max_bytes: int =
     """Write the page of ``source`` (a :class:`Trace` or a :class:`Lesson`) to ``out``; returns the path.
 
     A page over ``max_bytes`` is refused with :class:`PageTooBig`, which says which frame range fits."""
-    from ...lessons.format import Lesson
-
     if isinstance(source, Lesson):
         if frames not in (None, ""):
             raise ValueError("a lesson's page holds its scenes' own frame ranges: --frames is for a trace")

@@ -15,6 +15,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ...lessons import load_lesson
+from . import export_html
+
 SHOTS = (  # name, viewport, theme, lesson beats to click forward
     ("html_lesson_1920x1080", (1920, 1080), "light", 9),
     ("html_lesson_dark_1920x1080", (1920, 1080), "dark", 10),
@@ -33,9 +36,6 @@ def main(argv=None) -> int:
     if not args.chromium:
         raise SystemExit("no chromium found: install it (apt-get install chromium) or pass --chromium PATH")
     from playwright.sync_api import sync_playwright
-
-    from ...lessons import load_lesson
-    from . import export_html
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
