@@ -111,3 +111,28 @@ def test_lesson_print_numbers_frames_as_the_window(capsys):
     printed = [int(m) for m in re.findall(r"^\[[^\]]*\] frame (\d+)$", capsys.readouterr().out, re.M)]
     slides = LessonPlayer(load_lesson(builtin_lessons()["simt_hierarchy"])).play_all(lambda s: None)
     assert printed and printed == [sl.frame + 1 for sl in slides]
+
+
+def test_every_command_has_its_module_and_only_the_chosen_one_loads():
+    """gpuviz.cli dispatches by name (COMMANDS): every command of the parser has a module with main(args), and a
+    command pays only for what it uses: `gpuviz info` loads neither Qt nor numba, nor the capture package."""
+    import argparse
+    import importlib
+
+    from gpuviz.cli import COMMANDS
+    from gpuviz.cli.parser import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(COMMANDS) == {None, *sub.choices}
+    for name in COMMANDS.values():
+        assert callable(importlib.import_module(f"gpuviz.cli.{name}").main), name
+    from gpuviz.app import DEFAULT_TRACE_PATH
+
+    script = ("import sys\nfrom gpuviz.cli import main\nassert main(['info', sys.argv[1], '--json']) == 0\n"
+              "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'numba',"
+              " 'llvmlite') or m == 'gpuviz.capture'))")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    proc = subprocess.run([sys.executable, "-c", script, str(DEFAULT_TRACE_PATH)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-1] == "LOADED []"
