@@ -16,7 +16,7 @@ from ..model.prepared import prepare
 from ..model.safewrite import replace_atomically
 from ..model.timings import TimingSet
 from ..model.tracefile import TraceFileError
-from ..ui.film import export
+from ..ui import film
 from .bundled import trace_or_kernel
 
 
@@ -53,10 +53,10 @@ def main(args) -> int:
         trace = trace_or_kernel(args.file, "export", args.launch)
         timing_sets = [TimingSet.load(path) for path in args.timings or []]
         with replace_atomically(args.output, "export") as tmp:
-            export(trace, tmp, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
-                   view=args.view, size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
-                   caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets,
-                   name=str(args.output))
+            film.export(trace, tmp, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
+                        view=args.view, size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
+                        caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets,
+                        name=str(args.output))
             # read back before it is moved into place: what is reported written is there, whole
             held = check_export(tmp, args.format, size=None if args.format == "perfetto" else args.size,
                                 n_frames=_film_frames(trace, args.frames) if args.format in ("gif", "mp4") else None,
