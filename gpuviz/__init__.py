@@ -18,6 +18,7 @@ import types
 from .version import __version__  # in a module of its own: the model and the capture read it without this one
 
 from .model.recording import load as _load_file  # noqa: E402  (numpy only)
+from .model.tracefile import save_traces as _save_traces  # noqa: E402  (numpy only; recording imports it anyway)
 from .model.trace import ArrayInfo, EventKind, Launch, Trace  # noqa: E402  (numpy only)
 
 
@@ -48,8 +49,16 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", **options) -> Trac
     return run_capture(kernel, grid, block, *args, backend=backend, **options)
 
 
+def save(path, trace) -> None:
+    """Save ``trace`` (a :class:`Trace`, or a sequence of them) to a ``.gpuviz`` file, with its index: the file
+    :func:`load` opens, as the window and ``gpuviz open`` do. (``Trace`` itself has no ``save``: the model's trace
+    knows nothing of files.)"""
+    traces = [trace] if isinstance(trace, Trace) else list(trace)
+    _save_traces(path, traces)
+
+
 def load(path):
-    """Load a file: the :class:`Trace` of a one-trace file (saved with ``save_traces(path, [trace])``), or a
+    """Load a file: the :class:`Trace` of a one-trace file (saved with :func:`save`), or a
     :class:`~gpuviz.model.recording.Recording` (every launch of a run, a sequence of traces with the run's
     metadata) for a recording (``gpuviz run``, ``gpuviz.recording()``). No pickle; damaged files give a
     clear error."""
@@ -100,4 +109,4 @@ def _trace_repr_html(self) -> str:
 Trace._repr_html_ = _trace_repr_html
 
 
-__all__ = ["ArrayInfo", "EventKind", "Launch", "Trace", "capture", "load", "recording", "show", "__version__"]
+__all__ = ["ArrayInfo", "EventKind", "Launch", "Trace", "capture", "load", "recording", "save", "show", "__version__"]

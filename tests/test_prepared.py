@@ -153,3 +153,20 @@ def test_the_barrier_timeline_of_a_saved_trace_reads_the_index_phases(trace, tmp
     want = render.barrier_timeline(trace, 1, Frames(trace))
     np.testing.assert_array_equal(got.phase_start, want.phase_start)
     np.testing.assert_array_equal(got.warps, want.warps)
+
+
+def test_the_front_door_saves_what_it_loads(trace, tmp_path):
+    """``Trace.save`` went with the model's import cycle (the trace no longer knows about files): ``gpuviz.save``
+    is the Python API's way to write what ``gpuviz.load`` reads, one trace or several."""
+    import gpuviz
+
+    one = tmp_path / "one.gpuviz"
+    gpuviz.save(one, trace)
+    back = gpuviz.load(one)
+    assert isinstance(back, Trace) and back.launch.kernel_name == trace.launch.kernel_name
+    assert np.array_equal(back.field("index"), trace.field("index"))
+    two = tmp_path / "two.gpuviz"
+    gpuviz.save(two, [trace, trace])
+    rec = gpuviz.load(two)
+    assert len(rec.traces) == 2 and len(rec.traces[1]) == len(trace)
+    assert not hasattr(Trace, "save") and "save" in gpuviz.__all__
