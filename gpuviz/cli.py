@@ -70,7 +70,7 @@ def capture_bundled(name: str, size: int | None, block, backend: str, record_blo
     import gpuviz
     from gpuviz.capture.errors import TraceTooLarge
     from gpuviz.capture.limits import available_memory, check_before_inputs
-    from gpuviz.capture.watchdog import DEFAULT_STALL_S
+    from gpuviz.capture.backends.cpu.watchdog import DEFAULT_STALL_S
     from gpuviz.catalog import get_kernel
 
     spec = get_kernel(name)

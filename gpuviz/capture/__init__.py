@@ -15,6 +15,7 @@ import numpy as np
 
 from ..model.trace import ArrayInfo, Launch, Trace
 from . import faults
+from .backends.cpu.watchdog import DEFAULT_STALL_S
 from .dtypes import plain
 from .errors import (
     BackendUnavailable,
@@ -26,9 +27,7 @@ from .errors import (
     TraceTooLarge,
     UnsupportedConstruct,
 )
-from .limits import check_launch, normalize_dims
-from .simt_runtime import MAX_CPU_THREADS
-from .watchdog import DEFAULT_STALL_S
+from .limits import MAX_CPU_THREADS, check_launch, normalize_dims
 
 __all__ = [
     "BackendUnavailable",
@@ -120,8 +119,8 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
 
 def _refuse_if_too_large(kernel, grid, block, args, record_blocks, max_events, dynamic_shared_bytes=0) -> None:
     """The size estimate for a kernel the CPU executor can run (the simulator backend: minutes saved)."""
-    from .executor import compile_for_cpu
-    from .limits import refuse_if_too_large
+    from .backends.cpu.estimate import refuse_if_too_large
+    from .backends.cpu.executor import compile_for_cpu
 
     try:
         ck = compile_for_cpu(kernel)
@@ -166,10 +165,10 @@ def _add_lockstep_steps(trace, kernel, grid, block, inputs, record_blocks, max_e
 
 def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_plain=False, max_loop_iterations=5_000_000,
                  watchdog=DEFAULT_STALL_S, progress=None, estimate=True, dynamic_shared_bytes=0):
-    from .executor import compile_for_cpu, make_runtime, run_cpu
-    from .limits import refuse_if_too_large
+    from .backends.cpu.estimate import refuse_if_too_large
+    from .backends.cpu.executor import compile_for_cpu, make_runtime, run_cpu
     from .source import source_span
-    from .watchdog import Watchdog
+    from .backends.cpu.watchdog import Watchdog
 
     ck = compile_for_cpu(kernel)
     faults.check("plan", "cpu")
@@ -178,7 +177,7 @@ def _capture_cpu(kernel, grid, block, args, *, record_blocks, max_events, time_p
     timings = {"compile_s": ck.compile_seconds}
     if estimate:
         if grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2] > MAX_CPU_THREADS:
-            from .simt_runtime import SimtRuntime
+            from .backends.cpu.runtime import SimtRuntime
 
             SimtRuntime(grid, block, file=root.file)  # refuses with its own message, before any sample
         est = refuse_if_too_large(ck, grid, block, args, record_blocks=record_blocks, max_events=max_events,

@@ -931,7 +931,7 @@ def launch_arguments(kernel, root, args) -> tuple[list, set]:
     dispatcher's ``extensions`` as numba does, numba's hints unwrapped (``cuda.In(a)``: ``a``, never copied
     back; ``cuda.Out``/``cuda.InOut``: ``a``, copied back as a plain array is). Arrays, numbers, records and
     tuples of them go on as numba takes them; anything else is refused, naming the argument."""
-    from .executor import _hint, prepare_args
+    from .args import _hint, prepare_args
 
     out, input_only = [], set()
     for k, (p, a) in enumerate(zip(root.params, prepare_args(kernel, args))):

@@ -1,6 +1,6 @@
 """The worker's watchdog for the launches the CPU executor's own watchdog does not see.
 
-The CPU executor checks its progress from inside the launch (:mod:`gpuviz.capture.watchdog`). Two other
+The CPU executor checks its progress from inside the launch (:mod:`gpuviz.capture.backends.cpu.watchdog`). Two other
 ways a launch runs in ``gpuviz run`` cannot check themselves, so a thread of the worker watches them:
 
 * **numba's CUDA simulator** (``--backend sim``, and launches gpuviz cannot instrument, which run on the
@@ -47,7 +47,7 @@ class KernelCode:
 
     def __init__(self, kernel):
         from .source import collect_device_functions, parse_function, python_function
-        from .watchdog import loop_table
+        from .backends.cpu.watchdog import loop_table
 
         fn = python_function(kernel)
         self.name = fn.__name__
@@ -316,7 +316,7 @@ class LaunchWatch:
         by_block: dict = {}
         for t, _w, _f in looping:
             by_block.setdefault(tuple(t.blockIdx), []).append(int(t.thread_id))
-        from .simt_runtime import _ranges
+        from .backends.cpu.runtime.values import _ranges
 
         who = "; ".join(f"block {b}: threads {_ranges(np.array(sorted(ids)))}" for b, ids in list(by_block.items())[:3])
         msg = (f"{code.file}:{w0}: the kernel made no progress toward its end for {seconds:.0f} s under numba's "

@@ -697,7 +697,7 @@ def build_sim_kernel(kernel, recorder: SimRecorder):
         module = ast.Module(body=[tree], type_ignores=[])
         exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
         fn = ns[fs.name]
-        from .executor import kernel_debug
+        from .plan import kernel_debug
 
         jitted = cuda.jit(device=not is_kernel, debug=kernel_debug(kernel))(fn)
         if is_kernel:  # the dispatcher's extensions (input-only arguments, ...) apply to the copy's launches too
@@ -726,7 +726,7 @@ def capture_sim(kernel, grid, block, args, *, record_blocks=None, max_events=50_
 
     root = plan_for(kernel).root  # the kernel as its plan read it (once, for every backend)
     # numpy scalars have a shape and a dtype too, but they are numbers, not arrays
-    from .executor import _hint
+    from .args import _hint
 
     array_params = [p for p, a in zip(root.params, (_hint(a)[1] for a in args))
                     if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic)]

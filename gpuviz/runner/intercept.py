@@ -511,8 +511,8 @@ def _watch_options(policy, backend: str, rec) -> dict:
 
 def _run_on_executor(kernel, rec, args, max_loop_iterations, watchdog=None, progress=None) -> bool:
     """Run the launch on the CPU executor without recording; False when gpuviz cannot compile the kernel."""
-    from ..capture.executor import compile_for_cpu, make_runtime, run_cpu
-    from ..capture.watchdog import Watchdog
+    from ..capture.backends.cpu.executor import compile_for_cpu, make_runtime, run_cpu
+    from ..capture.backends.cpu.watchdog import Watchdog
 
     try:
         ck = compile_for_cpu(kernel)

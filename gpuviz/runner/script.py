@@ -47,7 +47,7 @@ from .intercept import LaunchRecord
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_MAX_EVENTS = 50_000_000
-DEFAULT_WATCHDOG_S = 10.0  # a CPU-executor launch with no progress this long is stopped (gpuviz.capture.watchdog)
+DEFAULT_WATCHDOG_S = 10.0  # a CPU-executor launch with no progress this long is stopped (gpuviz.capture.backends.cpu.watchdog)
 _STACK_GRACE_S = 0.4  # how long a timed-out worker gets to write where it was before it is killed
 #: a launch in flight from which the worker says nothing (no progress, no heartbeat) for the watchdog's time
 #: and this much more is stopped from here: the worker's own watch cannot run (a call holds the interpreter)

@@ -46,7 +46,7 @@ from pathlib import Path
 
 EXIT_STOPPED = 3  # the program was stopped by a fault in a launch (DivergentBarrierError, KernelFault, ...)
 EXIT_NOT_STARTED = 4  # the program could not start (syntax error, missing file)
-DEFAULT_WATCHDOG_S = 10.0  # as gpuviz.capture.watchdog.DEFAULT_STALL_S (not imported: numba must wait)
+DEFAULT_WATCHDOG_S = 10.0  # as gpuviz.capture.backends.cpu.watchdog.DEFAULT_STALL_S (not imported: numba must wait)
 
 
 class EventLog:

@@ -1,0 +1,1 @@
+"""The capture's back ends (cpu, sim, gpu), one package each."""
