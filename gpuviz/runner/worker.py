@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..capture import faults
+from ..capture.backends.cpu.watchdog import DEFAULT_STALL_S
 from ..capture.launch_watch import LaunchWatch
 from ..model.tracefile import save_traces
 from ..model.validate import TraceFileError
@@ -41,7 +42,7 @@ from .intercept import Interceptor, LaunchPolicy, Selection, StopRun, error_repo
 
 EXIT_STOPPED = 3  # the program was stopped by a fault in a launch (DivergentBarrierError, KernelFault, ...)
 EXIT_NOT_STARTED = 4  # the program could not start (syntax error, missing file)
-DEFAULT_WATCHDOG_S = 10.0  # as gpuviz.capture.backends.cpu.watchdog.DEFAULT_STALL_S (not imported: numba must wait)
+DEFAULT_WATCHDOG_S = DEFAULT_STALL_S  # seconds a launch may go without progress unless the request says
 
 
 def shim_numpy() -> None:
