@@ -55,7 +55,8 @@ TOO_LARGE_OPTIONS = ("record fewer blocks (--blocks 0,1 / record_blocks=[0, 1]: 
                      "(--backend gpu, mode='warp'), or raise the limit (--max-events / max_events=)")
 
 
-def _d(dims) -> str:
+def dims_text(dims) -> str:
+    """(16, 16, 1) -> "16x16": launch dimensions as a message writes them."""
     dims = list(dims)
     while len(dims) > 1 and dims[-1] == 1:
         dims.pop()
@@ -75,12 +76,14 @@ def check_before_inputs(grid, block, *, backend: str = "cpu", max_events: int = 
     prefix = f"{where}: " if where else ""
     if backend in ("cpu", "sim") and n_blocks * tpb > MAX_CPU_THREADS:
         raise TraceTooLarge(
-            f"{prefix}{kernel} with grid {_d(grid)} x block {_d(block)} = {n_blocks * tpb:,} threads: more than gpuviz's "
+            f"{prefix}{kernel} with grid {dims_text(grid)} x block {dims_text(block)} = {n_blocks * tpb:,} threads: "
+            "more than gpuviz's "
             f"CPU executor runs at once ({MAX_CPU_THREADS:,}). Capture a smaller problem, or on a GPU (--backend gpu).")
     least = 2 * recorded * tpb
     if least > max_events:
         raise TraceTooLarge(
-            f"{prefix}{kernel} with grid {_d(grid)} x block {_d(block)}: {recorded * tpb:,} recorded threads record at "
+            f"{prefix}{kernel} with grid {dims_text(grid)} x block {dims_text(block)}: {recorded * tpb:,} recorded "
+            "threads record at "
             f"least {least:,} events (a start and an end each), over the event limit of {max_events:,}. Refused "
             f"before running. To trace it: {TOO_LARGE_OPTIONS}")
 

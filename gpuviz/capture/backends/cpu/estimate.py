@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import TraceTooLarge
-from ...limits import TOO_LARGE_OPTIONS, _d
+from ...limits import TOO_LARGE_OPTIONS, dims_text
 from ...lockstep import copy_inputs
 from .executor import make_runtime, run_cpu
 from .watchdog import OverBudget, Watchdog
@@ -89,7 +89,8 @@ def refuse_if_too_large(ck, grid, block, args, *, record_blocks=None, max_events
     if est is not None and est.events > max_events:
         prefix = f"{file}:{line}: " if file else ""
         err = TraceTooLarge(
-            f"{prefix}{kernel} with grid {_d(grid)} x block {_d(block)}: its trace would hold {est.describe()}, over "
+            f"{prefix}{kernel} with grid {dims_text(grid)} x block {dims_text(block)}: its trace would hold "
+            f"{est.describe()}, over "
             f"the event limit of {max_events:,}. Refused before running. To trace it: {TOO_LARGE_OPTIONS}",
             file=file, line=line)
         err.estimate = est
