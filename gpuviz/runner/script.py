@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..model.recording import RecordedLaunch, Recording
 from ..model.trace import Trace
-from ..model.tracefile import load_traces
+from ..model import tracefile  # its load_traces looked up at each read: the tests replace it
 from ..model.validate import TraceFileError
 from . import procs
 from .intercept import LaunchRecord
@@ -473,7 +473,7 @@ class RunReader:
                 self.problems[number] = problem
                 continue
             try:
-                self.loaded[number] = load_traces(self.folder / ev["trace_file"])
+                self.loaded[number] = tracefile.load_traces(self.folder / ev["trace_file"])
             except TraceFileError as exc:  # a kill while saving: the launch is listed, its trace lost
                 self.problems[number] = f"its trace could not be read back ({exc})"
         return new
