@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import gpuviz  # noqa: E402
-from gpuviz.capture.executor import compile_for_cpu, make_runtime, run_cpu  # noqa: E402
+from gpuviz.capture.backends.cpu.executor import compile_for_cpu, make_runtime, run_cpu  # noqa: E402
 from gpuviz.catalog import get_kernel  # noqa: E402
 
 

@@ -3,7 +3,6 @@ offered and labelled, their device/date and SM ids on screen, backend "gpu" fall
 executor with a visible notice, a GPU fault reported with the previous trace kept, plain vs instrumented
 resources in the details panel, and the timings view on the H200 set with every series labelled."""
 
-import json
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -140,7 +139,7 @@ def test_backend_gpu_without_a_gpu_falls_back_to_the_cpu_with_a_notice(window, q
 
 
 def test_the_notice_says_why_without_repeating_itself():
-    from gpuviz.ui.capture_job import short_reason
+    from gpuviz.runner.bundled import short_reason
 
     broken = ("backend='gpu' is unavailable: the CUDA driver failed to start (CudaSupportError: Error at driver init: "
               "Call to cuInit results in CUDA_ERROR_NO_DEVICE (100))")
@@ -152,22 +151,24 @@ def test_the_notice_says_why_without_repeating_itself():
                                      "cannot be found")
 
 
-def test_a_gpu_kernel_fault_names_kernel_and_launch_and_keeps_the_trace(window, monkeypatch, capsys):
-    """The worker turns a KernelFault into one ERROR line naming the launch; the window shows it and
+def test_a_gpu_kernel_fault_names_kernel_and_launch_and_keeps_the_trace(window, monkeypatch, tmp_path):
+    """The worker turns a KernelFault into one error message naming the launch; the window shows it and
     keeps the previous trace (the fault itself needs a GPU: here the gpu backend is made to raise one)."""
     import gpuviz
     from gpuviz.capture.errors import KernelFault
-    from gpuviz.ui import capture_job
+    from gpuviz.runner import bundled
+    from gpuviz.runner.protocol import EventLog, EventLogReader, error_text
 
     def faulting_capture(kernel, grid, block, *args, backend="cpu", **kw):
         raise KernelFault("kernels/vector_add.py:11: vector_add[(4, 1, 1), (32, 1, 1)] faulted on the GPU during the "
                           "record launch: CudaAPIError: [700] CUDA_ERROR_ILLEGAL_ADDRESS")
 
     monkeypatch.setattr(gpuviz, "capture", faulting_capture)
-    request = {"kernel": "vector_add", "size": 100, "block": [32], "backend": "gpu", "out": "unused.gpuviz"}
-    assert capture_job.main(["capture_job", json.dumps(request)]) == 2
-    error = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("ERROR "))
-    message = json.loads(error[6:])
+    request = {"kernel": "vector_add", "size": 100, "block": [32], "backend": "gpu"}
+    key = "ab" * 32
+    log = EventLog(tmp_path / "events.jsonl", bytes.fromhex(key))
+    assert bundled.run({"bundled": request}, tmp_path, log) == bundled.EXIT_FAILED
+    message = error_text(next(ev for ev in EventLogReader(tmp_path, key).poll() if ev["event"] == "error"))
     assert message.startswith("KernelFault: vector_add[grid 4, block 32] (size 100, 128 threads) on backend 'gpu'")
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in message
     # what the window does with that message

@@ -223,7 +223,7 @@ def test_a_site_line_is_its_line_and_survives_the_worker_boundary():
 
 
 def test_the_executor_reads_the_plans_frozen_host_array():
-    from gpuviz.capture.executor import compile_for_cpu
+    from gpuviz.capture.backends.cpu.executor import compile_for_cpu
 
     plan = plan_for(K.mixed)
     ck = compile_for_cpu(K.mixed)

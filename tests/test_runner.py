@@ -407,14 +407,13 @@ def test_launch_untraced_by_choice_fails_with_the_programs_own_exception():
         policy.launch(warp_votes, 1, 32, (x, x.copy(), x.copy(), x.copy()), launch)
 
 
-def test_first_cause_leads_when_the_window_falls_back_from_the_gpu_and_the_cpu_fails(monkeypatch, capsys):
+def test_first_cause_leads_when_the_window_falls_back_from_the_gpu_and_the_cpu_fails(monkeypatch, tmp_path):
     """The Launch panel's capture: no GPU here, so the CPU executor; when that fails as well, the error line the
     window shows says what failed and that it was the fallback for the GPU, whose absence is named."""
-    import json
-
     import gpuviz
     from gpuviz.capture.errors import BackendUnavailable, KernelFault
-    from gpuviz.ui import capture_job
+    from gpuviz.runner import bundled
+    from gpuviz.runner.protocol import EventLog, EventLogReader, error_text
 
     def capture(kernel, grid, block, *args, backend="cpu", **kw):
         if backend == "gpu":
@@ -422,12 +421,15 @@ def test_first_cause_leads_when_the_window_falls_back_from_the_gpu_and_the_cpu_f
         raise KernelFault("kernels/vector_add.py:12: index 99 out of range for a (size 64)")
 
     monkeypatch.setattr(gpuviz, "capture", capture)
-    request = {"kernel": "vector_add", "size": 64, "block": [32], "backend": "gpu", "out": "/nonexistent.gpuviz"}
-    assert capture_job.main(["capture_job", json.dumps(request)]) == 2
-    lines = capsys.readouterr().out.splitlines()
-    error = json.loads(next(ln for ln in lines if ln.startswith("ERROR ")).split(" ", 1)[1])
+    request = {"kernel": "vector_add", "size": 64, "block": [32], "backend": "gpu"}
+    key = "cd" * 32
+    log = EventLog(tmp_path / "events.jsonl", bytes.fromhex(key))
+    assert bundled.run({"bundled": request}, tmp_path, log) == bundled.EXIT_FAILED
+    events = EventLogReader(tmp_path, key).poll()
+    error = error_text(next(ev for ev in events if ev["event"] == "error"))
     assert error.startswith("KernelFault: kernels/vector_add.py:12: index 99 out of range"), error
     assert "no CUDA driver on this machine" in error and "CPU executor" in error, error
+    assert any(ev["event"] == "notice" and "No GPU here" in ev["text"] for ev in events)
 
 
 TOO_LARGE = SCRIPTS / "too_large_launch.py"  # launch 2: about 2.2 million events

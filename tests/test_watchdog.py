@@ -16,8 +16,8 @@ from numba import cuda
 
 import gpuviz
 from gpuviz.capture.errors import KernelStalled, TraceTooLarge
-from gpuviz.capture.executor import compile_for_cpu, make_runtime, run_cpu
-from gpuviz.capture.limits import estimate_trace
+from gpuviz.capture.backends.cpu.estimate import estimate_trace
+from gpuviz.capture.backends.cpu.executor import compile_for_cpu, make_runtime, run_cpu
 from gpuviz.runner import run_script
 
 ROOT = Path(__file__).resolve().parents[1]

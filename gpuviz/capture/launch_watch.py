@@ -1,6 +1,6 @@
 """The worker's watchdog for the launches the CPU executor's own watchdog does not see.
 
-The CPU executor checks its progress from inside the launch (:mod:`gpuviz.capture.watchdog`). Two other
+The CPU executor checks its progress from inside the launch (:mod:`gpuviz.capture.backends.cpu.watchdog`). Two other
 ways a launch runs in ``gpuviz run`` cannot check themselves, so a thread of the worker watches them:
 
 * **numba's CUDA simulator** (``--backend sim``, and launches gpuviz cannot instrument, which run on the
@@ -38,8 +38,8 @@ import numpy as np
 from . import device_wait
 from .errors import KernelStalled
 from .frontend.source import collect_device_functions, parse_function, python_function
-from .simt_runtime import _ranges
-from .watchdog import loop_table
+from .backends.cpu.runtime.values import _ranges
+from .backends.cpu.watchdog import loop_table
 
 CHECK_INTERVAL_S = 0.25
 PROGRESS_INTERVAL_S = 1.0

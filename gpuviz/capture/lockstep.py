@@ -13,12 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.trace import Trace
+from .args import host_array
 
 
 def copy_inputs(args) -> list:
     """The launch's inputs as host copies, taken before a launch changes them."""
-    from .executor import host_array
-
     def copy(a):
         if isinstance(a, tuple):  # a tuple's arrays too: the lockstep run must not write the caller's
             members = [copy(e) for e in a]

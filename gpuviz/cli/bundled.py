@@ -16,7 +16,7 @@ import gpuviz
 from .. import cliargs as ca
 from ..capture.errors import TraceTooLarge
 from ..capture.limits import available_memory, check_before_inputs
-from ..capture.watchdog import DEFAULT_STALL_S
+from ..capture.backends.cpu.watchdog import DEFAULT_STALL_S
 from ..catalog import all_kernels, get_kernel
 from .common import load_for_launch
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
+import sys
 import threading
 import time
 import traceback
@@ -34,6 +35,11 @@ from ..capture.errors import (
     TraceTooLarge,
     UnsupportedConstruct,
 )
+from ..capture import device_wait
+from ..capture.backends.cpu.executor import compile_for_cpu, make_runtime, run_cpu
+from ..capture.backends.cpu.watchdog import Watchdog
+from ..capture.limits import check_launch, normalize_dims
+from ..capture.frontend.source import parse_function, python_function, source_span
 from ..model.trace import EVENT_FIELDS, REQUIRED_FIELDS, Launch, Trace
 
 #: the CPU executor holds a few numpy arrays of one entry per thread: past this many threads in one
@@ -192,9 +198,6 @@ class LaunchPolicy:
     def launch(self, kernel, grid, block, args, run_original, dynamic_shared_bytes: int = 0):
         """Handle ``kernel[grid, block, stream, dynamic_shared_bytes](*args)``; ``run_original()`` runs it
         through the real launcher."""
-        from ..capture.limits import normalize_dims
-        from ..capture.frontend.source import python_function
-
         fn = python_function(kernel)
         name = fn.__name__
         with self._lock:
@@ -232,9 +235,6 @@ class LaunchPolicy:
         return None
 
     def _trace(self, rec, kernel, args, run_original):
-        from ..capture import capture
-        from ..capture.limits import check_launch
-
         try:
             check_launch(rec.grid, rec.block, where=f"{rec.file}:{rec.line}", kernel=rec.kernel)
             self._check_size(rec, kernel)
@@ -251,6 +251,10 @@ class LaunchPolicy:
         saved = _snapshot(args, devices=self.backend != "gpu")
         backend = self.backend
         try:
+            # looked up at each launch, not bound at import: gpuviz.capture.capture is what a test replaces to
+            # inject a recorder's failure (tests/test_never_break.py, test_runner.py)
+            from ..capture import capture
+
             trace = capture(kernel, rec.grid, rec.block, *args, backend=backend, record_blocks=self.record_blocks,
                             max_events=budget, max_loop_iterations=self.max_loop_iterations,
                             dynamic_shared_bytes=rec.dynamic_shared_bytes,
@@ -268,35 +272,9 @@ class LaunchPolicy:
             self._run_plain(rec, kernel, run_original, f"gpuviz cannot instrument this kernel: {exc}", first=exc)
             return None
         except TraceTooLarge as exc:
-            if not self.run_untraced and getattr(exc, "estimate", None) is not None and self._alone_too_large(exc, budget):
-                # the size estimate found it too large to trace at this limit whatever came before, before it ran:
-                # stop here, on every backend alike. A trace that outgrew the limit while the launch ran (an
-                # endless loop, data-dependent work the sample blocks did not show) runs on untraced below, under
-                # the watchdog, which stops it if it never ends
-                return self._fail(rec, kernel, self._stopped_too_large(exc), None)
-            if backend == "sim":  # the simulator checks after the launch: the arguments are already right
-                self._untraced(rec, kernel, "sim", f"{exc}. To trace it: {SUGGESTION}")
-                return None
-            _restore(args, saved)
-            if self._can_run_untraced(rec):
-                left = f"{budget:,} of {self.max_events:,}" if self.used_events else f"{self.max_events:,}"
-                if getattr(exc, "estimate", None) is not None:  # refused by the size estimate, before running
-                    reason = (f"its trace would pass the event limit ({left} events left): {exc}")
-                    self.notice(f"launch {rec.number} of {rec.kernel} is not traced: {_first_line(str(exc))} "
-                                "(it runs untraced, so the program goes on)")
-                else:
-                    reason = f"its trace outgrew the event limit ({left} events left): {exc}. To trace it: {SUGGESTION}"
-                self._run_untraced(rec, kernel, args, run_original, reason, first=exc)
-                return None
-            return self._fail(rec, kernel, exc, exc.trace)
+            return self._outgrew(rec, kernel, args, run_original, exc, budget, saved, backend)
         except KernelRaised as exc:
-            # numba passes the kernel's exception to the launching program: it sees it, and may catch it
-            rec.status, rec.reason, rec.backend = "failed", str(exc), backend
-            trace = exc.trace if exc.trace is not None else empty_trace(kernel, rec)
-            rec.events = len(trace)
-            trace.launch.warnings.insert(0, f"the launch raised {type(exc.exception).__name__}")
-            self._emit(rec, trace)
-            raise exc.exception from exc
+            self._raised(rec, kernel, exc, backend)
         except CaptureError as exc:
             return self._fail(rec, kernel, exc, exc.trace)
         except Exception as exc:  # noqa: BLE001 - a gpuviz bug must not break the user's program
@@ -313,6 +291,41 @@ class LaunchPolicy:
         self.used_events += len(trace)
         self._emit(rec, trace)
         return None
+
+    def _outgrew(self, rec, kernel, args, run_original, exc: TraceTooLarge, budget: int, saved, backend: str):
+        """A traced launch whose trace is too large (refused by the size estimate, or grown past the event limit
+        while it ran): stopped here, or run untraced (the program goes on), or failed with its partial trace."""
+        if not self.run_untraced and getattr(exc, "estimate", None) is not None and self._alone_too_large(exc, budget):
+            # the size estimate found it too large to trace at this limit whatever came before, before it ran:
+            # stop here, on every backend alike. A trace that outgrew the limit while the launch ran (an
+            # endless loop, data-dependent work the sample blocks did not show) runs on untraced below, under
+            # the watchdog, which stops it if it never ends
+            return self._fail(rec, kernel, self._stopped_too_large(exc), None)
+        if backend == "sim":  # the simulator checks after the launch: the arguments are already right
+            self._untraced(rec, kernel, "sim", f"{exc}. To trace it: {SUGGESTION}")
+            return None
+        _restore(args, saved)
+        if self._can_run_untraced(rec):
+            left = f"{budget:,} of {self.max_events:,}" if self.used_events else f"{self.max_events:,}"
+            if getattr(exc, "estimate", None) is not None:  # refused by the size estimate, before running
+                reason = (f"its trace would pass the event limit ({left} events left): {exc}")
+                self.notice(f"launch {rec.number} of {rec.kernel} is not traced: {_first_line(str(exc))} "
+                            "(it runs untraced, so the program goes on)")
+            else:
+                reason = f"its trace outgrew the event limit ({left} events left): {exc}. To trace it: {SUGGESTION}"
+            self._run_untraced(rec, kernel, args, run_original, reason, first=exc)
+            return None
+        return self._fail(rec, kernel, exc, exc.trace)
+
+    def _raised(self, rec, kernel, exc: KernelRaised, backend: str):
+        """The kernel raised: the launch is listed failed, and the program gets the exception, as from numba."""
+        # numba passes the kernel's exception to the launching program: it sees it, and may catch it
+        rec.status, rec.reason, rec.backend = "failed", str(exc), backend
+        trace = exc.trace if exc.trace is not None else empty_trace(kernel, rec)
+        rec.events = len(trace)
+        trace.launch.warnings.insert(0, f"the launch raised {type(exc.exception).__name__}")
+        self._emit(rec, trace)
+        raise exc.exception from exc
 
     def _check_size(self, rec, kernel) -> None:
         """Refuse, before running, a launch whose trace must exceed what is left of the event budget."""
@@ -386,8 +399,6 @@ class LaunchPolicy:
         if self.backend == "gpu":
             # numba's own launch of a kernel compiled with debug=True copies its exception flag back before it
             # returns: a kernel that never ends holds the program inside the launch, where the watchdog must see it
-            from ..capture import device_wait
-
             waiting = device_wait.waiting("the kernel")
         else:
             waiting = contextlib.nullcontext()
@@ -402,8 +413,6 @@ class LaunchPolicy:
         if self.backend == "gpu":
             # a launch returns before its kernel ends: wait for it here, so that a kernel that never ends is
             # caught (and named) in its own launch, not at the program's next copy back
-            from ..capture import device_wait
-
             with device_wait.waiting("the kernel"):
                 _synchronize()
         self._untraced(rec, kernel, "plain", reason)
@@ -511,9 +520,6 @@ def _watch_options(policy, backend: str, rec) -> dict:
 
 def _run_on_executor(kernel, rec, args, max_loop_iterations, watchdog=None, progress=None) -> bool:
     """Run the launch on the CPU executor without recording; False when gpuviz cannot compile the kernel."""
-    from ..capture.executor import compile_for_cpu, make_runtime, run_cpu
-    from ..capture.watchdog import Watchdog
-
     try:
         ck = compile_for_cpu(kernel)
     except UnsupportedConstruct:
@@ -549,8 +555,6 @@ def _echo_kernel_prints(lines) -> None:
 
 def empty_trace(kernel, rec: LaunchRecord) -> Trace:
     """A trace of no events standing for a launch that ran but was not recorded (the launch list shows it)."""
-    from ..capture.frontend.source import parse_function, python_function, source_span
-
     fn = python_function(kernel)
     try:
         root = parse_function(fn)
@@ -571,16 +575,12 @@ def min_events_per_thread(kernel) -> int:
     """A lower bound on the events every recorded thread records: START and END, plus the accesses to
     array parameters and the barriers in the kernel's straight-line top level (before any branch that
     could return)."""
-    from ..capture.frontend.source import python_function
-
     fn = python_function(kernel)
     hit = _min_events_cache.get(fn.__code__)
     if hit is not None:
         return hit
     count = 2
     try:
-        from ..capture.frontend.source import parse_function
-
         tree = parse_function(fn).tree
         params = {a.arg for a in tree.args.args}
         for stmt in tree.body:
@@ -638,8 +638,6 @@ class Interceptor:
             self._local.depth -= 1
 
     def _patch_simulator(self) -> None:
-        import sys
-
         mod = sys.modules.get("numba.cuda.simulator.kernel")
         if mod is None:
             return
@@ -659,8 +657,6 @@ class Interceptor:
         self._undo.append(lambda: setattr(cls, "__call__", original))
 
     def _patch_numba_cuda(self) -> None:
-        import sys
-
         mod = sys.modules.get("numba.cuda.dispatcher")
         cls = getattr(mod, "_LaunchConfiguration", None) if mod is not None else None
         if cls is None:

@@ -21,7 +21,10 @@ from pathlib import Path
 
 from ..model.recording import Recording as ModelRecording
 from ..model.trace import Trace
+from ..model.tracefile import save_traces
 from .intercept import Interceptor, LaunchPolicy, LaunchRecord, Selection
+from .protocol import PACKAGE_ROOT
+from .script import recorded_launches
 
 
 class Recording:
@@ -79,8 +82,6 @@ class Recording:
     def recording(self) -> ModelRecording:
         """What was captured as a :class:`~gpuviz.model.recording.Recording` (the traces, every launch, this
         process's script and argv, the backend, how the code inside ended)."""
-        from .script import recorded_launches
-
         positions = {}
         for i, tr in enumerate(self.traces):
             number = (tr.launch.meta.get("recording") or {}).get("number")
@@ -112,8 +113,6 @@ def recording(backend: str = "cpu", **options) -> Recording:
 
 def _path_for(obj) -> tuple[Path, bool]:
     """A file the window can open for ``obj``; (path, whether it is a temporary file of ours)."""
-    from ..model.tracefile import save_traces
-
     if isinstance(obj, (str, os.PathLike)):
         path = Path(obj)
         if not path.exists():
@@ -152,8 +151,6 @@ def show_command(obj) -> list[str]:
 def show(obj) -> subprocess.Popen:
     """Open the window on a trace, a recording, a run result or a file, in a separate process (a notebook
     kernel is not blocked and a window crash cannot take it down). Returns the process."""
-    from .script import PACKAGE_ROOT
-
     command = show_command(obj)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)

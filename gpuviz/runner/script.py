@@ -8,8 +8,8 @@
 (:mod:`gpuviz.ui.views.launches`): the worker is started the same way and read back the same way.
 Nothing the program wrote is executed or unpickled here: the events are JSON, the traces are read by
 :func:`gpuviz.model.tracefile.load_traces`. Only the worker's own events count: each line of its log
-carries an HMAC under a key this process hands the worker on its stdin, and a sequence number (see
-:mod:`gpuviz.runner.worker`); trace files are loaded only from the run folder, under the names the
+carries an HMAC under a key this process hands the worker on its stdin, and a sequence number (the one
+worker protocol, :mod:`gpuviz.runner.protocol`); trace files are loaded only from the run folder, under the names the
 worker writes, with the SHA-256 it logged.
 
 With ``output``, :func:`run_script` writes the recording as launches finish (the worker waits for each
@@ -21,18 +21,13 @@ stop the worker and everything the program started (:mod:`gpuviz.runner.procs`) 
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
-import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -40,14 +35,15 @@ from pathlib import Path
 
 from ..model.recording import RecordedLaunch, Recording
 from ..model.trace import Trace
+from ..model import tracefile  # its load_traces looked up at each read: the tests replace it
 from ..model.validate import TraceFileError
 from . import procs
 from .intercept import LaunchRecord
+from .protocol import EventLogReader, forget_run, new_run, run_key, trace_file_problem
 
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_MAX_EVENTS = 50_000_000
-DEFAULT_WATCHDOG_S = 10.0  # a CPU-executor launch with no progress this long is stopped (gpuviz.capture.watchdog)
+DEFAULT_WATCHDOG_S = 10.0  # a CPU-executor launch with no progress this long is stopped (gpuviz.capture.backends.cpu.watchdog)
 _STACK_GRACE_S = 0.4  # how long a timed-out worker gets to write where it was before it is killed
 #: a launch in flight from which the worker says nothing (no progress, no heartbeat) for the watchdog's time
 #: and this much more is stopped from here: the worker's own watch cannot run (a call holds the interpreter)
@@ -158,37 +154,17 @@ def prepare_run(script, argv=(), *, backend: str = "cpu", kernel: str | None = N
         raise ValueError(f"backend must be cpu, sim or gpu, not {backend!r}")
     if max_events is not None and int(max_events) < 1:
         raise ValueError(f"max_events must be at least 1, not {max_events}")
-    folder = folder or tempfile.mkdtemp(prefix="gpuviz-run-")
     request = {
         "script": str(Path(script).resolve()), "argv": [str(a) for a in argv], "backend": backend,
         "kernel": kernel, "launches": [int(k) for k in launches] if launches else None,
         "record_blocks": [int(b) for b in record_blocks] if record_blocks else None,
         "max_events": int(max_events or DEFAULT_MAX_EVENTS), "max_loop_iterations": int(max_loop_iterations),
-        "watchdog": float(watchdog) if watchdog else 0.0, "ack": bool(ack), "parent_pid": os.getpid(),
+        "watchdog": float(watchdog) if watchdog else 0.0, "ack": bool(ack),
         "run_untraced": bool(run_untraced),
     }
     if watchdog is not None and not float(watchdog) >= 0:
         raise ValueError(f"watchdog must be a number of seconds (0: off), not {watchdog}")
-    _RUN_KEYS[str(Path(folder))] = secrets.token_hex(32)
-    Path(folder, "request.json").write_text(json.dumps(request), encoding="utf-8")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
-    env["PYTHONUNBUFFERED"] = "1"  # the program's prints and gpuviz's notes arrive in order
-    command = [sys.executable, "-m", "gpuviz.runner.worker", folder]
-    return folder, command, env
-
-
-_RUN_KEYS: dict[str, str] = {}  # run folder -> the key its worker signs its events with (never on disk)
-
-
-def run_key(folder) -> str:
-    """The key (hex) :func:`prepare_run` made for ``folder``: the first line of the worker's stdin."""
-    return _RUN_KEYS.get(str(Path(folder)), "")
-
-
-def forget_run(folder) -> None:
-    """Drop the key of a run that is over."""
-    _RUN_KEYS.pop(str(Path(folder)), None)
+    return new_run(request, folder)
 
 
 def progress_text(ev: dict) -> str:
@@ -326,40 +302,8 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
                                     start_new_session=(os.name == "posix"))
             _tell(proc, run_key(folder))
             silence = float(watchdog) + SILENCE_GRACE_S if watchdog else None
-            heard, in_flight = time.perf_counter(), set()
-            reported = None  # when the worker logged its error: it is ending, and says why itself
-            while True:
-                try:
-                    proc.wait(timeout=0.02 if ack else 0.05)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                new = _follow(reader, writer, proc, on_progress)
-                now = time.perf_counter()
-                if new:
-                    heard = now
-                    for ev in new:
-                        if ev["event"] == "launch_begin":
-                            in_flight.add(int(ev["number"]))
-                        elif ev["event"] == "launch":
-                            in_flight.discard(int(ev["number"]))
-                        elif ev["event"] == "error":
-                            # its last words: what it still does (ending the program's processes) can be slow
-                            # beside a simulated block's spinning threads, and is not a silent launch
-                            reported = now
-                            in_flight.clear()
-                if cancel is not None and cancel.is_set():
-                    ended = "cancelled"
-                elif now - t0 > timeout:
-                    ended = "timeout"
-                elif silence is not None and in_flight and now - heard > silence:
-                    ended = "silent"
-                elif reported is not None and now - reported > SILENCE_GRACE_S:
-                    ended = "exited"  # it said why it stops, then did not stop: end it, keeping what it said
-                else:
-                    continue
-                stop_worker(proc, ask_where=(ended not in ("cancelled", "exited")))
-                break
+            ended = _supervise(proc, reader, writer, t0=t0, ack=ack, cancel=cancel, timeout=timeout,
+                               silence=silence, on_progress=on_progress)
         except BaseException as exc:  # Ctrl-C, SIGTERM, SIGHUP: the worker and its children must not outlive us
             if proc is not None:
                 stop_worker(proc, ask_where=False)
@@ -386,18 +330,66 @@ def run_script(script, argv=(), *, backend: str = "cpu", kernel: str | None = No
         result = collect_run(folder, proc.returncode, ended=ended, timeout=timeout,
                              seconds=time.perf_counter() - t0, reader=reader, silence=silence or 0.0)
         if writer is not None and result.launches:
-            writer.save(result.recording(), final=True)
-            if writer.error:
-                result.notices.append(writer.error)
-            else:  # launches the writer had to leave out of the file are failures of this run, named
-                for la in writer.held.unsaved():
-                    result.save_failures.setdefault(la.number, la.save_error)
-                    result.trace_positions.pop(la.number, None)
-            result.saved = writer.held
+            _save_final(writer, result)
         return result
     finally:
         forget_run(folder)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _supervise(proc, reader: "RunReader", writer: "_Output | None", *, t0: float, ack: bool, cancel, timeout: float,
+               silence: float | None, on_progress) -> str:
+    """Follow the worker until it ends, or end it: cancelled, past ``timeout``, silent in a launch longer than
+    ``silence``, or still there after it said why it stops. Returns how the run ended (``collect_run``'s
+    ``ended``)."""
+    ended = "exited"
+    heard, in_flight = time.perf_counter(), set()
+    reported = None  # when the worker logged its error: it is ending, and says why itself
+    while True:
+        try:
+            proc.wait(timeout=0.02 if ack else 0.05)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        new = _follow(reader, writer, proc, on_progress)
+        now = time.perf_counter()
+        if new:
+            heard = now
+            for ev in new:
+                if ev["event"] == "launch_begin":
+                    in_flight.add(int(ev["number"]))
+                elif ev["event"] == "launch":
+                    in_flight.discard(int(ev["number"]))
+                elif ev["event"] == "error":
+                    # its last words: what it still does (ending the program's processes) can be slow
+                    # beside a simulated block's spinning threads, and is not a silent launch
+                    reported = now
+                    in_flight.clear()
+        if cancel is not None and cancel.is_set():
+            ended = "cancelled"
+        elif now - t0 > timeout:
+            ended = "timeout"
+        elif silence is not None and in_flight and now - heard > silence:
+            ended = "silent"
+        elif reported is not None and now - reported > SILENCE_GRACE_S:
+            ended = "exited"  # it said why it stops, then did not stop: end it, keeping what it said
+        else:
+            continue
+        stop_worker(proc, ask_where=(ended not in ("cancelled", "exited")))
+        break
+    return ended
+
+
+def _save_final(writer: "_Output", result: RunResult) -> None:
+    """The recording written whole at the end; what the writer could not save becomes the run's failures."""
+    writer.save(result.recording(), final=True)
+    if writer.error:
+        result.notices.append(writer.error)
+    else:  # launches the writer had to leave out of the file are failures of this run, named
+        for la in writer.held.unsaved():
+            result.save_failures.setdefault(la.number, la.save_error)
+            result.trace_positions.pop(la.number, None)
+    result.saved = writer.held
 
 
 def _tell(proc, line: str) -> None:
@@ -455,102 +447,6 @@ def stop_worker(proc: subprocess.Popen, ask_where: bool) -> None:
 
 
 # ---- reading what the worker left -------------------------------------------------------------------------
-_MAX_LOG_LINE = 1 << 20  # bytes: the worker's own lines are far shorter
-_MAX_LOG_READ = 64 << 20  # bytes read per poll
-
-
-class EventLogReader:
-    """The worker's events, read as they come: only lines with a valid MAC under the run's key and the
-    next sequence number count (anything else the program wrote into the file is counted, not believed);
-    a line cut short by a kill is ignored."""
-
-    def __init__(self, folder, key: str | None = None):
-        self.path = Path(folder, "events.jsonl")
-        key = run_key(folder) if key is None else key
-        try:
-            self._key = bytes.fromhex(key)
-        except ValueError:
-            self._key = b""
-        self._offset = 0
-        self._buf = b""
-        self._n = 0
-        self.events: list[dict] = []
-        self.forged = 0  # lines the worker did not write
-
-    def poll(self) -> list[dict]:
-        try:
-            with open(self.path, "rb") as fh:
-                fh.seek(self._offset)
-                data = fh.read(_MAX_LOG_READ)
-        except OSError:
-            return []
-        self._offset += len(data)
-        self._buf += data
-        *lines, self._buf = self._buf.split(b"\n")
-        if len(self._buf) > _MAX_LOG_LINE:
-            self._buf = b""
-            self.forged += 1
-        new = [ev for ev in (self._verify(line) for line in lines) if ev is not None]
-        self.events.extend(new)
-        return new
-
-    def _verify(self, line: bytes) -> dict | None:
-        line = line.strip()
-        if not line:
-            return None
-        mac, _, payload = line.partition(b" ")
-        if not self._key or len(mac) != 64 or len(line) > _MAX_LOG_LINE:
-            self.forged += 1
-            return None
-        want = hmac.new(self._key, payload, hashlib.sha256).hexdigest().encode("ascii")
-        if not hmac.compare_digest(want, mac):
-            self.forged += 1
-            return None
-        try:
-            ev = json.loads(payload)
-        except ValueError:
-            self.forged += 1
-            return None
-        if not isinstance(ev, dict) or not isinstance(ev.get("event"), str) or ev.get("n") != self._n + 1:
-            self.forged += 1  # a genuine line replayed or moved
-            return None
-        self._n += 1
-        return ev
-
-
-def read_events(folder) -> list[dict]:
-    """The worker's events so far (see :class:`EventLogReader`)."""
-    return EventLogReader(folder).poll()
-
-
-_TRACE_NAME = re.compile(r"launch_[0-9]{4,9}\.gpuviz")
-
-
-def trace_file_problem(folder, ev: dict) -> str:
-    """Why the trace file a launch event names must not be loaded ('' when it may): a name the worker does
-    not write, a path out of the run folder, not a regular file, or content other than what was logged."""
-    name = ev.get("trace_file")
-    if not isinstance(name, str) or not _TRACE_NAME.fullmatch(name):
-        return f"its trace file name {name!r} is not one gpuviz writes: ignored"
-    path = Path(folder, name)
-    try:
-        st = os.lstat(path)
-    except OSError as exc:
-        return f"its trace file is missing ({exc.strerror or exc})"
-    if not stat.S_ISREG(st.st_mode):
-        return "its trace file is not a regular file: ignored"
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError as exc:
-        return f"its trace file cannot be read ({exc.strerror or exc})"
-    if not hmac.compare_digest(h.hexdigest(), str(ev.get("sha256", ""))):
-        return "its trace file was changed after gpuviz wrote it: ignored"
-    return ""
-
-
 class RunReader:
     """What a run left, read as it comes: the worker's events and the traces of finished launches."""
 
@@ -562,8 +458,6 @@ class RunReader:
         self.problems: dict[int, str] = {}  # launch number -> why its trace was not loaded
 
     def poll(self) -> list[dict]:
-        from ..model.tracefile import TraceFileError, load_traces
-
         new = self.log.poll()
         for ev in new:
             if ev["event"] != "launch" or not self.load:
@@ -579,7 +473,7 @@ class RunReader:
                 self.problems[number] = problem
                 continue
             try:
-                self.loaded[number] = load_traces(self.folder / ev["trace_file"])
+                self.loaded[number] = tracefile.load_traces(self.folder / ev["trace_file"])
             except TraceFileError as exc:  # a kill while saving: the launch is listed, its trace lost
                 self.problems[number] = f"its trace could not be read back ({exc})"
         return new
@@ -657,6 +551,39 @@ def collect_run(folder, returncode, *, ended: str = "exited", timeout: float = D
         p = folder / f"{name}.txt"
         if p.exists():
             setattr(result, name, p.read_text(encoding="utf-8", errors="replace"))
+    begun, exit_event = _take_events(result, events, reader)
+    if reader.log.forged:
+        result.notices.append(f"the program wrote {reader.log.forged} line(s) into gpuviz's event log of this run; "
+                              "they were ignored (only the worker's own, signed events count)")
+    # a launch that began and never finished: the program died, hung or raised inside it
+    in_flight = [begun[k] for k in sorted(begun)]
+    stuck = in_flight[-1] if in_flight else None
+
+    if ended == "silent":
+        _silent(result, folder, script, stuck, silence)
+    elif ended in ("timeout", "cancelled"):
+        _stopped(result, folder, script, stuck, ended, timeout)
+    elif result.error is not None:
+        result.status = "error"
+    elif exit_event is None:
+        _crashed(result, folder, script, stuck, returncode)
+    elif exit_event.get("code", 0):
+        result.status = "exited"
+        result.exit_code = int(exit_event["code"])
+
+    if stuck is not None:
+        rec = LaunchRecord.from_json({**stuck, "status": "failed"})
+        rec.reason = result.error["message"] if result.error else "the launch did not finish"
+        result.launches.append(rec)
+    run_info = {"script": script, "argv": result.argv, "status": result.status}
+    for tr in result.traces:
+        tr.launch.meta["run"] = run_info
+    return result
+
+
+def _take_events(result: RunResult, events: list[dict], reader: RunReader) -> tuple[dict[int, dict], dict | None]:
+    """The worker's events into ``result`` (backend, notices, launches and their traces, the error); returns the
+    launches begun and never finished (by number) and the exit event (None: the worker never said it ended)."""
     begun: dict[int, dict] = {}
     exit_event = None
     for ev in events:
@@ -681,74 +608,63 @@ def collect_run(folder, returncode, *, ended: str = "exited", timeout: float = D
             result.error = {k: v for k, v in ev.items() if k != "event"}
         elif kind == "exit":
             exit_event = ev
-    if reader.log.forged:
-        result.notices.append(f"the program wrote {reader.log.forged} line(s) into gpuviz's event log of this run; "
-                              "they were ignored (only the worker's own, signed events count)")
-    # a launch that began and never finished: the program died, hung or raised inside it
-    in_flight = [begun[k] for k in sorted(begun)]
-    stuck = in_flight[-1] if in_flight else None
+    return begun, exit_event
 
-    if ended == "silent":
-        result.status = "error"
-        place = where_it_was(folder, script)
-        what = (f"launch {stuck['number']} of {stuck['kernel']} (grid {_d(stuck['grid'])} x block {_d(stuck['block'])}, "
-                f"kernel at {stuck['file']}:{stuck['line']})") if stuck is not None else "a launch"
-        message = (f"{script}: {what} gave no sign of life for {silence:.0f} s: the worker neither finished it nor "
-                   "reported progress (a kernel that never ends on a GPU, or a call that holds the interpreter), so "
-                   "gpuviz stopped the program")
-        if place is not None:
-            message += f"; it was at {place[0]}:{place[1]} in {place[2]}"
-        message += ". If it only needs longer, raise the limit: --watchdog SECONDS (0 turns it off)"
-        result.error = {"kind": "KernelStalled", "message": message,
-                        "file": (stuck or {}).get("file", script), "line": (stuck or {}).get("line", -1),
-                        "block": None, "thread": None, "launch": stuck["number"] if stuck else None,
-                        "kernel": stuck["kernel"] if stuck else None}
-    elif ended in ("timeout", "cancelled"):
-        result.status = ended
-        place = where_it_was(folder, script)
-        if ended == "timeout":
-            message = f"{script}: the program ran longer than the time limit of {timeout:g} s and was stopped"
-        else:
-            message = f"{script}: the run was cancelled"
-        if stuck is not None:
-            message += (f", during launch {stuck['number']} of {stuck['kernel']} (grid {_d(stuck['grid'])} x block "
-                        f"{_d(stuck['block'])}, kernel at {stuck['file']}:{stuck['line']})")
-        if place is not None:
-            message += f"; it was at {place[0]}:{place[1]} in {place[2]}"
-        if ended == "timeout":
-            message += (". An endless loop in the kernel or in the program? Raise the limit with --timeout if it "
-                        "just needs longer")
-        result.error = {"kind": "TimeLimit" if ended == "timeout" else "Cancelled", "message": message,
-                        "file": place[0] if place else (stuck or {}).get("file", script),
-                        "line": place[1] if place else (stuck or {}).get("line", -1), "block": None, "thread": None,
-                        "launch": stuck["number"] if stuck else None, "kernel": stuck["kernel"] if stuck else None}
-    elif result.error is not None:
-        result.status = "error"
-    elif exit_event is None:
-        result.status = "crashed"
-        place = where_it_was(folder, script)
-        how = (f"killed by signal {-returncode}" if isinstance(returncode, int) and returncode < 0
-               else f"exit status {returncode}")
-        message = f"{script}: the program's process died ({how})"
-        if stuck is not None:
-            message += f" during launch {stuck['number']} of {stuck['kernel']}"
-        if place is not None:
-            message += f"; it was at {place[0]}:{place[1]} in {place[2]}"
-        result.error = {"kind": "Crash", "message": message, "file": place[0] if place else script,
-                        "line": place[1] if place else -1, "block": None, "thread": None,
-                        "launch": stuck["number"] if stuck else None, "kernel": stuck["kernel"] if stuck else None}
-    elif exit_event.get("code", 0):
-        result.status = "exited"
-        result.exit_code = int(exit_event["code"])
 
+def _silent(result: RunResult, folder: Path, script: str, stuck: dict | None, silence: float) -> None:
+    """The run stopped because a launch in flight said nothing for ``silence`` seconds."""
+    result.status = "error"
+    place = where_it_was(folder, script)
+    what = (f"launch {stuck['number']} of {stuck['kernel']} (grid {_d(stuck['grid'])} x block {_d(stuck['block'])}, "
+            f"kernel at {stuck['file']}:{stuck['line']})") if stuck is not None else "a launch"
+    message = (f"{script}: {what} gave no sign of life for {silence:.0f} s: the worker neither finished it nor "
+               "reported progress (a kernel that never ends on a GPU, or a call that holds the interpreter), so "
+               "gpuviz stopped the program")
+    if place is not None:
+        message += f"; it was at {place[0]}:{place[1]} in {place[2]}"
+    message += ". If it only needs longer, raise the limit: --watchdog SECONDS (0 turns it off)"
+    result.error = {"kind": "KernelStalled", "message": message,
+                    "file": (stuck or {}).get("file", script), "line": (stuck or {}).get("line", -1),
+                    "block": None, "thread": None, "launch": stuck["number"] if stuck else None,
+                    "kernel": stuck["kernel"] if stuck else None}
+
+
+def _stopped(result: RunResult, folder: Path, script: str, stuck: dict | None, ended: str, timeout: float) -> None:
+    """The run stopped past its time limit (``ended="timeout"``) or cancelled."""
+    result.status = ended
+    place = where_it_was(folder, script)
+    if ended == "timeout":
+        message = f"{script}: the program ran longer than the time limit of {timeout:g} s and was stopped"
+    else:
+        message = f"{script}: the run was cancelled"
     if stuck is not None:
-        rec = LaunchRecord.from_json({**stuck, "status": "failed"})
-        rec.reason = result.error["message"] if result.error else "the launch did not finish"
-        result.launches.append(rec)
-    run_info = {"script": script, "argv": result.argv, "status": result.status}
-    for tr in result.traces:
-        tr.launch.meta["run"] = run_info
-    return result
+        message += (f", during launch {stuck['number']} of {stuck['kernel']} (grid {_d(stuck['grid'])} x block "
+                    f"{_d(stuck['block'])}, kernel at {stuck['file']}:{stuck['line']})")
+    if place is not None:
+        message += f"; it was at {place[0]}:{place[1]} in {place[2]}"
+    if ended == "timeout":
+        message += (". An endless loop in the kernel or in the program? Raise the limit with --timeout if it "
+                    "just needs longer")
+    result.error = {"kind": "TimeLimit" if ended == "timeout" else "Cancelled", "message": message,
+                    "file": place[0] if place else (stuck or {}).get("file", script),
+                    "line": place[1] if place else (stuck or {}).get("line", -1), "block": None, "thread": None,
+                    "launch": stuck["number"] if stuck else None, "kernel": stuck["kernel"] if stuck else None}
+
+
+def _crashed(result: RunResult, folder: Path, script: str, stuck: dict | None, returncode) -> None:
+    """The worker's process died without saying it ended."""
+    result.status = "crashed"
+    place = where_it_was(folder, script)
+    how = (f"killed by signal {-returncode}" if isinstance(returncode, int) and returncode < 0
+           else f"exit status {returncode}")
+    message = f"{script}: the program's process died ({how})"
+    if stuck is not None:
+        message += f" during launch {stuck['number']} of {stuck['kernel']}"
+    if place is not None:
+        message += f"; it was at {place[0]}:{place[1]} in {place[2]}"
+    result.error = {"kind": "Crash", "message": message, "file": place[0] if place else script,
+                    "line": place[1] if place else -1, "block": None, "thread": None,
+                    "launch": stuck["number"] if stuck else None, "kernel": stuck["kernel"] if stuck else None}
 
 
 def _d(dims) -> str:

@@ -1,123 +1,53 @@
-"""The worker process: runs the user's program with every kernel launch intercepted.
+"""The worker process: runs the user's program with every kernel launch intercepted, or captures a bundled kernel.
 
     python -m gpuviz.runner.worker RUN_FOLDER
 
-``RUN_FOLDER`` holds ``request.json`` (written by :func:`gpuviz.runner.script.prepare_run`). The
-program's own stdout and stderr pass through untouched; what gpuviz has to say goes to files in the
-folder, so a crash at any point leaves everything written so far readable.
-
-The first line of the worker's stdin is the run's key (hex); the rest of stdin is the parent's
-acknowledgements (launch numbers it has saved), and the program itself reads an empty stdin. Each line
-of the event log is ``MAC JSON``: HMAC-SHA256 of the JSON under the key, and the JSON carries a
-sequence number ``n`` (1, 2, 3, ...). The program runs in this process and could write to the log
-file; the parent accepts only lines with a valid MAC and the next number, so it cannot add, reorder
-or replay events (a program determined to dig the key out of this process's memory is not defended
-against: it is the user's own program). Trace files are named ``launch_NNNN.gpuviz`` in the run folder
-and their SHA-256 is in the event: the parent loads no other file and no file changed after it was written.
-
-    events.jsonl            one line per event, written as it happens:
-                              {"event": "started", "backend": ..., "numba": "simulator" | "gpu"}
-                              {"event": "notice", "text": ...}
-                              {"event": "launch_begin", "number": K, "kernel": ..., "grid": [...], ...}
-                              {"event": "launch", "number": K, ..., "status": "traced" | "untraced" | "failed",
-                               "trace_file": "launch_0001.gpuviz"}
-                              {"event": "error", "kind": ..., "message": ..., "file": ..., "line": ...,
-                               "block": ..., "thread": ..., "launch": K, "traceback": ...}
-                              {"event": "progress", "number": K, "seconds": ..., "events": ..., ...}
-                              {"event": "exit", "code": N}
-    launch_0001.gpuviz ...  one trace file per launch (an empty trace for a launch that was not traced)
-    stack.txt               where the program was when the parent asked (SIGUSR1, before a time-limit kill)
+``RUN_FOLDER`` holds ``request.json`` (written by :func:`gpuviz.runner.protocol.new_run`: for a program by
+:func:`gpuviz.runner.script.prepare_run`, for a bundled kernel by the window's capture job,
+:mod:`gpuviz.ui.capture_job`). The worker speaks the one protocol of :mod:`gpuviz.runner.protocol`: its key
+and the parent's acknowledgements on stdin, its messages signed and numbered in ``events.jsonl``, each
+launch's trace a file of the folder, ``exit`` its last word. The program's own stdout and stderr pass through
+untouched; what gpuviz has to say goes to files in the folder, so a crash at any point leaves everything
+written so far readable (``stack.txt``: where the program was when the parent asked, SIGUSR1, before a
+time-limit kill).
 
 numba chooses its CUDA simulator when numba.cuda is first imported, so the choice is made here before
 the program runs: the simulator (``cuda.to_device``, ``copy_to_host``, streams... all work as fakes and
-gpuviz runs each launch) unless ``--backend gpu`` finds an NVIDIA GPU.
+gpuviz runs each launch) unless ``--backend gpu`` finds an NVIDIA GPU. A bundled kernel's job
+(:mod:`gpuviz.runner.bundled`) makes the same choice from its backend.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import ctypes
+import faulthandler
 import json
 import os
-import select
+import runpy
+import signal
 import sys
 import traceback
 from pathlib import Path
 
+import numpy as np
+
+from ..capture import faults
+from ..capture.backends.cpu.watchdog import DEFAULT_STALL_S
+from ..capture.launch_watch import LaunchWatch
+from ..model.tracefile import save_traces
+from ..model.validate import TraceFileError
+from . import bundled, procs
+from .protocol import EVENTS_FILE, EventLog, Parent, sha256_of, trace_name
+from .intercept import Interceptor, LaunchPolicy, Selection, StopRun, error_report
+
 EXIT_STOPPED = 3  # the program was stopped by a fault in a launch (DivergentBarrierError, KernelFault, ...)
 EXIT_NOT_STARTED = 4  # the program could not start (syntax error, missing file)
-DEFAULT_WATCHDOG_S = 10.0  # as gpuviz.capture.watchdog.DEFAULT_STALL_S (not imported: numba must wait)
-
-
-class EventLog:
-    """The worker's half of the event log: each event one ``MAC JSON`` line, numbered."""
-
-    def __init__(self, path: Path, key: bytes):
-        import threading
-
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._key = key
-        self._n = 0
-        self._lock = threading.Lock()  # the launch watch writes from its own thread: numbers stay in order
-
-    def write(self, event: str, **fields) -> None:
-        with self._lock:
-            self._n += 1
-            payload = json.dumps({"event": event, "n": self._n, **fields}, default=str)
-            mac = hmac.new(self._key, payload.encode("utf-8"), hashlib.sha256).hexdigest()
-            # one write per line, a newline before it: bytes another writer left without one cannot join it
-            os.write(self._fd, f"\n{mac} {payload}\n".encode("utf-8"))
-
-
-class Parent:
-    """The channel from the parent: the key, then its acknowledgements of saved launches."""
-
-    def __init__(self, fd: int):
-        self._fd = fd
-        self._buf = b""
-        self._open = True
-
-    def _line(self, timeout: float | None) -> bytes | None:
-        while b"\n" not in self._buf:
-            if not self._open:
-                return None
-            if timeout is not None:
-                ready, _, _ = select.select([self._fd], [], [], timeout)
-                if not ready:
-                    return None
-            chunk = os.read(self._fd, 4096)
-            if not chunk:
-                self._open = False
-                return None
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return line
-
-    def key(self) -> bytes:
-        line = self._line(timeout=30.0)
-        try:
-            return bytes.fromhex((line or b"").decode("ascii").strip())
-        except ValueError:
-            return b""
-
-    def wait_saved(self, number: int, timeout: float = 60.0) -> None:
-        """Block until the parent says it saved launch ``number`` (or it stops answering)."""
-        while self._open:
-            line = self._line(timeout)
-            if line is None:
-                return
-            try:
-                if int(line) >= number:
-                    return
-            except ValueError:
-                continue
+DEFAULT_WATCHDOG_S = DEFAULT_STALL_S  # seconds a launch may go without progress unless the request says
 
 
 def shim_numpy() -> None:
     """numba-cuda 0.30.x calls ``np.row_stack``, removed in numpy 2.5: alias it (np.vstack is what it always
     was) before the program, which may import numba-cuda itself, runs. On every backend."""
-    import numpy as np
-
     if not hasattr(np, "row_stack"):
         np.row_stack = np.vstack
 
@@ -138,19 +68,9 @@ def _take_stdin() -> int:
     return fd
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def gpu_present() -> bool:
     """Is there a usable NVIDIA GPU? Asked of the CUDA driver directly, before numba is imported (once
     numba.cuda is imported the simulator can no longer be chosen)."""
-    import ctypes
-
     names = ["nvcuda.dll"] if sys.platform == "win32" else ["libcuda.so.1", "libcuda.so"]
     for name in names:
         try:
@@ -197,8 +117,6 @@ def main(argv: list[str]) -> int:
         return 2
     folder = Path(argv[1])
     request = json.loads((folder / "request.json").read_text(encoding="utf-8"))
-    from . import procs
-
     procs.die_with_parent(request.get("parent_pid"))
     procs.become_subreaper()  # what the program starts and orphans stays ours to end
     if hasattr(os, "register_at_fork"):  # a child the program forks dies with the worker, even a killed one
@@ -210,11 +128,8 @@ def main(argv: list[str]) -> int:
 
         os.register_at_fork(after_in_child=_child_dies_with_worker)
     parent = Parent(_take_stdin())
-    log = EventLog(folder / "events.jsonl", parent.key())
+    log = EventLog(folder / EVENTS_FILE, parent.key())
     try:
-        import faulthandler
-        import signal
-
         stack_file = open(folder / "stack.txt", "w", encoding="utf-8")  # noqa: SIM115 - kept for faulthandler
         faulthandler.enable(stack_file)  # a hard crash (segfault in a native library) says where
         if hasattr(signal, "SIGUSR1"):
@@ -222,7 +137,11 @@ def main(argv: list[str]) -> int:
     except (ImportError, OSError, ValueError, AttributeError):
         pass
     try:
-        code = run(request, folder, log, parent)
+        if "bundled" in request:  # a bundled kernel's capture (the window's launch panel)
+            bundled.choose_numba(str(request["bundled"].get("backend") or "cpu"))
+            code = bundled.run(request, folder, log)
+        else:
+            code = run(request, folder, log, parent)
     finally:
         # the program's children end with it: forked, double-forked or setsid, they are ours (subreaper)
         procs.end_tree(os.getpid(), include_self=False)
@@ -239,12 +158,27 @@ def main(argv: list[str]) -> int:
 def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None) -> int:
     script = str(Path(request["script"]).resolve())
     # 1. read and compile the program first: a syntax error is reported before numba is even imported
+    if not _compiles(script, log):
+        return EXIT_NOT_STARTED
+    # 2. the simulator, or a real GPU
+    backend = _choose_backend(request, log)
+    shim_numpy()
+    from numba import cuda  # noqa: F401 - chooses simulator or GPU now
+
+    log.write("started", backend=backend, numba="gpu" if backend == "gpu" else "simulator", pid=os.getpid())
+    policy = _policy(request, backend, folder, log, parent)
+    # 3. the program, as `python script.py args...` would run it
+    return _run_program(script, request, policy, log)
+
+
+def _compiles(script: str, log: EventLog) -> bool:
+    """Whether the program reads and compiles; when not, the error is logged (and its traceback printed)."""
     try:
         source = Path(script).read_bytes()
     except OSError as exc:
         log.write("error", kind="FileNotFoundError" if isinstance(exc, FileNotFoundError) else type(exc).__name__,
                   message=f"cannot read the program {script}: {exc.strerror or exc}", file=script, line=-1)
-        return EXIT_NOT_STARTED
+        return False
     try:
         compile(source, script, "exec")
     except SyntaxError as exc:
@@ -253,9 +187,13 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
         log.write("error", kind=type(exc).__name__, message=f"{where}: {exc.msg}" + (f"\n    {text.strip()}" if text else ""),
                   file=exc.filename or script, line=int(exc.lineno or -1), block=None, thread=None, launch=None)
         traceback.print_exception(type(exc), exc, None)
-        return EXIT_NOT_STARTED
+        return False
+    return True
 
-    # 2. the simulator, or a real GPU
+
+def _choose_backend(request: dict, log: EventLog) -> str:
+    """The run's backend, and numba's choice of simulator or GPU set for its import: ``gpu`` only where an
+    NVIDIA GPU answers (else the CPU executor on the simulator, with a notice)."""
     backend = request.get("backend", "cpu")
     if backend == "gpu" and not gpu_present():
         log.write("notice", text="--backend gpu: no usable NVIDIA GPU here; running the program on numba's "
@@ -265,13 +203,12 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     else:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    shim_numpy()
-    from numba import cuda  # noqa: F401 - chooses simulator or GPU now
+    return backend
 
-    from . import procs
-    from .intercept import Interceptor, LaunchPolicy, Selection, StopRun, error_report
 
-    log.write("started", backend=backend, numba="gpu" if backend == "gpu" else "simulator", pid=os.getpid())
+def _policy(request: dict, backend: str, folder: Path, log: EventLog, parent: Parent | None) -> LaunchPolicy:
+    """The launch policy of the run: what is traced, its limits, and what each launch's begin, trace, progress,
+    notice and stall write to the event log."""
 
     def on_begin(rec):
         log.write("launch_begin", **rec.to_json())
@@ -279,14 +216,8 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
     ack = bool(request.get("ack")) and parent is not None
 
     def on_trace(rec, trace):
-        from ..model.tracefile import save_traces
-
-        from ..model.validate import TraceFileError
-
-        name = f"launch_{rec.number:04d}.gpuviz"
+        name = trace_name(rec.number)
         if rec.traced:
-            from ..capture import faults
-
             faults.check("save", rec.backend)  # the test hook (gpuviz.capture.faults); the policy falls back
         try:
             save_traces(folder / name, [trace])  # read back before it is put in place
@@ -297,7 +228,7 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
             print(f"gpuviz: launch {rec.number} ({rec.kernel}): its trace could not be saved: {exc}",
                   file=sys.stderr, flush=True)
         else:
-            log.write("launch", trace_file=name, sha256=_sha256(folder / name), **rec.to_json())
+            log.write("launch", trace_file=name, sha256=sha256_of(folder / name), **rec.to_json())
         if ack:  # the parent writes the recording as launches finish: wait until this one is in it
             parent.wait_saved(rec.number)
 
@@ -321,14 +252,12 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
         log.write("exit", code=EXIT_STOPPED)
         os._exit(EXIT_STOPPED)
 
-    from ..capture.launch_watch import LaunchWatch
-
     watchdog = request.get("watchdog", DEFAULT_WATCHDOG_S)
     watch = LaunchWatch(watchdog, on_stall=on_stall, on_progress=on_progress,
                         on_heartbeat=lambda: log.write("heartbeat"))
 
     launches = request.get("launches")
-    policy = LaunchPolicy(
+    return LaunchPolicy(
         backend=backend,
         selection=Selection(request.get("kernel"), tuple(launches) if launches else None),
         max_events=int(request.get("max_events") or 50_000_000),
@@ -339,9 +268,10 @@ def run(request: dict, folder: Path, log: EventLog, parent: Parent | None = None
         on_begin=on_begin, on_trace=on_trace, on_notice=on_notice, on_progress=on_progress, watch=watch,
     )
 
-    # 3. the program, as `python script.py args...` would run it
-    import runpy
 
+def _run_program(script: str, request: dict, policy: LaunchPolicy, log: EventLog) -> int:
+    """Run the program under the policy's interceptor; its exit code (a stopped launch or an uncaught exception
+    logged as the run's error)."""
     sys.argv = [script, *request.get("argv", [])]
     sys.path.insert(0, str(Path(script).parent))
     try:

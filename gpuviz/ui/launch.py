@@ -1,7 +1,7 @@
 """The launch panel: pick a bundled kernel, then either capture it live here (size, block, backend; in a
 worker process) or open its recording made on a real GPU (shipped in ``assets/recordings``).
 
-:class:`CaptureRunner` runs :mod:`gpuviz.ui.capture_job` in a QProcess: the GUI thread never waits on
+:class:`~gpuviz.ui.capture_job.CaptureRunner` captures in a worker process: the GUI thread never waits on
 it, a crash or hang there (or a GPU fault, which poisons the process's CUDA context) cannot take the
 window down, Cancel kills it, and a second Run while one is running replaces the first (the stale one is
 killed and its result ignored). Errors come back as one readable message; the trace on screen stays until
@@ -14,14 +14,7 @@ The *Source* choice keeps live and recorded traces apart: "live on this machine:
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import sys
-import tempfile
-from pathlib import Path
-
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Qt, QTimer, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -37,204 +30,10 @@ from PySide6.QtWidgets import (
 
 from ..catalog import kernel_catalog
 from ..style.theme import OKABE_ITO
-from .open_job import OpenJob
+from .capture_job import CaptureRunner
 from .plaintext import esc
 from .views.details import versions_text
 from .wheel import wheel_passes_over
-
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding gpuviz/ and kernels/
-
-
-
-def kill_worker(proc: QProcess) -> None:
-    """Stop a worker process for good: no more of its signals reach us, then kill it and free it."""
-    for sig in (proc.readyReadStandardOutput, proc.readyReadStandardError, proc.finished, proc.errorOccurred):
-        try:
-            sig.disconnect()
-        except (RuntimeError, TypeError):  # nothing was connected
-            pass
-    if proc.state() != QProcess.ProcessState.NotRunning:
-        proc.kill()
-        proc.waitForFinished(3000)
-    proc.deleteLater()
-
-class CaptureRunner(QObject):
-    """Runs one capture at a time in a child process; newer requests replace older ones."""
-
-    stage = Signal(str)  # what the worker does now
-    percent = Signal(int)  # how far it is, 0..100 (capture_job's PERCENT lines)
-    notice = Signal(str, dict)  # (something the user must see, the request): e.g. no GPU, fell back to the CPU
-    succeeded = Signal(object, dict)  # (Trace, the request)
-    failed = Signal(str, dict)  # (readable message, the request)
-    busy_changed = Signal(bool)
-
-    def __init__(self, parent: QObject | None = None, time_limit_s: float = 300.0):
-        super().__init__(parent)
-        self._proc: QProcess | None = None
-        self._request: dict | None = None
-        self._tmpdir: str | None = None
-        self._out = ""
-        self._err = ""
-        self._lines: list[str] = []
-        self._notices: list[str] = []
-        self.time_limit_s = time_limit_s
-        self._loading = None  # the finished capture's trace being read back (an OpenJob)
-        self._load_jobs: list = []  # it, and replaced ones still winding down
-        self._watchdog = QTimer(self)
-        self._watchdog.setSingleShot(True)
-        self._watchdog.timeout.connect(self._timed_out)
-
-    @property
-    def busy(self) -> bool:
-        return self._proc is not None or self._loading is not None
-
-    def run(self, request: dict) -> None:
-        """Start capturing ``request`` (kernel, size, block, backend); a running capture is cancelled."""
-        self._stop(silent=True)
-        self._tmpdir = tempfile.mkdtemp(prefix="gpuviz-capture-")
-        request = dict(request, out=os.path.join(self._tmpdir, "trace.gpuviz"))
-        self._request = request
-        self._out = ""
-        self._err = ""
-        self._lines: list[str] = []
-        self._notices = []
-        proc = QProcess(self)
-        env = QProcessEnvironment.systemEnvironment()
-        env.insert("PYTHONPATH", os.pathsep.join(p for p in (_PACKAGE_ROOT, env.value("PYTHONPATH")) if p))
-        env.insert("PYTHONUNBUFFERED", "1")
-        if request.get("backend") == "sim":
-            env.insert("NUMBA_ENABLE_CUDASIM", "1")  # numba decides at import time
-        elif request.get("backend") == "gpu":
-            env.remove("NUMBA_ENABLE_CUDASIM")
-        proc.setProcessEnvironment(env)
-        proc.readyReadStandardOutput.connect(lambda p=proc: self._read(p))
-        proc.readyReadStandardError.connect(lambda p=proc: self._read_err(p))
-        proc.finished.connect(lambda code, status, p=proc: self._finished(p, code, status))
-        proc.errorOccurred.connect(lambda err, p=proc: self._error(p, err))
-        self._proc = proc
-        self.busy_changed.emit(True)
-        self.stage.emit("starting the capture process")
-        proc.start(sys.executable, ["-m", "gpuviz.ui.capture_job", json.dumps(request)])
-        self._watchdog.start(int(self.time_limit_s * 1000))
-
-    def cancel(self) -> None:
-        if self.busy:
-            self._stop(silent=True)
-            self.stage.emit("cancelled")
-
-    def shutdown(self) -> None:
-        self._stop(silent=True)
-        for job in list(self._load_jobs):
-            job.wait()  # stops at its next checkpoint: no thread outlives the window
-
-    # ---- process plumbing ------------------------------------------------------------------------
-    def _stop(self, silent: bool) -> None:
-        self._watchdog.stop()
-        proc, self._proc = self._proc, None
-        loading, self._loading = self._loading, None
-        if loading is not None:
-            loading.cancel()
-        if proc is not None:
-            kill_worker(proc)
-        if proc is not None or loading is not None:
-            self.busy_changed.emit(False)
-        self._cleanup()
-
-    def _cleanup(self) -> None:
-        if self._tmpdir:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
-
-    def _read(self, proc: QProcess) -> None:
-        if proc is not self._proc:
-            return
-        self._out += bytes(proc.readAllStandardOutput()).decode(errors="replace")
-        *complete, self._out = self._out.split("\n")
-        for line in complete:
-            self._lines.append(line)
-            if line.startswith("STAGE "):
-                self.stage.emit(line[6:])
-            elif line.startswith("PERCENT "):
-                try:
-                    self.percent.emit(max(0, min(100, int(line[8:]))))
-                except ValueError:
-                    pass
-            elif line.startswith("NOTICE "):
-                try:
-                    text = str(json.loads(line[7:]))
-                except ValueError:
-                    text = line[7:]
-                self._notices.append(text)
-                self.notice.emit(text, dict(self._request or {}))
-
-    def _read_err(self, proc: QProcess) -> None:
-        if proc is self._proc:
-            self._err += bytes(proc.readAllStandardError()).decode(errors="replace")
-
-    def _finished(self, proc: QProcess, code: int, status) -> None:
-        if proc is not self._proc:
-            return  # a replaced request: ignore it
-        self._read(proc)
-        self._read_err(proc)
-        lines = self._lines + [self._out]
-        request = self._request or {}
-        self._watchdog.stop()
-        self._proc = None
-        proc.deleteLater()
-        message = None
-        done = next((ln[5:].strip() for ln in lines if ln.startswith("DONE ")), None)
-        err = next((ln[6:] for ln in lines if ln.startswith("ERROR ")), None)
-        if err is not None:
-            try:
-                message = json.loads(err)
-            except ValueError:
-                message = err
-        elif status == QProcess.ExitStatus.CrashExit or code != 0 or done is None:
-            tail = self._err.strip().splitlines()[-3:]
-            message = f"the capture process stopped unexpectedly (exit code {code})" + (
-                ": " + " / ".join(tail) if tail else ""
-            )
-        if message is None:
-            # read back on a thread (memory-mapped, with the index the worker saved): a big trace must not
-            # freeze the window while it is read and checked
-            job = OpenJob(done, self)
-            job.finished.connect(lambda job=job, request=request: self._loaded(job, request))
-            self._loading = job
-            self._load_jobs.append(job)
-            self.stage.emit("reading the captured trace back")
-            job.start()
-            return
-        self._cleanup()
-        self.busy_changed.emit(False)
-        self.failed.emit(str(message), request)
-
-    def _loaded(self, job, request: dict) -> None:
-        if job in self._load_jobs:
-            self._load_jobs.remove(job)
-        job.deleteLater()
-        if job is not self._loading:
-            return  # cancelled, or replaced by a newer request
-        self._loading = None
-        self._cleanup()
-        self.busy_changed.emit(False)
-        if job.result is not None:
-            if self._notices:
-                request = dict(request, notice="\n".join(self._notices))
-            self.succeeded.emit(job.result[0], request)
-        else:
-            self.failed.emit(f"the captured trace could not be read back: {job.error or 'cancelled'}", request)
-
-    def _error(self, proc: QProcess, err) -> None:
-        if proc is not self._proc or err != QProcess.ProcessError.FailedToStart:
-            return  # crashes are reported by finished
-        self._stop(silent=True)
-        self.failed.emit(f"could not start the capture process ({sys.executable})", self._request or {})
-
-    def _timed_out(self) -> None:
-        request = self._request or {}
-        self._stop(silent=True)
-        self.failed.emit(f"the capture took longer than {self.time_limit_s:g} s and was stopped "
-                         "(a hang at a divergent barrier, or a size too big for this machine?)", request)
 
 
 def parse_block(text: str) -> tuple[int, ...]:

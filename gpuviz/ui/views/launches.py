@@ -45,7 +45,7 @@ from PySide6.QtWidgets import (
 from ...model.recording import load_recording as read_recording
 from ...model.trace import EVENT_FIELDS, REQUIRED_FIELDS, Launch, Trace
 from ...model.tracefile import TraceFileError, read_manifest
-from ..launch import kill_worker
+from ..capture_job import kill_worker
 from ..plaintext import plain_tooltip
 
 _COLUMNS = ("#", "kernel", "grid", "block", "events", "status")

@@ -15,10 +15,11 @@ import numpy as np
 from ... import faults
 from ...assemble import Recorded, arrays_of, build_trace, versions
 from ...errors import CaptureError, KernelStalled
-from ...executor import compile_for_cpu, make_runtime, run_cpu
-from ...limits import check_launch, refuse_if_too_large
-from ...simt_runtime import MAX_CPU_THREADS, SimtRuntime
-from ...watchdog import DEFAULT_STALL_S, Watchdog
+from ...limits import MAX_CPU_THREADS, check_launch
+from .estimate import refuse_if_too_large
+from .executor import compile_for_cpu, make_runtime, run_cpu
+from .runtime import SimtRuntime
+from .watchdog import DEFAULT_STALL_S, Watchdog
 from ..base import LaunchSpec
 
 STALLED_TRACE_EVENTS = 1_000_000  # events a launch stopped by the watchdog keeps in its partial trace

@@ -7,7 +7,7 @@ threads that execute it: ``if`` splits the mask, loops run while any thread is s
 and it is what makes the executor fast: a statement costs a few numpy operations, whatever the number
 of threads.
 
-The generated code calls a runtime object ``rt`` (see :mod:`gpuviz.capture.simt_runtime`) for memory
+The generated code calls a runtime object ``rt`` (see :mod:`gpuviz.capture.backends.cpu.runtime`) for memory
 accesses, barriers, atomics and warp primitives; those calls record the trace.
 
 Generated names start with ``_`` (masks ``_m*``, loop state ``_brk*``/``_cnt*``); the kernel's own

@@ -9,7 +9,7 @@ import numpy as np
 from ....model.trace import ArrayInfo
 from ...dtypes import to_dtype
 from ...errors import UnsupportedConstruct
-from ...executor import _hint, prepare_args
+from ...args import _hint, prepare_args
 
 
 def launch_arguments(kernel, root, args) -> tuple[list, set]:

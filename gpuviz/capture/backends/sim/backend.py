@@ -19,7 +19,7 @@ import numpy as np
 from ... import faults
 from ...assemble import Recorded, uninitialised_shared_reads, versions
 from ...errors import BackendUnavailable, CaptureError, TraceTooLarge
-from ...executor import _hint
+from ...args import _hint
 from ...frontend.plan import kernel_debug, plan_for
 from ...limits import check_launch
 from ..base import LaunchSpec

@@ -2,7 +2,7 @@
 the threads in it and, for a spin on memory, what they wait for.
 
 The executor runs every thread of a launch in lockstep, so a loop iteration is one step of all its
-threads. Every loop calls :meth:`SimtRuntime.loop_tick` at the top of each iteration; every
+threads. Every loop calls :meth:`~gpuviz.capture.backends.cpu.runtime.SimtRuntime.loop_tick` at the top of each iteration; every
 ``CHECK_INTERVAL_S`` the tick asks :meth:`Watchdog.check` whether the launch moved toward its end since the
 last check. It did when
 
@@ -29,7 +29,8 @@ import zlib
 
 import numpy as np
 
-from .errors import KernelStalled
+from ...errors import KernelStalled
+from .runtime.values import _ranges
 
 DEFAULT_STALL_S = 10.0  # what `gpuviz run` / `gpuviz capture` / capture() use unless told
 CHECK_INTERVAL_S = 0.25
@@ -298,8 +299,6 @@ def _value_at(handle, index_node, V, lane):
 
 def _who(rt, act) -> str:
     """'block (0, 0, 0): threads 0-31' for the first blocks of the looping lanes."""
-    from .simt_runtime import _ranges
-
     if len(act) == 0:
         return "no thread"
     blocks = rt.block_lin[act]

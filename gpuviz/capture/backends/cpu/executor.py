@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import enum
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import LaunchConfigError, UnsupportedConstruct
-from .frontend.plan import kernel_debug, plan_for  # noqa: F401 - kernel_debug: callers import it from here
-from .simt_runtime import SimtRuntime
-from .frontend.source import FunctionSource
+from ...args import _hint, host_array, prepare_args
+from ...errors import LaunchConfigError, UnsupportedConstruct
+from ...frontend.plan import kernel_debug, plan_for  # noqa: F401 - kernel_debug: callers import it from here
+from ...frontend.source import FunctionSource
+from .runtime import SimtRuntime
+from .watchdog import loop_table
 
 
 @dataclass
@@ -52,65 +55,9 @@ def compile_for_cpu(kernel) -> CompiledKernel:
     return ck
 
 
-def _hint(arg):
-    """('In' | 'Out' | 'InOut', value) for numba's argument hints (cuda.In(a), ...), else (None, arg)."""
-    name = type(arg).__name__
-    if name in ("In", "Out", "InOut") and hasattr(arg, "value") and hasattr(arg, "to_device"):
-        return name, arg.value
-    return None, arg
-
-
-def prepare_args(kernel, args) -> list:
-    """The arguments as a launch of ``kernel`` passes them on: each through the dispatcher's ``extensions``
-    (``prepare_args(ty, val, stream=, retr=)``, as numba's simulator calls them)."""
-    exts = list(getattr(kernel, "extensions", None) or ())
-    if not exts:
-        return list(args)
-    out = []
-    for a in args:
-        ty, val = None, a
-        for ext in exts:
-            ty, val = ext.prepare_args(ty, val, stream=0, retr=[])
-        out.append(val)
-    return out
-
-
-def host_array(arg):
-    """(numpy array, write_back) for an array argument: numpy arrays as they are, device arrays copied.
-
-    ``cuda.In(a)`` runs on a copy of ``a`` (numba never copies an input-only argument back); ``cuda.Out`` and
-    ``cuda.InOut`` on ``a`` itself."""
-    hint, arg = _hint(arg)
-    if hint == "In":
-        host, _ = host_array(arg)
-        return (None, None) if host is None else (np.array(host, copy=True), None)
-    if isinstance(arg, np.ndarray):
-        return arg, None
-    if isinstance(arg, np.void):  # one record: run on a copy, its fields written back (a view writes through)
-        host = np.array([arg])
-
-        def write_back(h=host, rec=arg):
-            for f in rec.dtype.names or ():
-                rec[f] = h[0][f]
-
-        return host, write_back
-    if isinstance(arg, np.generic):  # numpy scalars have __array_interface__ too, but they are numbers
-        return None, None
-    if hasattr(arg, "copy_to_host") and hasattr(arg, "shape"):
-        host = np.asarray(arg.copy_to_host())
-
-        def write_back(h=host, dev=arg):
-            dev.copy_to_device(h)
-
-        return host, write_back
-    if hasattr(arg, "__cuda_array_interface__") or hasattr(arg, "__array_interface__"):
-        return np.asarray(arg), None
-    return None, None
-
-
 def make_runtime(ck: CompiledKernel, grid, block, *, record=True, record_blocks=None, max_events=50_000_000,
                  max_loop_iterations=5_000_000, watchdog=None, blocks=None, dynamic_shared_bytes=0) -> SimtRuntime:
-    """``watchdog``: a :class:`~gpuviz.capture.watchdog.Watchdog` (stops a launch that makes no progress);
+    """``watchdog``: a :class:`~gpuviz.capture.backends.cpu.watchdog.Watchdog` (stops a launch that makes no progress);
     ``blocks``: run only these linear block ids (a sample); ``dynamic_shared_bytes``: the launch's dynamic
     shared memory per block (what ``cuda.shared.array(0, dtype)`` declares)."""
     rt = SimtRuntime(
@@ -121,8 +68,6 @@ def make_runtime(ck: CompiledKernel, grid, block, *, record=True, record_blocks=
     if ck.plan is not None:
         rt.shared_names = ck.plan.shared_names()  # shared arrays named by the plan, not read off their line
     if watchdog is not None:
-        from .watchdog import loop_table
-
         watchdog.attach(rt, loop_table(ck.root))
     return rt
 
@@ -150,8 +95,6 @@ def _tuple_arg(rt, name, t, write_backs, root):
 
 def _number_enum(a) -> bool:
     """A member of an enum whose value is a number (numba passes it as that number's enum member)."""
-    import enum
-
     return isinstance(a, enum.Enum) and isinstance(a.value, (bool, int, float))
 
 
