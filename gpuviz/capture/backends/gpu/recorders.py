@@ -3,6 +3,8 @@ count its events, or to write them into the trace buffers (see :func:`make_recor
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..rewrite import PREFIX
 from .layout import BLOCK_SETS, SLAB_MARK
 
@@ -20,6 +22,40 @@ def slice_first(lo, given, step, n):
     elif lo >= n:
         lo = n if step > 0 else n - 1
     return lo
+
+
+@dataclass(frozen=True)
+class _Consts:
+    """One variant's compile-time constants (see :func:`_constants`). Each sub-builder below reads the ones its
+    device functions use into local variables before it defines them, so that every jitted function closes
+    over a plain int, bool or numba type, as numba needs to fold it (an attribute of this object would be a
+    run-time value to it), and the branches it switches off are removed."""
+    cuda: object
+    jit: object
+    COUNT: bool
+    WARP: bool
+    TIME_ALL: bool
+    UNIFORM: bool
+    ALL: bool
+    RANGE: bool
+    U64: object
+    I32: object
+    I64: object
+    U32: object
+    IDX: object
+    NARROW: bool
+    SI: object
+    GRID_1D: bool
+    BLOCK_DIMS: tuple | None
+    BX: int
+    BY: int
+    BZ: int
+    TPB: int
+    BLOCK_1D: bool
+    FULL: int
+    STRIDE: int
+    EMPTY: int
+    MARK: int
 
 
 def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool = False, blocks: str = "table",
@@ -41,12 +77,32 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     keeps (no lane asks lane 0 where to write), and an index proven to be lane 0's plus the lane needs no
     vote. Per-warp vector add went from 396 warp instructions per warp to 165 (plain: 42).
     """
-    import numba
-
-    from .intrinsics import globaltimer, imad32, mad32_index, smid, store_row4
-
     if blocks not in BLOCK_SETS:
         raise ValueError(f"blocks must be one of {', '.join(BLOCK_SETS)}, not {blocks!r}")
+    k = _constants(cuda, count=count, warp=warp, time_all=time_all, uniform=uniform, blocks=blocks, index32=index32,
+                   grid=grid, block=block)
+    # later builders close over the device functions of earlier ones (numba inlines them: forceinline)
+    record_pattern, mad, at_index = _lane_helpers(k)
+    put_timed, count_record, put_slab, flush_staged = _stage_helpers(k, mad, at_index)
+    put_warp_converged, put_warp = _warp_puts(k, record_pattern, mad, at_index, put_timed, count_record, put_slab,
+                                              flush_staged)
+    put = _make_put(k, mad, at_index, put_warp_converged, put_warp)
+    block_ordinal = _block_ordinal(k)
+    r_begin = _make_begin(k, mad, block_ordinal, put)
+    r_end, r_event, r_value = _make_end_event_value(k, mad, at_index, flush_staged, put)
+    wrap, r_mem1, r_mem1_lane_linear, r_mem2, r_mem3, r_mem4 = _make_mem(k, put)
+    slice_start, r_view1, r_view2, r_view3, r_view4 = _make_views(k, wrap, put)
+    fns = {"r_block_ordinal": block_ordinal, "r_wrap": wrap, "r_slice_start": slice_start, "r_view1": r_view1,
+           "r_view2": r_view2, "r_view3": r_view3, "r_view4": r_view4, "r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,
+           "r_mem1": r_mem1, "r_mem1_lane_linear": r_mem1_lane_linear, "r_mem2": r_mem2, "r_mem3": r_mem3, "r_mem4": r_mem4}
+    return {PREFIX + name: fn for name, fn in fns.items()}
+
+
+def _constants(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bool, blocks: str, index32: bool,
+               grid: tuple | None, block: tuple | None) -> _Consts:
+    """The compile-time constants of :func:`make_recorders`'s variant."""
+    import numba
+
     COUNT, WARP, TIME_ALL, UNIFORM = bool(count), bool(warp), bool(time_all), bool(uniform)
     ALL, RANGE = blocks == "all", blocks == "range"
     U64, I32, I64, U32 = numba.uint64, numba.int32, numba.int64, numba.uint32
@@ -71,6 +127,18 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     EMPTY = -1  # a staged code that means "no record here" (codes are >= 0)
     MARK = SLAB_MARK
     jit = cuda.jit(device=True, forceinline=True)
+    return _Consts(cuda=cuda, jit=jit, COUNT=COUNT, WARP=WARP, TIME_ALL=TIME_ALL, UNIFORM=UNIFORM, ALL=ALL, RANGE=RANGE,
+                   U64=U64, I32=I32, I64=I64, U32=U32, IDX=IDX, NARROW=NARROW, SI=SI, GRID_1D=GRID_1D,
+                   BLOCK_DIMS=BLOCK_DIMS, BX=BX, BY=BY, BZ=BZ, TPB=TPB, BLOCK_1D=BLOCK_1D, FULL=FULL, STRIDE=STRIDE,
+                   EMPTY=EMPTY, MARK=MARK)
+
+
+def _lane_helpers(k: _Consts):
+    """The lanes' index pattern (:func:`lane_pattern`, :func:`record_pattern`) and the state's arithmetic
+    (:func:`mad`, :func:`at_index`): (record_pattern, mad, at_index)."""
+    from .intrinsics import imad32, mad32_index
+
+    cuda, jit, IDX, MARK, NARROW, SI, U64 = k.cuda, k.jit, k.IDX, k.MARK, k.NARROW, k.SI, k.U64
 
     @jit
     def lane_pattern(mask, index, lane):
@@ -109,6 +177,16 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         if NARROW:
             return mad32_index(a, b, c)
         return U64(a * b + c)
+
+    return record_pattern, mad, at_index
+
+
+def _stage_helpers(k: _Consts, mad, at_index):
+    """What a record's writers share: its timestamp, its count in the counting variant, its slab row, and the
+    per-warp mode's staged record: (put_timed, count_record, put_slab, flush_staged)."""
+    from .intrinsics import globaltimer, smid, store_row4
+
+    cuda, jit, TIME_ALL, IDX, I32, FULL, EMPTY = k.cuda, k.jit, k.TIME_ALL, k.IDX, k.I32, k.FULL, k.EMPTY
 
     @jit
     def put_timed(s, time_a, sm_a, drop_a, starts):
@@ -153,6 +231,15 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             if k < s[1]:  # records past the slot's capacity are counted at END (drop[0]), not written
                 store_row4(idx_a, at_index(k, 1, s[6]), IDX(s[13]), IDX(I32(FULL)), IDX(s[14]), IDX(s[16]))
             s[13] = EMPTY
+
+    return put_timed, count_record, put_slab, flush_staged
+
+
+def _warp_puts(k: _Consts, record_pattern, mad, at_index, put_timed, count_record, put_slab, flush_staged):
+    """Per-warp mode's record of an event, its warp converged or not: (put_warp_converged, put_warp)."""
+    from .intrinsics import store_row4
+
+    jit, COUNT, TIME_ALL, IDX, SI, I32, U32, FULL, MARK = k.jit, k.COUNT, k.TIME_ALL, k.IDX, k.SI, k.I32, k.U32, k.FULL, k.MARK
 
     @jit
     def put_warp_converged(s, lanes, idx_a, slab_a, time_a, sm_a, drop_a, code, index, has_index, timed, starts, linear):
@@ -203,6 +290,15 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             if timed or TIME_ALL:
                 put_timed(s, time_a, sm_a, drop_a, starts)
 
+    return put_warp_converged, put_warp
+
+
+def _make_put(k: _Consts, mad, at_index, put_warp_converged, put_warp):
+    """:func:`put`, every recorder's record of an event, in either mode."""
+    from .intrinsics import globaltimer, smid
+
+    cuda, jit, COUNT, WARP, TIME_ALL, FULL, STRIDE = k.cuda, k.jit, k.COUNT, k.WARP, k.TIME_ALL, k.FULL, k.STRIDE
+
     @jit
     def put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a,
             code, index, has_index, timed, starts, linear):
@@ -244,6 +340,13 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
                 cuda.atomic.add(drop_a, 1, 1)
             s[2] = mad(q, 1, STRIDE)
 
+    return put
+
+
+def _block_ordinal(k: _Consts):
+    """:func:`block_ordinal`, which of the recorded blocks this one is."""
+    cuda, jit, GRID_1D, ALL, RANGE, I64, U64 = k.cuda, k.jit, k.GRID_1D, k.ALL, k.RANGE, k.I64, k.U64
+
     @jit
     def block_ordinal(slot_a, first, end, step):
         """This block's ordinal among the recorded ones, -1 if it is not recorded. ``blocks="range"`` reads
@@ -266,6 +369,13 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             return k if k * step == rel else -1
         return slot_a[U64(bid)]
 
+    return block_ordinal
+
+
+# r_begin: a thread's recording state (its slot, its buffers' positions and capacities), then its START event
+def _make_begin(k: _Consts, mad, block_ordinal, put):
+    cuda, jit, COUNT, WARP, UNIFORM, ALL, STRIDE, EMPTY = k.cuda, k.jit, k.COUNT, k.WARP, k.UNIFORM, k.ALL, k.STRIDE, k.EMPTY
+    BLOCK_DIMS, BLOCK_1D, TPB, BX, BY, I32, U64, SI = k.BLOCK_DIMS, k.BLOCK_1D, k.TPB, k.BX, k.BY, k.I32, k.U64, k.SI
     @jit
     def r_begin(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code,
                 first, end, step, cap0, cap1, cap2, cap3):
@@ -342,6 +452,15 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
         s[10] = s[8]
         put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True,
             True, False)
+    return r_begin
+
+
+def _make_end_event_value(k: _Consts, mad, at_index, flush_staged, put):
+    """A thread's END (its counts written, what it dropped reported), a plain event, and an event on a value:
+    (r_end, r_event, r_value)."""
+    from .intrinsics import store_row4
+
+    cuda, jit, COUNT, WARP, STRIDE, I64, U64 = k.cuda, k.jit, k.COUNT, k.WARP, k.STRIDE, k.I64, k.U64
 
     @jit
     def r_end(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code):
@@ -376,6 +495,14 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
     def r_value(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, value):
         put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, 0, False, True, False, False)
         return value
+
+    return r_end, r_event, r_value
+
+
+def _make_mem(k: _Consts, put):
+    """The element accesses ``A[i0, ...]`` of an array with 1 to 4 dimensions, and the negative-index
+    :func:`wrap` they share: (wrap, r_mem1, r_mem1_lane_linear, r_mem2, r_mem3, r_mem4)."""
+    jit = k.jit
 
     @jit
     def wrap(i, n):
@@ -419,6 +546,14 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
         return (i0, i1, i2, i3)
 
+    return wrap, r_mem1, r_mem1_lane_linear, r_mem2, r_mem3, r_mem4
+
+
+def _make_views(k: _Consts, wrap, put):
+    """The element accesses of a view with 1 to 4 dimensions, and :func:`slice_first` as a device function:
+    (slice_start, r_view1, r_view2, r_view3, r_view4)."""
+    jit = k.jit
+
     slice_start = jit(slice_first)
 
     @jit
@@ -456,7 +591,4 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
             put(s, code_a, idx_a, stride_a, mask_a, slab_a, time_a, sm_a, slot_a, off_a, cap_a, cnt_a, drop_a, code, flat, True, False, False, False)
         return (i0, i1, i2, i3)
 
-    fns = {"r_block_ordinal": block_ordinal, "r_wrap": wrap, "r_slice_start": slice_start, "r_view1": r_view1,
-           "r_view2": r_view2, "r_view3": r_view3, "r_view4": r_view4, "r_begin": r_begin, "r_end": r_end, "r_event": r_event, "r_value": r_value,
-           "r_mem1": r_mem1, "r_mem1_lane_linear": r_mem1_lane_linear, "r_mem2": r_mem2, "r_mem3": r_mem3, "r_mem4": r_mem4}
-    return {PREFIX + k: v for k, v in fns.items()}
+    return slice_start, r_view1, r_view2, r_view3, r_view4
