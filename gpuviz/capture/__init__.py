@@ -27,7 +27,7 @@ from .errors import (
 from .frontend.plan import plan_for
 from .limits import normalize_dims
 from .lockstep import copy_inputs, with_lockstep_steps
-from .watchdog import DEFAULT_STALL_S
+from .backends.cpu.watchdog import DEFAULT_STALL_S
 
 __all__ = [
     "BackendUnavailable",
