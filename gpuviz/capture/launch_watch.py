@@ -39,7 +39,7 @@ from . import device_wait
 from .errors import KernelStalled
 from .frontend.source import collect_device_functions, parse_function, python_function
 from .backends.cpu.runtime.values import _ranges
-from .backends.cpu.watchdog import loop_table
+from .backends.cpu.watchdog import loop_table, stalled_tail
 
 CHECK_INTERVAL_S = 0.25
 PROGRESS_INTERVAL_S = 1.0
@@ -326,12 +326,7 @@ class LaunchWatch:
                f"simulator: {len(looping):,} thread(s) keep looping in `{text}` ({who}); none of them left the loop "
                "or finished, and nothing its conditions read changed.")
         waits = self._sim_waits(code, w0, looping[0][2])
-        if waits:
-            msg += " " + waits
-        msg += (" Stopped by gpuviz's watchdog (--watchdog SECONDS sets how long a launch may go without progress; "
-                "0 turns it off).")
-        if text:
-            msg += f"\n    {text}"
+        msg += stalled_tail(waits, text)
         first_block = next(iter(by_block))
         threads = [(0, tid) for tid in sorted(by_block[first_block])]
         return KernelStalled(msg, file=code.file, line=w0, block=first_block, threads=threads, loop_line=w0,

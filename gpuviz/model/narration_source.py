@@ -19,17 +19,26 @@ class _Subscript:
     dims: list[str]
 
 
-def _subscripts(launch) -> dict[int, list[_Subscript]]:
-    """Absolute source line -> the ``name[...]`` subscripts written on it (read from launch.source)."""
+def _parsed(launch):
+    """(the kernel's source parsed, the offset that makes its lines absolute), or None when the launch has no
+    source or it does not parse."""
     src = launch.source or ""
-    out: dict[int, list[_Subscript]] = {}
     if not src.strip():
-        return out
+        return None
     try:
         tree = ast.parse(textwrap.dedent(src))
     except SyntaxError:
+        return None
+    return tree, int(launch.first_line or 1) - 1
+
+
+def _subscripts(launch) -> dict[int, list[_Subscript]]:
+    """Absolute source line -> the ``name[...]`` subscripts written on it (read from launch.source)."""
+    out: dict[int, list[_Subscript]] = {}
+    parsed = _parsed(launch)
+    if parsed is None:
         return out
-    base = int(launch.first_line or 1) - 1
+    tree, base = parsed
     # ``a[i] += x`` reads a[i] before it writes it: its target is a load too (the first load of the line)
     aug_targets = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.AugAssign)}
     for node in ast.walk(tree):
@@ -112,15 +121,11 @@ def _offset_sequence(call: ast.Call, arg, parents: dict, tree) -> list[int] | No
 
 def _warp_calls(launch) -> dict[int, list[_WarpCall]]:
     """Absolute source line -> the warp shuffles and votes called on it (read from launch.source)."""
-    src = launch.source or ""
     out: dict[int, list[_WarpCall]] = {}
-    if not src.strip():
+    parsed = _parsed(launch)
+    if parsed is None:
         return out
-    try:
-        tree = ast.parse(textwrap.dedent(src))
-    except SyntaxError:
-        return out
-    base = int(launch.first_line or 1) - 1
+    tree, base = parsed
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):

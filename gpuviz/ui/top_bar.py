@@ -75,50 +75,39 @@ class TopBarMixin:
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
         self.top_bar = bar
 
+    def _message_bar(self, title: str, label_name: str, style: str, dismiss) -> tuple[QToolBar, QLabel]:
+        """A row of its own under the top bar, hidden until it has something to say: a wrapped plain-text label
+        (text from the trace file: never rich text) and a Dismiss button that calls ``dismiss``."""
+        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
+        bar = QToolBar(title, self)
+        bar.setObjectName(f"toolbar_{title.lower()}")
+        bar.setMovable(False)
+        label = QLabel("", bar)
+        label.setObjectName(label_name)
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setWordWrap(True)
+        label.setStyleSheet(style)
+        label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        bar.addWidget(label)
+        button = QToolButton(bar)
+        button.setText("Dismiss")
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        button.clicked.connect(dismiss)
+        bar.addWidget(button)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        bar.hide()
+        return bar, label
+
     def _build_notice_bar(self) -> None:
         # notices: a second row, shown only while there is one
-        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
-        notice = QToolBar("Notice", self)
-        notice.setObjectName("toolbar_notice")
-        notice.setMovable(False)
-        self.notice_label = QLabel("", notice)
-        self.notice_label.setObjectName("noticeText")
-        self.notice_label.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
-        self.notice_label.setWordWrap(True)
-        self.notice_label.setStyleSheet(_NOTICE_STYLE)
-        self.notice_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        notice.addWidget(self.notice_label)
-        dismiss = QToolButton(notice)
-        dismiss.setText("Dismiss")
-        dismiss.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        dismiss.clicked.connect(self.clear_notice)
-        notice.addWidget(dismiss)
-        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, notice)
-        notice.hide()
-        self.notice_bar = notice
+        self.notice_bar, self.notice_label = self._message_bar("Notice", "noticeText", _NOTICE_STYLE,
+                                                               self.clear_notice)
 
     def _build_warning_bar(self) -> None:
         # warnings about the trace on screen (races, uninitialised reads, an untraced launch): a row of their
         # own, shown while that trace is on screen, so that a notice never hides them
-        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
-        warn = QToolBar("Warnings", self)
-        warn.setObjectName("toolbar_warnings")
-        warn.setMovable(False)
-        self.warning_label = QLabel("", warn)
-        self.warning_label.setObjectName("warningText")
-        self.warning_label.setWordWrap(True)
-        self.warning_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.warning_label.setStyleSheet(_WARNING_STYLE)
-        self.warning_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        warn.addWidget(self.warning_label)
-        hide = QToolButton(warn)
-        hide.setText("Dismiss")
-        hide.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        hide.clicked.connect(warn.hide)
-        warn.addWidget(hide)
-        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, warn)
-        warn.hide()
-        self.warning_bar = warn
+        self.warning_bar, self.warning_label = self._message_bar("Warnings", "warningText", _WARNING_STYLE,
+                                                                 lambda: self.warning_bar.hide())
         self.trace_warnings: list = []  # gpuviz.model.analysis.TraceWarning of the trace on screen
 
     def _build_status_labels(self) -> None:

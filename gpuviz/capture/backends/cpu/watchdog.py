@@ -38,6 +38,15 @@ PROGRESS_INTERVAL_S = 1.0
 _HASH_LIMIT = 64 << 20  # bytes of an array the progress check hashes; bigger arrays count as changing
 
 
+
+def stalled_tail(waits: str, text: str) -> str:
+    """The end of a stalled-loop report, the executor's and the simulator's alike: who waits for what, how to
+    change the watchdog, and the loop's line."""
+    tail = (" " + waits) if waits else ""
+    tail += (" Stopped by gpuviz's watchdog (--watchdog SECONDS sets how long a launch may go without progress; "
+             "0 turns it off).")
+    return tail + (f"\n    {text}" if text else "")
+
 class OverBudget(Exception):
     """Raised at a check after ``Watchdog.deadline``: a sample run for the size estimate ran out of time."""
 
@@ -229,12 +238,7 @@ class Watchdog:
                f"looping in `{text}` ({who}); none of them left the loop or finished, and nothing its conditions "
                "read changed.")
         waits = self._waits(rt, w0, frame, act) if w0 is not None else ""
-        if waits:
-            msg += " " + waits
-        msg += (" Stopped by gpuviz's watchdog (--watchdog SECONDS sets how long a launch may go without progress; "
-                "0 turns it off).")
-        if text:
-            msg += f"\n    {text}"
+        msg += stalled_tail(waits, text)
         first = act[0] if len(act) else None
         block = None
         if first is not None:

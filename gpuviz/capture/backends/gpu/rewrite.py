@@ -730,7 +730,7 @@ def _shape_literal(value) -> ast.expr | None:
 
 
 def _atomic_name(obj) -> str | None:
-    """``add`` for ``cuda.atomic.add`` (numba-cuda's stub class, or the simulator's bound method), else None."""
+    """``add`` for ``cuda.atomic.add`` (the class numba-cuda declares it with, or the simulator's bound method), else None."""
     if type(getattr(obj, "__self__", None)).__name__ == "FakeCUDAAtomic":
         return obj.__name__
     qual = getattr(obj, "__qualname__", "") or ""
