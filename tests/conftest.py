@@ -8,9 +8,11 @@ Also here: each test process's own cache folder (the suite runs on xdist workers
 run only with ``--all`` (``bash dev test --all``).
 """
 
+import faulthandler
 import logging
 import os
 import sys
+import tempfile
 
 import pytest
 
@@ -113,9 +115,27 @@ def make_window(qtbot):
     assert not left, "\n".join(left)
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's faulthandler plugin pointed the dump at stderr (_keep_fault_stacks)
 def pytest_configure(config):
     config.addinivalue_line("markers", "window(trace=None, then=None, **options): the main window the ``window`` "
                                        "fixture opens in this test or module (see the fixture)")
+    _keep_fault_stacks(config)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item):
+    """Widgets a test closed with ``deleteLater`` are destroyed in that test's teardown, after every fixture's and
+    pytest-qt's: ``processEvents`` outside an event loop leaves deferred deletions queued, so a test's windows were
+    destroyed at some point of a later test (inside its ``waitExposed``, say), a crash there blamed on a test that
+    had nothing to do with it, and the moment depended on the other tests a worker happened to run first."""
+    yield
+    if "PySide6.QtWidgets" not in sys.modules:
+        return
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is not None:
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 @pytest.fixture
@@ -194,3 +214,80 @@ def person(qapp, monkeypatch):
         w.close()
         w.deleteLater()
     settle()
+
+
+# A worker that dies of a signal (a segfault in Qt, say) shows only the end of faulthandler's dump in CI's output:
+# each worker writes its dump to a file of its own as well, and the controller puts the crashed thread's stack into
+# that test's failure report, where it is read.
+_FAULT_DIR_VARIABLE = "GPUVIZ_TEST_FAULT_DIR"
+
+
+def _keep_fault_stacks(config):
+    worker = getattr(config, "workerinput", None)
+    if worker is None:
+        if config.pluginmanager.hasplugin("xdist") and _FAULT_DIR_VARIABLE not in os.environ:
+            os.environ[_FAULT_DIR_VARIABLE] = tempfile.mkdtemp(prefix="gpuviz-test-faults-")
+        return
+    folder = os.environ.get(_FAULT_DIR_VARIABLE)
+    if folder and os.path.isdir(folder):
+        config._gpuviz_fault_file = open(os.path.join(folder, f"{worker['workerid']}.txt"), "w")  # noqa: SIM115
+        faulthandler.enable(file=config._gpuviz_fault_file, all_threads=True)
+
+
+def _fault_stack(worker_id: str) -> str:
+    """The stacks faulthandler wrote when worker ``worker_id`` crashed: the crashed thread's in full, the others'
+    names only."""
+    folder = os.environ.get(_FAULT_DIR_VARIABLE, "")
+    try:
+        with open(os.path.join(folder, f"{worker_id}.txt"), errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    keep, in_current = [], False
+    for line in text.splitlines():
+        if line.startswith(("Fatal Python error", "Current thread", "Thread ")):
+            in_current = line.startswith(("Fatal Python error", "Current thread"))
+            keep.append(line)
+        elif line.startswith("Extension modules"):
+            in_current = False
+        elif in_current and line.strip() and not any(f"/{m}/" in line for m in _HARNESS):
+            keep.append(line)
+    return "\n".join(keep[:60])
+
+
+#: the frames of the test harness under a test's, left out of a crash's stack
+_HARNESS = ("_pytest", "pluggy", "xdist", "execnet")
+
+
+#: crashed tests run once more, at most this many in a session: a crash seen in CI about once in a few runs of the
+#: whole suite, in the window tests' teardown (processEvents after a window closed), not reproduced in isolation
+_CRASH_RERUNS = 3
+_crashes: list[tuple[str, str]] = []  # (test, the crashed thread's stack), for the summary
+
+
+def pytest_handlecrashitem(crashitem, report, sched):
+    """pytest-xdist's hook for a test whose worker died: its report gets the crashed thread's stack, and the test
+    runs once more on a fresh worker (the first crash of at most ``_CRASH_RERUNS`` tests). A second crash fails it;
+    every crash is listed at the end of the run, passed on its second run or not."""
+    stack = _fault_stack(getattr(getattr(report.node, "gateway", None), "id", ""))
+    if stack:
+        report.longrepr = f"{report.longrepr}\n\nthe worker's last words (faulthandler):\n{stack}"
+    first = all(test != crashitem for test, _ in _crashes)
+    _crashes.append((crashitem, stack))
+    if first and len({test for test, _ in _crashes}) <= _CRASH_RERUNS:
+        sched.mark_test_pending(crashitem)
+        report.outcome = "rerun"
+
+
+def pytest_report_teststatus(report, config):
+    if report.outcome == "rerun":
+        return "rerun", "R", ("RERUN", {"yellow": True})
+    return None
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _crashes:
+        terminalreporter.section("worker crashes", sep="=", yellow=True, bold=True)
+        for test, stack in _crashes:
+            terminalreporter.line(f"{test}: its worker crashed (a second crash fails it)")
+            terminalreporter.line(stack or "(no faulthandler dump)")
