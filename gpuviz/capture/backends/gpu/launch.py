@@ -75,6 +75,7 @@ from ..base import PlanCache
 from .arguments import _copy_tuple, _write_back, array_arguments, c_contiguous_arguments, launch_arguments
 from .device import (DeviceTimer, EventTimer, _load_module, device_info, gpu_cuda, gpu_versions, kernel_resources,
                      occupancy_register_cap)
+from .disk_cache import VariantDiskCache
 from .variant import build_variant, decode_kinds
 from .layout import BUFFERS, CNT_COLUMNS, OFF_COLUMNS, SLAB_MARK
 
@@ -186,6 +187,8 @@ class GpuRecording:
         self.timings: dict[str, float] = {}
         self.kernel_time_includes_enqueue = False
         self.rewrite_s = 0.0
+        #: {"counting" | "instrumented": "compiled" | "disk cache"} for the variants compiled in this capture
+        self.variant_origins: dict[str, str] = {}
         if max_registers == "occupancy":
             self.max_registers = occupancy_register_cap(cuda, self.plain, self.args, self.block)
         elif max_registers is not None:
@@ -278,9 +281,14 @@ class GpuRecording:
             argtypes = tuple(dispatcher.typeof_pyval(a) for a in launch_args)
             if argtypes in dispatcher.overloads:
                 return None
+            disk = getattr(dispatcher, "_cache", None)
+            hits = getattr(disk, "hits", 0) if isinstance(disk, VariantDiskCache) else None
             t0 = time.perf_counter()
             dispatcher.compile(argtypes)
-            return time.perf_counter() - t0
+            seconds = time.perf_counter() - t0
+            if hits is not None:  # the instrumented variants: compiled now, or their cubin read from the disk cache
+                self.variant_origins[what] = "disk cache" if disk.hits > hits else "compiled"
+            return seconds
         except Exception as exc:
             raise CaptureError(f"{self.root.file}:{self.root.first_line}: numba could not compile the {what} variant of "
                                f"{self.root.name}: {type(exc).__name__}: {exc}", file=self.root.file, line=self.root.first_line) from exc
@@ -678,6 +686,8 @@ def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode,
         dargs = rec.device_args(fresh=False)
         rec.record(dargs, bufs)
     meta["instrumented"] = kernel_resources(cuda, rec.record_variant.dispatcher, rec.record_args, rec.block)
+    if rec.variant_origins:
+        meta["variants"] = dict(rec.variant_origins)
     # does the instrumented run compute what one plain run does? (the timed plain copies ran several times;
     # this one runs on the copy of the inputs taken before the recording changed the caller's device arrays)
     rec._launch(rec.plain, check_args, "plain")

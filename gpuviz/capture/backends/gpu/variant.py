@@ -13,6 +13,7 @@ import numpy as np
 from ....model.trace import ArrayInfo, EventKind
 from ...frontend.source import FunctionSource
 from ..rewrite import PREFIX
+from . import disk_cache
 from .bindings import _calls_itself, call_bindings, view_parameters
 from .layout import (BUF_NAMES, BUFFERS, MODES, RECORDS, SITE_AT, SITE_BAR, SITE_END, SITE_LD, SITE_ST, SITE_START,
                      SITE_WARP)
@@ -116,12 +117,14 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
                                index32=index32, grid=grid, block=block)
     built: dict[int, object] = {}
     sources: dict[str, str] = {}
+    functions: list[FunctionSource] = []
     bindings = call_bindings(root)
 
     def build(fs: FunctionSource, is_kernel: bool):
         key = id(fs.fn)
         if key in built:
             return built[key]
+        functions.append(fs)
         ns = dict(fs.names())
         ns.update(recorders)
         ns[PREFIX + "cuda"] = cuda
@@ -161,6 +164,10 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     for name, a in array_args.items():
         info.array(("param", name), a)
     dispatcher = build(root, True)
+    # everything the generated code depends on besides the sources and the globals (read by attach)
+    options = (count, mode, time_all, split, uniform, all_blocks, record, max_registers, block_range, index32, grid,
+               block, lane_linear, dynamic_shared_bytes, sorted(c_contiguous), repr(array_args), repr(info.view_params))
+    disk_cache.attach(dispatcher, sources=sources, options=options, functions=functions)
     return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record, blocks)
 
 

@@ -1,0 +1,246 @@
+"""Compiled recording variants kept on disk, so that a kernel captured before costs a launch, not a compile.
+
+``gpuviz run`` starts a fresh process per program, and each GPU capture compiled its counting and recording
+variants again (issue 25: ~1 s of NVVM and linking each on an H200, a capture 5.7x numba's own first launch).
+numba-cuda's ``cache=True`` cannot hold them: its index is keyed by the source file and the function's name and
+bytecode, and the variants of one kernel share all three while their recorders (globals of the generated code)
+differ. This cache plugs into the same place of numba-cuda's dispatcher (``dispatcher._cache``: ``load_overload``
+and ``save_overload``, the interface of numba's ``Cache``) and stores what numba-cuda's own cache stores (the
+kernel's ``_reduce_states()``: its PTX and cubins), under a key made of everything the compiled code depends on:
+
+- the generated source of every function of the variant, and the variant's options (its recorders are made from
+  them);
+- what the free names of the user's functions refer to (constants, arrays read as constant memory, dtypes, the
+  modules' attributes they read): a value with no stable description (an object of an unknown class) means no
+  disk cache for that variant, never a stale one;
+- the dispatcher's compile options, the signature, numba-cuda's codegen (target and compute capability), the
+  versions of numba, numba-cuda, llvmlite and Python, and a hash of gpuviz's capture code.
+
+``$XDG_CACHE_HOME/gpuviz/gpu-variants`` (``~/.cache/...``), at most :data:`MAX_BYTES`; ``GPUVIZ_GPU_CACHE=0``
+turns it off. A file that cannot be read (damaged, another version's) is a miss and is replaced.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import logging
+import os
+import pickle
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: the folder is trimmed (oldest files first) to this size after a save
+MAX_BYTES = 512 * 1024 * 1024
+_FORMAT = 1
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gpuviz" / "gpu-variants"
+
+
+def enabled() -> bool:
+    return os.environ.get("GPUVIZ_GPU_CACHE", "1") != "0"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_hash() -> str:
+    """A hash of gpuviz's capture package: a change to the rewriter or the recorders invalidates every entry."""
+    root = Path(__file__).resolve().parents[2]  # gpuviz/capture
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> str:
+    import llvmlite
+    import numba
+
+    try:
+        from importlib.metadata import version
+
+        numba_cuda = version("numba-cuda")
+    except Exception:  # noqa: BLE001 - a missing distribution's metadata: the key just says so
+        numba_cuda = "?"
+    return f"python {sys.version.split()[0]}, numba {numba.__version__}, numba-cuda {numba_cuda}, " \
+           f"llvmlite {llvmlite.__version__}, numpy {np.__version__}"
+
+
+class _NoStableDescription(Exception):
+    """A value whose compiled meaning cannot be told from a description: the variant is not cached on disk."""
+
+
+def describe(value, depth: int = 0) -> str:
+    """A description of ``value`` that is the same for equal values in any process, as far as compiled code
+    depends on it."""
+    if depth > 8:
+        raise _NoStableDescription("nested too deep")
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, np.generic):
+        return f"np:{value.dtype.str}:{value!r}"
+    if isinstance(value, np.dtype):
+        return f"dtype:{value.descr!r}:{value.isalignedstruct}"
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        digest = hashlib.sha256(data.view(np.uint8).reshape(-1).tobytes() if data.size else b"").hexdigest()
+        return f"array:{value.dtype.descr!r}:{value.shape}:{digest}"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__}(" + ",".join(describe(v, depth + 1) for v in value) + ")"
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    if isinstance(value, type):
+        return f"class:{value.__module__}.{value.__qualname__}"
+    py_func = getattr(value, "py_func", None)
+    if isinstance(py_func, types.FunctionType):  # a device function: its source is among the variant's
+        return f"jit:{py_func.__module__}.{py_func.__qualname__}"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+        return f"function:{getattr(value, '__module__', '')}.{value.__qualname__}"
+    module = type(value).__module__ or ""
+    if module.startswith("numba"):  # numba types (float32, a Record, ...), whose repr is their identity
+        text = repr(value)
+        if " at 0x" not in text:
+            return f"numba:{text}"
+    raise _NoStableDescription(f"a {type(value).__name__}")
+
+
+def _free_names(tree: ast.AST) -> list[list[str]]:
+    """The dotted names a function reads (``x``, ``mod.attr.attr``), as lists of parts."""
+    out = []
+    for node in ast.walk(tree):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            out.append([node.id, *reversed(parts)])
+    return out
+
+
+def globals_description(functions) -> str:
+    """What the free names of ``functions`` (FunctionSource objects) refer to; raises :class:`_NoStableDescription`
+    for a value that cannot be described."""
+    lines = []
+    for fs in functions:
+        ns = fs.names()
+        for parts in sorted(_free_names(fs.tree)):
+            if parts[0] not in ns:
+                continue  # a local, a parameter, a builtin
+            value = ns[parts[0]]
+            text = [describe(value)]
+            for attr in parts[1:]:  # a module's constant (``config.TILE``) is part of the code too
+                if not isinstance(value, types.ModuleType):
+                    break
+                value = getattr(value, attr, None)
+                try:
+                    text.append(describe(value))
+                except _NoStableDescription:
+                    break
+            lines.append(f"{fs.name}:{'.'.join(parts)}={'|'.join(text)}")
+    return "\n".join(lines)
+
+
+class VariantDiskCache:
+    """numba-cuda's cache interface (``load_overload``, ``save_overload``, ``flush``) over one folder, for one
+    variant, whose ``key`` covers everything but the signature and the target."""
+
+    def __init__(self, key: str, folder: Path | None = None):
+        self.key = key
+        self.folder = folder or cache_dir()
+        self.hits = 0
+
+    def _path(self, sig, target_context) -> Path:
+        codegen = target_context.codegen()
+        text = f"{_FORMAT}\n{self.key}\n{sig!r}\n{codegen.magic_tuple()!r}"
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        return self.folder / digest[:2] / f"{digest}.kernel"
+
+    def load_overload(self, sig, target_context):
+        from numba.cuda.dispatcher import _Kernel
+
+        path = self._path(sig, target_context)
+        try:
+            payload = pickle.loads(path.read_bytes())  # noqa: S301 - our own file, in the user's own cache folder
+            kernel = _Kernel._rebuild(**payload)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - a damaged or foreign file is a miss; the save replaces it
+            log.info("gpuviz: ignoring the cached GPU variant %s: %s", path, exc)
+            return None
+        os.utime(path)  # the trim keeps what was used last
+        self.hits += 1
+        return kernel
+
+    @property
+    def cache_path(self) -> str:
+        return str(self.folder)
+
+    def save_overload(self, sig, kernel):
+        from numba.core.serialize import dumps
+
+        if getattr(kernel, "launch_config_sensitive", False):
+            return  # compiled for one launch configuration: the key does not say which
+        try:
+            from numba.cuda.descriptor import cuda_target
+
+            path = self._path(sig, cuda_target.target_context)
+            data = dumps(kernel._reduce_states())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)  # atomic: a process reading it sees the whole file or none
+        except Exception as exc:  # noqa: BLE001 - a cache that cannot be written costs the next capture a compile
+            log.info("gpuviz: could not keep the compiled GPU variant on disk: %s", exc)
+            return
+        trim(self.folder)
+
+    def flush(self):
+        pass
+
+
+def trim(folder: Path, max_bytes: int = MAX_BYTES) -> None:
+    """Delete the least recently used files until the folder holds at most ``max_bytes``."""
+    try:
+        files = [(p.stat().st_mtime, p.stat().st_size, p) for p in folder.glob("*/*.kernel")]
+    except OSError:
+        return
+    total = sum(size for _, size, _ in files)
+    for _, size, path in sorted(files):
+        if total <= max_bytes:
+            break
+        try:
+            path.unlink()
+            total -= size
+        except OSError:
+            pass
+
+
+def attach(dispatcher, *, sources: dict[str, str], options: tuple, functions) -> VariantDiskCache | None:
+    """Give ``dispatcher`` (a variant's ``cuda.jit`` kernel) a disk cache keyed by the variant's ``sources``
+    ({function: generated source}), its ``options`` and the values the user's ``functions`` read; None when the
+    cache is off or a value has no stable description (the variant is then compiled as before)."""
+    if not enabled() or not hasattr(dispatcher, "targetoptions"):  # off, or a stand-in (SourceOnlyCuda)
+        return None
+    try:
+        names = globals_description(functions)
+    except _NoStableDescription as exc:
+        log.info("gpuviz: no disk cache for this GPU variant: a global is %s", exc)
+        return None
+    opts = sorted((k, repr(v)) for k, v in getattr(dispatcher, "targetoptions", {}).items())
+    text = "\n\n".join([_versions(), _code_hash(), repr(options), repr(opts), names,
+                        *(f"{name}\n{src}" for name, src in sorted(sources.items()))])
+    cache = VariantDiskCache(hashlib.sha256(text.encode()).hexdigest())
+    dispatcher._cache = cache
+    return cache

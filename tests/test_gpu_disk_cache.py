@@ -1,0 +1,170 @@
+"""The GPU back end's disk cache of compiled recording variants (gpuviz.capture.backends.gpu.disk_cache): its key
+follows everything the compiled code depends on, and (on a GPU) a capture in a fresh process reads the variants a
+capture before it compiled, with the same trace."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
+
+import numpy as np
+import pytest
+
+from gpuviz.capture.backends.gpu import disk_cache
+from gpuviz.capture.frontend.source import parse_function
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _FakeDispatcher:
+    """What attach reads of a numba-cuda dispatcher: its target options; it sets ``_cache``."""
+
+    def __init__(self, **options):
+        self.targetoptions = options
+
+
+def _key(fn, sources=None, options=(), **targetoptions):
+    d = _FakeDispatcher(**targetoptions)
+    cache = disk_cache.attach(d, sources=sources or {"k": "src"}, options=options, functions=[parse_function(fn)])
+    assert cache is None or d._cache is cache
+    return cache.key if cache is not None else None
+
+
+PROBE_PATH = os.path.join(ROOT, "tests", "_disk_cache_probe.py")  # no such file: its lines are in linecache
+PROBE = textwrap.dedent("""
+    def scale(out, x):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = x[i] * FACTOR + consts.OFFSET + TABLE[i % 4]
+""")
+
+
+def _kernel_reading(namespace: dict):
+    """The probe kernel over ``namespace`` (parse_function reads its source through linecache, as for a file)."""
+    import linecache
+
+    linecache.cache[PROBE_PATH] = (len(PROBE), None, PROBE.splitlines(True), PROBE_PATH)
+    ns = dict(namespace, __name__="probe")
+    exec(compile(PROBE, PROBE_PATH, "exec"), ns)  # noqa: S102
+    return ns["scale"]
+
+
+def _namespace(**changes):
+    from numba import cuda
+
+    consts = types.ModuleType("consts")
+    consts.OFFSET = changes.pop("OFFSET", 1.0)
+    ns = {"cuda": cuda, "consts": consts, "FACTOR": 2.0, "TABLE": np.arange(4, dtype=np.float32)}
+    ns.update(changes)
+    return ns
+
+
+def test_the_key_follows_the_values_the_kernel_reads(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    base = _key(_kernel_reading(_namespace()))
+    assert base is not None
+    assert _key(_kernel_reading(_namespace())) == base  # the same values: the same entry
+    assert _key(_kernel_reading(_namespace(FACTOR=3.0))) != base  # a global constant
+    assert _key(_kernel_reading(_namespace(OFFSET=2.0))) != base  # a module's attribute the kernel reads
+    assert _key(_kernel_reading(_namespace(TABLE=np.arange(1, 5, dtype=np.float32)))) != base  # an array's data
+    assert _key(_kernel_reading(_namespace(TABLE=np.arange(4, dtype=np.float64)))) != base  # its dtype
+    fn = _kernel_reading(_namespace())
+    assert _key(fn, sources={"k": "other"}) != base  # the generated code
+    assert _key(fn, options=(True,)) != base  # the variant's options (its recorders)
+    assert _key(fn, max_registers=32) != base  # numba's compile options
+    monkeypatch.setenv("GPUVIZ_GPU_CACHE", "0")
+    assert _key(fn) is None
+
+
+def test_a_value_with_no_stable_description_turns_the_cache_off_for_that_variant():
+    class Opaque:
+        pass
+
+    assert _key(_kernel_reading(_namespace(FACTOR=Opaque()))) is None
+    with pytest.raises(disk_cache._NoStableDescription):
+        disk_cache.describe(object())
+    # numba types and dtypes are described by what they are, not where they lie in memory
+    from numba import float32
+
+    assert disk_cache.describe(float32) == disk_cache.describe(float32)
+    rec = np.dtype([("a", np.int32), ("b", np.float64)], align=True)
+    assert disk_cache.describe(rec) != disk_cache.describe(np.dtype([("a", np.int32), ("b", np.float64)]))
+
+
+def test_the_key_is_the_same_in_another_process(tmp_path):
+    code = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {ROOT!r})
+        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+        from tests import test_gpu_disk_cache as t
+        print(t._key(t._kernel_reading(t._namespace())))
+    """)
+    keys = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                           env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path))).stdout.strip() for _ in range(2)]
+    assert keys[0] and keys[0] == keys[1] == _key(_kernel_reading(_namespace()))
+
+
+def test_trim_keeps_the_most_recently_used(tmp_path):
+    for i in range(5):
+        p = tmp_path / "ab" / f"{i}.kernel"
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(b"x" * 100)
+        os.utime(p, (1000 + i, 1000 + i))
+    disk_cache.trim(tmp_path, max_bytes=250)
+    assert sorted(p.name for p in tmp_path.glob("*/*.kernel")) == ["3.kernel", "4.kernel"]
+
+
+# ---- on a GPU: a fresh process reads what the last one compiled ---------------------------------------------
+_CAPTURE = textwrap.dedent("""
+    import json, sys, numpy as np
+    sys.path.insert(0, {root!r})
+    sys.path.insert(0, {folder!r})
+    from gpuviz.capture import capture
+    from probe_kernel import scale
+    x = np.arange(256, dtype=np.float32)
+    out = np.zeros_like(x)
+    t = capture(scale, 2, 128, out, x, backend="gpu")
+    ev = t.events
+    print(json.dumps({{"variants": t.launch.meta.get("variants"), "out": out.tolist(), "n": len(ev["kind"]),
+                      "digest": [int(np.asarray(ev[k]).astype(np.int64).sum()) for k in ("kind", "index", "line")],
+                      "timings": t.launch.timings}}))
+""")
+
+
+@pytest.mark.gpu
+def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_path):
+    folder = tmp_path / "program"
+    folder.mkdir()
+    (folder / "consts.py").write_text("OFFSET = 1.0\n")
+    (folder / "probe_kernel.py").write_text(textwrap.dedent("""
+        from numba import cuda
+        import consts
+
+        @cuda.jit
+        def scale(out, x):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = x[i] * 2.0 + consts.OFFSET
+    """))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+
+    def run(**extra):
+        out = subprocess.run([sys.executable, "-c", _CAPTURE.format(root=ROOT, folder=str(folder))],
+                             capture_output=True, text=True, timeout=300, env=dict(env, **extra), cwd=ROOT)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, second = run(), run()
+    both = {"counting": "compiled", "instrumented": "compiled"}
+    assert first["variants"] == both
+    assert second["variants"] == {"counting": "disk cache", "instrumented": "disk cache"}
+    assert second["n"] == first["n"] > 0 and second["digest"] == first["digest"]
+    assert second["out"] == first["out"] == list(np.arange(256, dtype=np.float32) * 2 + 1)
+    # a constant of another module the kernel reads changed: compiled again, and the result follows it
+    (folder / "consts.py").write_text("OFFSET = 5.0\n")
+    third = run()
+    assert third["variants"] == both and third["out"] == list(np.arange(256, dtype=np.float32) * 2 + 5)
+    assert run(GPUVIZ_GPU_CACHE="0")["variants"] == both
