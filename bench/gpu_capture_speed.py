@@ -38,6 +38,7 @@ def _numba_pass(shard: tuple[int, int]) -> list[dict]:
     from numba import cuda
 
     from bench.corpus import choose_target, shard_of
+    from gpuviz.capture.backends.gpu import device  # noqa: F401 - numba-cuda 0.30's numpy 2.5 shim, as gpuviz has it
     from tests.corpus_support import Rebuilder, decode_value, load
 
     choose_target("gpu")
@@ -59,6 +60,7 @@ def _numba_pass(shard: tuple[int, int]) -> list[dict]:
             res["s"] = time.perf_counter() - t0
         except Exception as exc:  # noqa: BLE001 - a launch numba refuses: no time to compare
             res["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            print(f"{launch['module']}.{launch.get('kernel_name')}: {res['error']}", flush=True)
         out.append(res)
     return out
 

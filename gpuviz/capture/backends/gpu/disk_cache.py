@@ -159,6 +159,8 @@ class VariantDiskCache:
         self.key = key
         self.folder = folder or cache_dir()
         self.hits = 0
+        self.problem = ""  # why the last compile could not be kept on disk, if it could not
+        self._target_context = None  # numba-cuda's, given to load_overload (which numba calls before a save)
 
     def _path(self, sig, target_context) -> Path:
         codegen = target_context.codegen()
@@ -169,6 +171,7 @@ class VariantDiskCache:
     def load_overload(self, sig, target_context):
         from numba.cuda.dispatcher import _Kernel
 
+        self._target_context = target_context
         path = self._path(sig, target_context)
         try:
             payload = pickle.loads(path.read_bytes())  # noqa: S301 - our own file, in the user's own cache folder
@@ -187,14 +190,19 @@ class VariantDiskCache:
         return str(self.folder)
 
     def save_overload(self, sig, kernel):
-        from numba.core.serialize import dumps
+        try:
+            from numba.cuda.serialize import dumps  # numba-cuda's own cache pickles with it
+        except ImportError:
+            from numba.core.serialize import dumps
 
         if getattr(kernel, "launch_config_sensitive", False):
-            return  # compiled for one launch configuration: the key does not say which
+            self.problem = "compiled for one launch configuration"
+            return
+        if self._target_context is None:
+            self.problem = "numba gave no target to key it by"
+            return
         try:
-            from numba.cuda.descriptor import cuda_target
-
-            path = self._path(sig, cuda_target.target_context)
+            path = self._path(sig, self._target_context)
             data = dumps(kernel._reduce_states())
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -202,7 +210,8 @@ class VariantDiskCache:
                 f.write(data)
             os.replace(tmp, path)  # atomic: a process reading it sees the whole file or none
         except Exception as exc:  # noqa: BLE001 - a cache that cannot be written costs the next capture a compile
-            log.info("gpuviz: could not keep the compiled GPU variant on disk: %s", exc)
+            self.problem = f"{type(exc).__name__}: {exc}"[:300]
+            log.info("gpuviz: could not keep the compiled GPU variant on disk: %s", self.problem)
             return
         trim(self.folder)
 

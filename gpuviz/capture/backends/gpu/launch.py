@@ -287,7 +287,8 @@ class GpuRecording:
             dispatcher.compile(argtypes)
             seconds = time.perf_counter() - t0
             if hits is not None:  # the instrumented variants: compiled now, or their cubin read from the disk cache
-                self.variant_origins[what] = "disk cache" if disk.hits > hits else "compiled"
+                self.variant_origins[what] = "disk cache" if disk.hits > hits else \
+                    f"compiled (not kept on disk: {disk.problem})" if disk.problem else "compiled"
             return seconds
         except Exception as exc:
             raise CaptureError(f"{self.root.file}:{self.root.first_line}: numba could not compile the {what} variant of "
