@@ -52,11 +52,7 @@ def test_png_and_svg_of_a_view(trace, tmp_path, qapp):
 
 def test_perfetto_json_holds_every_frame_and_barrier(trace, tmp_path):
     frames = Frames(trace)
-    trace.launch.timings["capture"] = 0.25
-    try:
-        out = export(trace, tmp_path / "t.json", "perfetto")
-    finally:
-        del trace.launch.timings["capture"]
+    out = export(trace.with_launch(timings={**trace.launch.timings, "capture": 0.25}), tmp_path / "t.json", "perfetto")
     data = json.loads(out.read_text())
     ev = data["traceEvents"]
     slices = [e for e in ev if e["ph"] == "X" and e["cat"] == "frame"]

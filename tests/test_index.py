@@ -180,7 +180,7 @@ def test_an_older_schema_2_file_still_opens(tmp_path):
         assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist() if i.filename.endswith(".npy"))
     old = load_trace(SCHEMA2_FILE)
     assert old.launch.kernel_name == "reduce_sum" and len(old) == 8_190
-    assert old.launch.sites == [] and not old.has("site") and (old.site == -1).all()  # schema 2 had no sites
+    assert old.launch.sites == () and not old.has("site") and (old.site == -1).all()  # schema 2 had no sites
     assert has_index(old)  # its saved index is used, not rebuilt
     frames = prepare(old).frames
     rebuilt = Frames(Trace(old.launch, {k: old.field(k) for k in old.recorded_fields}))

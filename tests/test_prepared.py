@@ -31,6 +31,62 @@ def test_a_trace_does_not_change_once_made(trace):
     assert isinstance(trace.phase, np.ndarray)  # what a trace derives for itself it still keeps (cached_property)
 
 
+def test_a_launch_does_not_change_once_made(trace):
+    """Issue 24: app.py set launch.source_file, captures wrote launch.meta[...] and appended warnings after the
+    trace was made. A launch is now made whole: writes raise, its lists are tuples and its dicts read-only."""
+    import dataclasses
+
+    L = trace.launch
+    with pytest.raises(AttributeError, match="does not change once made"):
+        L.source_file = "elsewhere.py"
+    with pytest.raises(AttributeError, match="does not change once made"):
+        del L.kernel_name
+    with pytest.raises(TypeError):
+        L.meta["bundled_kernel"] = {"name": "x"}
+    with pytest.raises(TypeError):
+        L.timings["capture"] = 0.25
+    with pytest.raises(AttributeError):
+        L.warnings.append("late")
+    with pytest.raises(AttributeError):
+        L.arrays.append(L.arrays[0])
+    given = {"run": "mine"}
+    made = Launch("k", grid=2, block=32, meta=given)
+    given["run"] = "changed later"  # the dict it was made from is the caller's
+    assert made.meta["run"] == "mine"
+    moved = dataclasses.replace(L, source_file="elsewhere.py")
+    assert moved.source_file == "elsewhere.py" and L.source_file != "elsewhere.py" and moved.sites == L.sites
+    again = trace.with_launch(warnings=("first", *L.warnings))
+    assert again is not trace and again.launch.warnings[0] == "first" and trace.launch.warnings == L.warnings
+    assert all(again.field(n) is trace.field(n) for n in trace.recorded_fields)  # the events are shared
+    assert Launch.from_json(L.to_json()) == L
+
+
+def test_a_relaunched_trace_keeps_its_files_index(trace, tmp_path, monkeypatch):
+    """A loaded trace given a new launch (the launch list's record of it, a run's status) is a new trace: its
+    file's index and CRCs come along, so its frames are adopted, not sorted again."""
+    from gpuviz.model.prepared import relaunched
+
+    path = tmp_path / "mm.gpuviz"
+    save_traces(path, [trace])
+    back = load_trace(path)
+    monkeypatch.setattr(Frames, "_build", lambda *a, **k: pytest.fail("the relaunched trace was sorted again"))
+    moved = relaunched(back, meta={**back.launch.meta, "run": {"status": "exited"}})
+    p = prepare(moved)
+    assert p.source == "file" and p.index is prepare(back).index and p.crcs == prepare(back).crcs
+    assert p.frames.n_frames == prepare(back).frames.n_frames and moved.launch.meta["run"]["status"] == "exited"
+    assert "run" not in back.launch.meta
+
+
+def test_the_loader_finds_the_kernels_file_where_this_installation_keeps_it(trace, tmp_path):
+    """What app.py did by writing launch.source_file after loading: the loader builds the launch with it."""
+    path = tmp_path / "mm.gpuviz"
+    save_traces(path, [trace.with_launch(source_file="/elsewhere/kernels/mm.py")])
+    (tmp_path / "mm.py").write_text("# the kernel\n")
+    assert load_trace(path).launch.source_file == "/elsewhere/kernels/mm.py"
+    assert load_trace(path, source_folder=tmp_path).launch.source_file == str(tmp_path / "mm.py")
+    assert load_trace(path, source_folder=tmp_path / "none").launch.source_file == "/elsewhere/kernels/mm.py"
+
+
 def test_one_prepared_per_trace(trace):
     p = prepare(trace)
     assert isinstance(p, Prepared) and prepare(trace) is p and p.trace is trace

@@ -107,8 +107,8 @@ def capture_scene(scene: Scene):
                           f"{scene.kernel} at ({MAX_SIZE_FACTOR}x its default size {spec.default_size:,})")
     args = spec.make_args(size, np.random.default_rng(scene.seed))
     grid, block = spec.launch(size, tuple(scene.block) if scene.block else spec.default_block)
-    trace = capture(spec.kernel, grid, block, *args, backend=scene.backend)
-    trace.launch.meta.setdefault("bundled_kernel", {"name": scene.kernel, "size": size, "size_label": spec.size_label})
+    trace = capture(spec.kernel, grid, block, *args, backend=scene.backend,
+                    meta={"bundled_kernel": {"name": scene.kernel, "size": size, "size_label": spec.size_label}})
     return trace, spec
 
 
