@@ -120,7 +120,7 @@ def test_cpu_and_sim_events_match_site_for_site(mixed_traces):
 def test_narration_names_the_subscript_of_the_event_site(mixed_traces):
     tr = mixed_traces["cpu"]
     frames = Frames(tr)
-    narrator = Narrator(frames)
+    narrator = Narrator.of_frames(frames)
     x = tr.launch.array_id("x")
     said = {}
     for f in range(frames.n_frames):

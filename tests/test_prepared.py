@@ -110,7 +110,7 @@ def test_a_files_index_is_adopted_whoever_asks_first(trace, tmp_path, monkeypatc
     if first == "analysis":
         analysis.shared_banks(back)
     elif first == "narrator":
-        Narrator(prepare(back).frames).caption(0)
+        Narrator(prepare(back)).caption(0)
     elif first == "frames_of_a_view":
         prepare(back).events_of_thread(0, 3)
     p = prepare(back)
@@ -179,7 +179,7 @@ def test_a_trace_no_one_holds_goes_with_what_was_derived_from_it(trace, tmp_path
     back = load_trace(path)
     p = prepare(back)
     frames = p.frames
-    Narrator(frames).caption(0)
+    Narrator(p).caption(0)
     analysis.races(back)
     gone = weakref.ref(back), weakref.ref(p), weakref.ref(frames)
     del back, p, frames
@@ -226,3 +226,42 @@ def test_the_front_door_saves_what_it_loads(trace, tmp_path):
     rec = gpuviz.load(two)
     assert len(rec.traces) == 2 and len(rec.traces[1]) == len(trace)
     assert not hasattr(Trace, "save") and "save" in gpuviz.__all__
+
+
+#: where a trace is opened, so where it is prepared (``prepare(``): the loader and saver of files, the one that
+#: makes a bundled kernel's trace and its index, the window's session and its file-open job, the lesson player,
+#: and the exports' entry points (the command line, the page, the timeline, the notebook, pictures and films).
+#: Everything else (views, the narrator, the pages' and timeline's builders) takes the Prepared they hand on.
+PREPARE_ENTRY_POINTS = {
+    "gpuviz/model/prepared.py", "gpuviz/model/tracefile.py", "gpuviz/runner/bundled.py", "gpuviz/ui/session.py",
+    "gpuviz/ui/open_job.py", "gpuviz/lessons/player.py", "gpuviz/cli/export.py", "gpuviz/export/html/__init__.py",
+    "gpuviz/export/perfetto.py", "gpuviz/export/inline.py", "gpuviz/ui/film.py",
+}
+
+
+def _modules_calling(function: str, module: str) -> set[str]:
+    """The gpuviz modules that call ``module``'s ``function`` (under any name they import it as)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = set()
+    for path in sorted((root / "gpuviz").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {function} if path.stem == module.rsplit(".", 1)[-1] else set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").rsplit(".", 1)[-1] == module.rsplit(".", 1)[-1]:
+                names |= {a.asname or a.name for a in node.names if a.name == function}
+        called = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+                     for node in ast.walk(tree))
+        if called:
+            out.add(path.relative_to(root).as_posix())
+    return out
+
+
+def test_a_trace_is_prepared_only_where_it_is_opened():
+    """Issue 24: views, exports, the narrator and the lesson player each called prepare(trace) for themselves.
+    Now whoever opens a trace prepares it once and hands the Prepared on."""
+    assert _modules_calling("prepare", "gpuviz.model.prepared") == PREPARE_ENTRY_POINTS
+    # frames are made in one place (a Prepared's, or the index's builder before there is one)
+    assert _modules_calling("Frames", "gpuviz.model.frames") == {"gpuviz/model/prepared.py", "gpuviz/model/index.py"}

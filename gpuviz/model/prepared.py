@@ -19,6 +19,8 @@ and a weak reference to the frames and to the :class:`Prepared` in use (weakly k
 keep their reports; nothing kept refers back to the trace, so a trace no one holds goes, with all of it). So the
 frames are sorted or adopted once while anyone holds them, and whether they are adopted does not depend on which
 module asked first: the file's loader hands its index to :func:`prepare` before anything else sees the trace.
+:func:`prepare` is called where a trace is opened (the loader, the window's session and file-open job, the lesson
+player, the exports' entry points); views, the narrator and the pages' builders take the :class:`Prepared` handed on.
 
 numpy only: no Qt, no numba.
 """
