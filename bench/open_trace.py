@@ -60,8 +60,8 @@ def make_traces(folder: Path) -> tuple[Path, Path]:
     spec = get_kernel("reduce_sum")
     size = 1 << 20
     grid, block = spec.launch(size, spec.default_block)
-    trace = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(size, np.random.default_rng(0)), backend="cpu")
-    trace.launch.meta["bundled_kernel"] = {"name": "reduce_sum", "size": size}
+    trace = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(size, np.random.default_rng(0)), backend="cpu",
+                           meta={"bundled_kernel": {"name": "reduce_sum", "size": size}})
     full, bare = folder / "reduce_1m.gpuviz", folder / "reduce_1m_noindex.gpuviz"
     save_traces(full, [trace])
     save_traces(bare, [trace], index=False)

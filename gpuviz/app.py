@@ -42,10 +42,9 @@ def capture_default_trace():
     spec = get_kernel(DEFAULT_KERNEL)
     grid, block = spec.launch(DEFAULT_SIZE, spec.default_block)
     args = spec.make_args(DEFAULT_SIZE, np.random.default_rng(0))
-    trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
-    trace.launch.meta.setdefault("bundled_kernel", {"name": DEFAULT_KERNEL, "size": DEFAULT_SIZE,
-                                                    "size_label": spec.size_label})
-    return trace
+    return gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu",
+                          meta={"bundled_kernel": {"name": DEFAULT_KERNEL, "size": DEFAULT_SIZE,
+                                                   "size_label": spec.size_label}})
 
 
 def write_default_trace(path=DEFAULT_TRACE_PATH) -> Path:
@@ -63,12 +62,8 @@ def load_default_trace():
     """The shipped trace of the embedded default, or None when gpuviz was installed without it."""
     if not DEFAULT_TRACE_PATH.is_file():
         return None
-    trace = load_trace(DEFAULT_TRACE_PATH)
     # the kernel's file as this installation has it, not the path of the machine that wrote the trace
-    here = kernels_folder() / Path(trace.launch.source_file).name
-    if trace.launch.source_file and here.is_file():
-        trace.launch.source_file = str(here)
-    return trace
+    return load_trace(DEFAULT_TRACE_PATH, source_folder=kernels_folder())
 
 
 def default_trace():

@@ -99,9 +99,9 @@ def make_seeds(folder: Path) -> list[Path]:
     put("seed_required.gpuviz", [_synthetic(all_fields=False, shared=False, n_blocks=3, tpb=32)])
     put("seed_hostile.gpuviz", [_synthetic(kernel="<b>k</b>", hostile=True, n_blocks=1, tpb=32)])
     rec = [_synthetic(kernel=f"k{i}", n_blocks=1 + i, tpb=32, seed=i) for i in range(3)]
-    for i, t in enumerate(rec):
-        t.launch.meta["recording"] = {"number": i + 1, "kernel": f"k{i}", "grid": list(t.launch.grid),
-                                      "block": list(t.launch.block), "status": "traced", "events": len(t), "reason": ""}
+    rec = [t.with_launch(meta={**t.launch.meta, "recording": {
+        "number": i + 1, "kernel": f"k{i}", "grid": list(t.launch.grid), "block": list(t.launch.block),
+        "status": "traced", "events": len(t), "reason": ""}}) for i, t in enumerate(rec)]
     put("seed_recording.gpuviz", rec)
     asset = ROOT / "assets" / "recordings" / "transpose_shared.gpuviz"
     if asset.exists():

@@ -95,7 +95,7 @@ def assert_round_trip(traces, folder: Path, name: str = "rt.gpuviz", recording: 
         # what the window says: frame descriptions and captions from the saved index equal fresh ones
         fa, fb = Frames(fresh), prepare(b).frames
         assert fa.n_frames == fb.n_frames, f"{what}: {fa.n_frames} frames fresh, {fb.n_frames} from the file"
-        na, nb = Narrator(fa), Narrator(fb)
+        na, nb = Narrator.of_frames(fa), Narrator.of_frames(fb)
         for f in _sample_frames(fa.n_frames):
             assert fa.describe(f) == fb.describe(f), f"{what}: frame {f} described differently"
             assert na.caption(f) == nb.caption(f), f"{what}: frame {f} captioned differently"

@@ -475,8 +475,7 @@ def test_summary_keys_and_estimated_occupancy():
     occ = s["occupancy"]
     assert occ["estimated"] and occ["registers_per_thread"] == 32 and occ["shared_bytes_per_block"] == 4096
     assert occ["blocks_per_sm"] == 8  # 4096 + 1024 = 5120 bytes -> 45 by shared memory; 8 by threads
-    tr.launch.meta.update(registers_per_thread=64, shared_bytes_per_block=0)
-    A.clear_cache(tr)
+    tr = tr.with_launch(meta={**tr.launch.meta, "registers_per_thread": 64, "shared_bytes_per_block": 0})
     occ = A.summary(tr, device="A100")["occupancy"]
     assert not occ["estimated"] and occ["blocks_per_sm"] == 4 and occ["device"] == "NVIDIA A100"
     import json

@@ -211,11 +211,11 @@ def test_the_window_narrates_each_frame_with_the_kernels_own_notes(make_window):
 
     spec = get_kernel("transpose_shared")
     grid, block = spec.launch(spec.small_size, spec.default_block)
-    trace = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(spec.small_size, np.random.default_rng(0)))
-    trace.launch.meta["bundled_kernel"] = {"name": "transpose_shared", "size": spec.small_size}
+    trace = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(spec.small_size, np.random.default_rng(0)),
+                           meta={"bundled_kernel": {"name": "transpose_shared", "size": spec.small_size}})
     w = make_window(trace)
     s = w.session
-    f = Narrator(s.frames).find("first conflict")
+    f = Narrator(s.prepared).find("first conflict")
     s.set_frame(f)
     caption = w.caption_text.text()
     assert "32-way bank conflict" in caption and "padded version adds one unused column" in caption

@@ -51,7 +51,7 @@ def test_a_kernel_whose_threads_loop_alike_records_no_loop_counts():
 def test_a_warps_end_says_how_long_its_lanes_looped_and_how_idle_they_sat(mandel):
     trace, _ = mandel
     F = Frames(trace)
-    N = Narrator(F)
+    N = Narrator.of_frames(F)
     ends = [f for f in range(F.n_frames) if trace.kind[F.events(f)[0]] == EventKind.END]
     diverged = 0
     for f in ends:
@@ -147,7 +147,7 @@ def test_at_its_default_size_lanes_leave_the_loop_at_different_frames(mandel_def
     assert lanes_left > len(np.unique(warps)) // 4
     # a store frame with lanes masked off is narrated as divergence
     f = int(np.flatnonzero(stores & (F.n_lanes < 32) & (F.n_lanes > 0))[0])
-    assert "divergence" in Narrator(F).caption(f)
+    assert "divergence" in Narrator.of_frames(F).caption(f)
     image = args[0]
     assert np.array_equal(image, get_kernel("mandelbrot").reference(args)[0])  # still the escape counts
 

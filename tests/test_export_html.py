@@ -18,6 +18,7 @@ from gpuviz.export.html import (DEFAULT_MAX_BYTES, HERE, PageTooBig, export_html
                                 trace_page_data)
 from gpuviz.model.frames import Frames, LaneState
 from gpuviz.model.narration import Narrator
+from gpuviz.model.prepared import prepare
 from gpuviz.model.tracefile import save_traces
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +64,7 @@ def test_one_file_that_fetches_nothing(mm, tmp_path):
 
 def test_the_pages_words_and_states_are_the_models(mm, tmp_path):
     frames = Frames(mm)
-    narrator = Narrator(frames, notes=kernel_notes(mm))
+    narrator = Narrator.of_frames(frames, notes=kernel_notes(mm))
     data = _data_of(export_html(mm, tmp_path / "mm.html").read_text(encoding="utf-8"))
     assert data["kind"] == "trace" and len(data["scenes"]) == 1
     sc = data["scenes"][0]
@@ -91,8 +92,8 @@ def test_the_pages_words_and_states_are_the_models(mm, tmp_path):
 
 
 def test_a_cut_page_holds_its_range_and_says_what_it_left_out(mm):
-    frames = Frames(mm)
-    data = trace_page_data(mm, "100:160", frames=frames)
+    frames = prepare(mm).frames
+    data = trace_page_data(prepare(mm), "100:160")
     sc = data["scenes"][0]
     assert (sc["first"], sc["last"]) == (100, 159) and len(sc["frames"]["title"]) == 60
     assert sc["frames"]["title"][0] == frames.describe(100) and sc["frames"]["title"][-1] == frames.describe(159)
@@ -203,8 +204,7 @@ def test_the_window_exports_its_launch(qtbot, tmp_path):
     # too big for its limit: the job says so (the window then asks for a range)
     from gpuviz.ui.export_html import HtmlExportJob
 
-    small = HtmlExportJob(w.session.trace, w.session.frames, None, str(tmp_path / "x.html"), None, "light",
-                          max_bytes=50_000)
+    small = HtmlExportJob(w.session.prepared, None, str(tmp_path / "x.html"), None, "light", max_bytes=50_000)
     small.run()  # on this thread: the job's own work
     assert small.too_big and "over the 0.05 MB limit" in small.error
     assert not (tmp_path / "x.html").exists()

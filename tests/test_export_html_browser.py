@@ -110,7 +110,7 @@ def mm():
     frames = Frames(trace)
     from gpuviz.export.html import kernel_notes
 
-    return trace, frames, Narrator(frames, notes=kernel_notes(trace))
+    return trace, frames, Narrator.of_frames(frames, notes=kernel_notes(trace))
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from gpuviz.cli import main
 from gpuviz.export import trace_events
 from gpuviz.ui.film import export
 from gpuviz.model.frames import Frames
+from gpuviz.model.prepared import prepare
 from gpuviz.catalog import get_kernel
 
 
@@ -52,11 +53,7 @@ def test_png_and_svg_of_a_view(trace, tmp_path, qapp):
 
 def test_perfetto_json_holds_every_frame_and_barrier(trace, tmp_path):
     frames = Frames(trace)
-    trace.launch.timings["capture"] = 0.25
-    try:
-        out = export(trace, tmp_path / "t.json", "perfetto")
-    finally:
-        del trace.launch.timings["capture"]
+    out = export(trace.with_launch(timings={**trace.launch.timings, "capture": 0.25}), tmp_path / "t.json", "perfetto")
     data = json.loads(out.read_text())
     ev = data["traceEvents"]
     slices = [e for e in ev if e["ph"] == "X" and e["cat"] == "frame"]
@@ -83,7 +80,7 @@ def test_perfetto_uses_recorded_time_when_the_trace_has_it(trace):
     cols["sm"] = (trace.block % 2).astype(np.int16)
     cols["time"] = 1000 + np.arange(n, dtype=np.int64) * 10
     timed = Trace(trace.launch, cols)
-    data = trace_events(timed, captions=False)
+    data = trace_events(prepare(timed), captions=False)
     blocks = [e for e in data["traceEvents"] if e.get("cat") == "block"]
     assert len(blocks) == 4 and all(e["pid"] in (1000, 1001) for e in blocks)
     frames = [e for e in data["traceEvents"] if e.get("cat") == "frame"]

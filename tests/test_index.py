@@ -83,10 +83,10 @@ def test_saved_file_carries_the_index_and_opening_reads_it(trace, tmp_path, monk
     from gpuviz.model.narration import Narrator
 
     monkeypatch.setattr(Narrator, "_compute", no_sorting)
-    saved_narrator = Narrator(frames)
+    saved_narrator = Narrator.of_frames(frames)
     saved_narrator.caption(0)  # built from the file's index: computing would raise
     monkeypatch.undo()
-    computed = Narrator(fresh)
+    computed = Narrator.of_frames(fresh)
     for f in range(0, fresh.n_frames, max(1, fresh.n_frames // 97)):
         assert saved_narrator.caption(f) == computed.caption(f)
         assert saved_narrator.facts(f) == computed.facts(f)
@@ -180,7 +180,7 @@ def test_an_older_schema_2_file_still_opens(tmp_path):
         assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist() if i.filename.endswith(".npy"))
     old = load_trace(SCHEMA2_FILE)
     assert old.launch.kernel_name == "reduce_sum" and len(old) == 8_190
-    assert old.launch.sites == [] and not old.has("site") and (old.site == -1).all()  # schema 2 had no sites
+    assert old.launch.sites == () and not old.has("site") and (old.site == -1).all()  # schema 2 had no sites
     assert has_index(old)  # its saved index is used, not rebuilt
     frames = prepare(old).frames
     rebuilt = Frames(Trace(old.launch, {k: old.field(k) for k in old.recorded_fields}))
@@ -274,7 +274,7 @@ def test_the_barrier_facts_of_an_index_are_a_few_shared_tuples_the_collector_lea
     assert len(rows) > 1 and all(type(r) is tuple and type(r[1]) is tuple and type(r[2]) is tuple for r in rows)
     assert len({id(r[1]) for r in rows}) == len({r[1] for r in rows})  # equal names: one tuple
     frames = prepare(back).frames
-    saved = Narrator(frames)
+    saved = Narrator.of_frames(frames)
     saved.caption(0)
     pairs = list(saved._phase_shared.values())
     assert len({id(p) for p in pairs}) == len(set(pairs)) < len(pairs)
@@ -283,7 +283,7 @@ def test_the_barrier_facts_of_an_index_are_a_few_shared_tuples_the_collector_lea
     assert not any(gc.is_tracked(p) for p in pairs) and not any(gc.is_tracked(r) for r in rows)
     # the same captions at every barrier as a narrator that computed its facts, and the same file saved again
     fresh = Frames(trace)
-    computed = Narrator(fresh)
+    computed = Narrator.of_frames(fresh)
     barriers = np.flatnonzero(fresh.kind == EventKind.BARRIER)
     assert len(barriers)
     for f in barriers[:: max(1, len(barriers) // 50)]:

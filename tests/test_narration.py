@@ -21,7 +21,7 @@ def _narrated(name, size=None):
     grid, block = spec.launch(size, spec.default_block)
     trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu")
     frames = Frames(trace)
-    return trace, frames, Narrator(frames)
+    return trace, frames, Narrator.of_frames(frames)
 
 
 @pytest.mark.parametrize("name", list(all_kernels()))
@@ -113,7 +113,7 @@ def test_divergence_caption_counts_the_lanes_the_frames_model_calls_diverged():
 
 def test_kernel_notes_at_stops_and_stop_errors():
     _, frames, _ = _narrated("transpose_shared")
-    n = Narrator(frames, notes={"first conflict": "A column of the tile is one bank.", "end": "Done."})
+    n = Narrator.of_frames(frames, notes={"first conflict": "A column of the tile is one bank.", "end": "Done."})
     f = n.find("first conflict")
     assert n.note(f) == "A column of the tile is one bank."
     assert n.text(f).endswith(". A column of the tile is one bank.")
@@ -141,7 +141,7 @@ def test_a_strided_read_is_named_as_the_cells_it_reads_in_title_and_caption():
     grid, block = spec.launch(spec.small_size, spec.default_block)
     tr = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(spec.small_size, np.random.default_rng(0)))
     F = Frames(tr)
-    n = Narrator(F)
+    n = Narrator.of_frames(F)
     f = next(i for i in range(F.n_frames) if "16 of 32 lanes read shared" in F.describe(i))
     cells = np.unique(tr.index[F.events(f)])
     assert list(cells) == list(range(0, 32, 2))  # the cells the shared view lights
@@ -162,7 +162,7 @@ def test_a_gpu_barrier_reached_by_one_warp_lanes_apart_is_narrated():
     from pathlib import Path
 
     trace = gpuviz.load(Path(__file__).parent / "data" / "laplace_h200_partial_warp.gpuviz")
-    narrator = Narrator(Frames(trace))
+    narrator = Narrator.of_frames(Frames(trace))
     captions = [narrator.caption(f) for f in range(narrator.frames.n_frames)]
     at_barrier = [c for c in captions if "reaches syncthreads" in c]
     assert len(at_barrier) == 19

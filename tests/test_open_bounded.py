@@ -224,9 +224,9 @@ def test_phases_and_frames_built_a_span_at_a_time_are_the_whole_ones(monkeypatch
     from gpuviz.model.narration import Narrator
 
     monkeypatch.setattr(frames_mod, "SPAN", 1 << 20)
-    arrays, js = Narrator(whole).state()
+    arrays, js = Narrator.of_frames(whole).state()
     monkeypatch.setattr(frames_mod, "SPAN", span)
-    spanned_arrays, spanned_js = Narrator(spanned).state()
+    spanned_arrays, spanned_js = Narrator.of_frames(spanned).state()
     assert spanned_js == js
     for name in arrays:
         np.testing.assert_array_equal(spanned_arrays[name], arrays[name], err_msg=name)

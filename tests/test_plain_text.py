@@ -31,9 +31,7 @@ RAW = ("<img", "<b>bold", "<i>/tmp")  # markup that could only have come from th
 
 def _hostile_trace():
     tr = _synthetic(kernel=KERNEL, hostile=True, n_blocks=2, tpb=32)
-    tr.launch.source_file = SOURCE_FILE
-    tr.launch.warnings = [f"warning about {HOSTILE_NAME}"]
-    return tr
+    return tr.with_launch(source_file=SOURCE_FILE, warnings=[f"warning about {HOSTILE_NAME}"])
 
 
 def _is_rich(widget_format, text: str) -> bool:

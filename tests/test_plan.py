@@ -89,7 +89,7 @@ def mixed_traces():
 def test_every_event_carries_its_site(mixed_traces, backend):
     tr = mixed_traces[backend]
     plan = plan_for(K.mixed)
-    assert tr.launch.sites == plan.sites and tr.has("site")
+    assert tr.launch.sites == tuple(plan.sites) and tr.has("site")
     site = tr.site
     assert (site >= 0).all()
     for s in np.unique(site).tolist():
@@ -120,7 +120,7 @@ def test_cpu_and_sim_events_match_site_for_site(mixed_traces):
 def test_narration_names_the_subscript_of_the_event_site(mixed_traces):
     tr = mixed_traces["cpu"]
     frames = Frames(tr)
-    narrator = Narrator(frames)
+    narrator = Narrator.of_frames(frames)
     x = tr.launch.array_id("x")
     said = {}
     for f in range(frames.n_frames):
@@ -205,7 +205,7 @@ def test_bundled_kernels_record_only_planned_sites(name, size):
     plan = plan_for(spec.kernel)
     for backend in ("cpu", "sim"):
         tr = gpuviz.capture(spec.kernel, grid, block, *spec.make_args(size, np.random.default_rng(0)), backend=backend)
-        assert tr.has("site") and (tr.site >= 0).all() and tr.launch.sites == plan.sites
+        assert tr.has("site") and (tr.site >= 0).all() and tr.launch.sites == tuple(plan.sites)
         lines = np.array([s.line for s in plan.sites])
         np.testing.assert_array_equal(lines[tr.site], tr.line)
     assert plan.unplanned == []

@@ -31,6 +31,62 @@ def test_a_trace_does_not_change_once_made(trace):
     assert isinstance(trace.phase, np.ndarray)  # what a trace derives for itself it still keeps (cached_property)
 
 
+def test_a_launch_does_not_change_once_made(trace):
+    """Issue 24: app.py set launch.source_file, captures wrote launch.meta[...] and appended warnings after the
+    trace was made. A launch is now made whole: writes raise, its lists are tuples and its dicts read-only."""
+    import dataclasses
+
+    L = trace.launch
+    with pytest.raises(AttributeError, match="does not change once made"):
+        L.source_file = "elsewhere.py"
+    with pytest.raises(AttributeError, match="does not change once made"):
+        del L.kernel_name
+    with pytest.raises(TypeError):
+        L.meta["bundled_kernel"] = {"name": "x"}
+    with pytest.raises(TypeError):
+        L.timings["capture"] = 0.25
+    with pytest.raises(AttributeError):
+        L.warnings.append("late")
+    with pytest.raises(AttributeError):
+        L.arrays.append(L.arrays[0])
+    given = {"run": "mine"}
+    made = Launch("k", grid=2, block=32, meta=given)
+    given["run"] = "changed later"  # the dict it was made from is the caller's
+    assert made.meta["run"] == "mine"
+    moved = dataclasses.replace(L, source_file="elsewhere.py")
+    assert moved.source_file == "elsewhere.py" and L.source_file != "elsewhere.py" and moved.sites == L.sites
+    again = trace.with_launch(warnings=("first", *L.warnings))
+    assert again is not trace and again.launch.warnings[0] == "first" and trace.launch.warnings == L.warnings
+    assert all(again.field(n) is trace.field(n) for n in trace.recorded_fields)  # the events are shared
+    assert Launch.from_json(L.to_json()) == L
+
+
+def test_a_relaunched_trace_keeps_its_files_index(trace, tmp_path, monkeypatch):
+    """A loaded trace given a new launch (the launch list's record of it, a run's status) is a new trace: its
+    file's index and CRCs come along, so its frames are adopted, not sorted again."""
+    from gpuviz.model.prepared import relaunched
+
+    path = tmp_path / "mm.gpuviz"
+    save_traces(path, [trace])
+    back = load_trace(path)
+    monkeypatch.setattr(Frames, "_build", lambda *a, **k: pytest.fail("the relaunched trace was sorted again"))
+    moved = relaunched(back, meta={**back.launch.meta, "run": {"status": "exited"}})
+    p = prepare(moved)
+    assert p.source == "file" and p.index is prepare(back).index and p.crcs == prepare(back).crcs
+    assert p.frames.n_frames == prepare(back).frames.n_frames and moved.launch.meta["run"]["status"] == "exited"
+    assert "run" not in back.launch.meta
+
+
+def test_the_loader_finds_the_kernels_file_where_this_installation_keeps_it(trace, tmp_path):
+    """What app.py did by writing launch.source_file after loading: the loader builds the launch with it."""
+    path = tmp_path / "mm.gpuviz"
+    save_traces(path, [trace.with_launch(source_file="/elsewhere/kernels/mm.py")])
+    (tmp_path / "mm.py").write_text("# the kernel\n")
+    assert load_trace(path).launch.source_file == "/elsewhere/kernels/mm.py"
+    assert load_trace(path, source_folder=tmp_path).launch.source_file == str(tmp_path / "mm.py")
+    assert load_trace(path, source_folder=tmp_path / "none").launch.source_file == "/elsewhere/kernels/mm.py"
+
+
 def test_one_prepared_per_trace(trace):
     p = prepare(trace)
     assert isinstance(p, Prepared) and prepare(trace) is p and p.trace is trace
@@ -54,7 +110,7 @@ def test_a_files_index_is_adopted_whoever_asks_first(trace, tmp_path, monkeypatc
     if first == "analysis":
         analysis.shared_banks(back)
     elif first == "narrator":
-        Narrator(prepare(back).frames).caption(0)
+        Narrator(prepare(back)).caption(0)
     elif first == "frames_of_a_view":
         prepare(back).events_of_thread(0, 3)
     p = prepare(back)
@@ -123,7 +179,7 @@ def test_a_trace_no_one_holds_goes_with_what_was_derived_from_it(trace, tmp_path
     back = load_trace(path)
     p = prepare(back)
     frames = p.frames
-    Narrator(frames).caption(0)
+    Narrator(p).caption(0)
     analysis.races(back)
     gone = weakref.ref(back), weakref.ref(p), weakref.ref(frames)
     del back, p, frames
@@ -170,3 +226,42 @@ def test_the_front_door_saves_what_it_loads(trace, tmp_path):
     rec = gpuviz.load(two)
     assert len(rec.traces) == 2 and len(rec.traces[1]) == len(trace)
     assert not hasattr(Trace, "save") and "save" in gpuviz.__all__
+
+
+#: where a trace is opened, so where it is prepared (``prepare(``): the loader and saver of files, the one that
+#: makes a bundled kernel's trace and its index, the window's session and its file-open job, the lesson player,
+#: and the exports' entry points (the command line, the page, the timeline, the notebook, pictures and films).
+#: Everything else (views, the narrator, the pages' and timeline's builders) takes the Prepared they hand on.
+PREPARE_ENTRY_POINTS = {
+    "gpuviz/model/prepared.py", "gpuviz/model/tracefile.py", "gpuviz/runner/bundled.py", "gpuviz/ui/session.py",
+    "gpuviz/ui/open_job.py", "gpuviz/lessons/player.py", "gpuviz/cli/export.py", "gpuviz/export/html/__init__.py",
+    "gpuviz/export/perfetto.py", "gpuviz/export/inline.py", "gpuviz/ui/film.py",
+}
+
+
+def _modules_calling(function: str, module: str) -> set[str]:
+    """The gpuviz modules that call ``module``'s ``function`` (under any name they import it as)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = set()
+    for path in sorted((root / "gpuviz").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {function} if path.stem == module.rsplit(".", 1)[-1] else set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").rsplit(".", 1)[-1] == module.rsplit(".", 1)[-1]:
+                names |= {a.asname or a.name for a in node.names if a.name == function}
+        called = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+                     for node in ast.walk(tree))
+        if called:
+            out.add(path.relative_to(root).as_posix())
+    return out
+
+
+def test_a_trace_is_prepared_only_where_it_is_opened():
+    """Issue 24: views, exports, the narrator and the lesson player each called prepare(trace) for themselves.
+    Now whoever opens a trace prepares it once and hands the Prepared on."""
+    assert _modules_calling("prepare", "gpuviz.model.prepared") == PREPARE_ENTRY_POINTS
+    # frames are made in one place (a Prepared's, or the index's builder before there is one)
+    assert _modules_calling("Frames", "gpuviz.model.frames") == {"gpuviz/model/prepared.py", "gpuviz/model/index.py"}

@@ -48,7 +48,7 @@ def test_clicker_keys_blank_and_scale(window, qapp):
     s.set_frame(79)
     p.keys.trigger("next")  # PageDown
     assert s.frame == 80
-    narr = Narrator(s.frames)
+    narr = Narrator(s.prepared)
     assert p.caption_bar.caption.text() == narr.caption(80)
     assert "32-way bank conflict" in p.caption_bar.caption.text()
     p.keys.trigger("previous")  # PageUp

@@ -303,8 +303,9 @@ def test_the_details_views_changed_values_stand_4_5_to_1_on_the_details_as_drawn
     from tests.ui_traces import matmul_tiled_trace
 
     trace = matmul_tiled_trace()
-    trace.launch.meta.update(plain={"registers_per_thread": 32, "resident_blocks_per_sm": 8},
-                             instrumented={"registers_per_thread": 40, "resident_blocks_per_sm": 6})
+    trace = trace.with_launch(meta={**trace.launch.meta,
+                                    "plain": {"registers_per_thread": 32, "resident_blocks_per_sm": 8},
+                                    "instrumented": {"registers_per_thread": 40, "resident_blocks_per_sm": 6}})
     window = themed_window(theme)
     try:
         window.set_trace(trace, "a GPU recording")

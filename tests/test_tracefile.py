@@ -160,7 +160,7 @@ def test_save_is_atomic_and_leaves_no_temp_files(tmp_path, monkeypatch):
 
 def test_unserialisable_meta_is_a_clear_error(tmp_path):
     tr = make_trace()
-    tr.launch.meta["callback"] = object()
+    tr = tr.with_launch(meta={**tr.launch.meta, "callback": object()})
     with pytest.raises(TraceFileError, match="not JSON-serialisable"):
         save_traces(tmp_path / "x.gpuviz", [tr])
     assert not list(tmp_path.iterdir())

@@ -48,7 +48,8 @@ _CPU = _REGISTRY["cpu"]
 
 def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None, max_events: int = 50_000_000,
             time_plain: bool = False, lockstep: bool = True, watchdog: float | None = DEFAULT_STALL_S,
-            progress=None, estimate: bool = True, dynamic_shared_bytes: int = 0, **options) -> Trace:
+            progress=None, estimate: bool = True, dynamic_shared_bytes: int = 0, meta: dict | None = None,
+            **options) -> Trace:
     """Run ``kernel[grid, block](*args)`` instrumented and return its trace (see :func:`gpuviz.capture`).
 
     ``lockstep``: for the per-thread backends ("sim", "gpu"), also replay the launch on the CPU executor
@@ -64,6 +65,8 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
     the trace and refuse one that would pass ``max_events`` (TraceTooLarge) before the real run.
     ``dynamic_shared_bytes``: the launch's dynamic shared memory per block, the fourth item of
     ``kernel[grid, block, stream, nbytes]``: what ``cuda.shared.array(0, dtype)`` declares.
+    ``meta``: entries the trace's ``launch.meta`` gets besides the back end's (a bundled kernel's name and size:
+    the launch does not change once made, so who asks for the capture says them here).
     """
     dynamic_shared_bytes = int(dynamic_shared_bytes or 0)
     if dynamic_shared_bytes < 0:
@@ -73,14 +76,14 @@ def capture(kernel, grid, block, *args, backend: str = "cpu", record_blocks=None
     launch = LaunchSpec(kernel, grid, block, dynamic_shared_bytes, record_blocks, max_events)
     options = dict(options, time_plain=time_plain, watchdog=watchdog, progress=progress, estimate=estimate)
     if not back.per_thread:
-        return build_trace(plan_for(kernel), back.name, back.run(plan_for(kernel), launch, args, options))
+        return build_trace(plan_for(kernel), back.name, back.run(plan_for(kernel), launch, args, options), meta)
     if back.estimated and estimate:
         _CPU.refuse_if_too_large(launch, args)
     front_end_check(kernel, back.name, grid[0] * grid[1] * grid[2])
     faults.check("plan", back.name)
     inputs = copy_inputs(args) if lockstep else None
     plan = plan_for(kernel)
-    trace = build_trace(plan, back.name, back.run(plan, launch, args, options))
+    trace = build_trace(plan, back.name, back.run(plan, launch, args, options), meta)
     return _add_lockstep_steps(trace, plan, launch, inputs) if lockstep else trace
 
 
@@ -102,11 +105,11 @@ def front_end_check(kernel, backend: str | None = None, n_blocks: int = 1) -> No
 def _add_lockstep_steps(trace, plan, launch: LaunchSpec, inputs) -> Trace:
     """The per-thread trace with the CPU executor's lockstep issue steps, where its events agree."""
     if trace.launch.meta.get("mode", "thread") != "thread":
-        trace.launch.meta["step_source"] = "none: per-warp recording keeps lane 0's events only"
-        return trace
+        return trace.with_launch(meta={**trace.launch.meta,
+                                       "step_source": "none: per-warp recording keeps lane 0's events only"})
     try:
         reference = build_trace(plan, "cpu", _CPU.run(plan, launch, inputs, {}))
     except CaptureError as exc:
-        trace.launch.meta["step_source"] = f"none: the CPU executor could not replay the launch ({exc})"
-        return trace
+        return trace.with_launch(meta={**trace.launch.meta,
+                                       "step_source": f"none: the CPU executor could not replay the launch ({exc})"})
     return with_lockstep_steps(trace, reference)

@@ -57,22 +57,24 @@ def arrays_of(handles) -> list[ArrayInfo]:
             for h in handles]
 
 
-def build_launch(plan, backend: str, rec: Recorded) -> Launch:
-    """The Launch of one recorded launch of ``plan``'s kernel on ``backend``."""
+def build_launch(plan, backend: str, rec: Recorded, meta: dict | None = None) -> Launch:
+    """The Launch of one recorded launch of ``plan``'s kernel on ``backend``, complete: ``meta``, what the caller
+    of the capture adds to the back end's (a bundled kernel's name and size), and the lockstep steps' source go
+    in here, since a launch does not change once made."""
     root = plan.root
     text, first, _last = source_span(root)
     return Launch(
         kernel_name=root.name, grid=rec.grid, block=rec.block, arrays=list(rec.arrays), source=text,
         source_file=root.file, first_line=first, backend=backend, device=rec.device, versions=rec.versions,
         timings=rec.timings, dropped=rec.dropped, warnings=rec.warnings,
-        meta={"kernel_lines": [root.first_line, root.last_line], **rec.meta}, sites=list(plan.sites),
+        meta={"kernel_lines": [root.first_line, root.last_line], **rec.meta, **(meta or {})}, sites=plan.sites,
         created=rec.created,
     )
 
 
-def build_trace(plan, backend: str, rec: Recorded) -> Trace:
-    """The Trace of one recorded launch of ``plan``'s kernel on ``backend``."""
-    return Trace(build_launch(plan, backend, rec), rec.events)
+def build_trace(plan, backend: str, rec: Recorded, meta: dict | None = None) -> Trace:
+    """The Trace of one recorded launch of ``plan``'s kernel on ``backend`` (``meta``: see :func:`build_launch`)."""
+    return Trace(build_launch(plan, backend, rec, meta), rec.events)
 
 
 def uninitialised_shared_reads(events: dict, arrays, grid, block, file: str) -> list[str]:

@@ -10,6 +10,8 @@ kernel), the executor's steps carry over event for event.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..model.trace import Trace
@@ -62,21 +64,21 @@ def same_sequences(a: Trace, b: Trace) -> bool:
 def with_lockstep_steps(recorded: Trace, reference: Trace) -> Trace:
     """``recorded`` with ``step`` taken from ``reference`` (a CPU-executor trace of the same launch).
 
-    Returns ``recorded`` unchanged, with the reason in ``launch.meta["step_source"]``, when the two do not
-    hold the same per-thread sequences (a data race that changed control flow, per-warp recording, ...).
+    Returns ``recorded``'s events unchanged (a new trace: a launch does not change once made), with the reason in
+    ``launch.meta["step_source"]``, when the two do not hold the same per-thread sequences (a data race that
+    changed control flow, per-warp recording, ...).
     """
     if not same_sequences(recorded, reference):
-        recorded.launch.meta["step_source"] = (
+        return recorded.with_launch(meta={**recorded.launch.meta, "step_source": (
             "none: the per-thread sequences differ from the CPU executor's, so frames group a warp's events by "
             "sequence number"
-        )
-        return recorded
+        )})
     steps = np.empty(len(recorded), dtype=np.int32)
     steps[recorded.thread_order] = reference.step[reference.thread_order]
     cols = {name: recorded.field(name) for name in recorded.recorded_fields}
     cols["step"] = steps
-    recorded.launch.meta["step_source"] = (
+    launch = dataclasses.replace(recorded.launch, meta={**recorded.launch.meta, "step_source": (
         "gpuviz's CPU executor replaying the same launch: identical per-thread events, so its lockstep steps "
         "carry over"
-    )
-    return Trace(recorded.launch, cols)
+    )})
+    return Trace(launch, cols)

@@ -63,11 +63,11 @@ def capture_bundled(name: str, size: int | None, block, backend: str, record_blo
                             f"of the memory available here ({have / 2**30:.1f} GiB). Capture a smaller problem (--size).")
     args = spec.make_args(size, np.random.default_rng(seed))
     trace = gpuviz.capture(spec.kernel, grid, block, *args, backend=backend, record_blocks=record_blocks,
-                           max_events=max_events, **({"watchdog": DEFAULT_STALL_S if watchdog is None else watchdog,
+                           max_events=max_events,
+                           meta={"bundled_kernel": {"name": name, "size": size, "size_label": spec.size_label}}, **({"watchdog": DEFAULT_STALL_S if watchdog is None else watchdog,
                                                       "progress": progress} if backend == "cpu" else
                                                      {"watchdog": DEFAULT_STALL_S if watchdog is None else watchdog}
                                                      if backend == "sim" else {}))
-    trace.launch.meta.setdefault("bundled_kernel", {"name": name, "size": size, "size_label": spec.size_label})
     return trace, spec, args
 
 

@@ -27,7 +27,8 @@ def _export_html(args) -> int:
         is_lesson = src.endswith((".toml", ".json")) or (not os.path.exists(src) and src in builtin_lessons())
         if is_lesson and args.launch is not None:
             raise ValueError("--launch picks a launch of a recording file; a lesson has scenes of its own")
-        source = load_lesson(src) if is_lesson else trace_or_kernel(src, "export", args.launch)
+        # a trace is prepared here, once: the page's code takes the prepared trace
+        source = load_lesson(src) if is_lesson else prepare(trace_or_kernel(src, "export", args.launch))
         with replace_atomically(args.output, "page") as tmp:  # a regular file or a new one, complete or not at all
             export_html(source, tmp, frames=window_frames(args.frames), theme=args.theme,
                         max_bytes=int(args.max_mb * 1e6))
@@ -40,9 +41,9 @@ def _export_html(args) -> int:
     return 0
 
 
-def _film_frames(trace, frames_text) -> int:
+def _film_frames(prepared, frames_text) -> int:
     """How many frames a film of ``--frames`` holds (what export_film draws: frames A..B of the trace)."""
-    start, stop = parse_frames(window_frames(frames_text), prepare(trace).frames.n_frames)
+    start, stop = parse_frames(window_frames(frames_text), prepared.frames.n_frames)
     return stop - start
 
 
@@ -50,16 +51,16 @@ def main(args) -> int:
     if args.format == "html":
         return _export_html(args)
     try:
-        trace = trace_or_kernel(args.file, "export", args.launch)
+        prepared = prepare(trace_or_kernel(args.file, "export", args.launch))  # once, for the export and its check
         timing_sets = [TimingSet.load(path) for path in args.timings or []]
         with replace_atomically(args.output, "export") as tmp:
-            film.export(trace, tmp, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
+            film.export(prepared, tmp, args.format, frames=window_frames(args.frames), frame=window_frame(args.frame),
                         view=args.view, size=args.size, theme=args.theme, scale=args.scale, fps=args.fps,
                         caption=False if args.no_caption else None, progress=not args.quiet, timing_sets=timing_sets,
                         name=str(args.output))
             # read back before it is moved into place: what is reported written is there, whole
             held = check_export(tmp, args.format, size=None if args.format == "perfetto" else args.size,
-                                n_frames=_film_frames(trace, args.frames) if args.format in ("gif", "mp4") else None,
+                                n_frames=_film_frames(prepared, args.frames) if args.format in ("gif", "mp4") else None,
                                 name=args.output)
         out = args.output
     except (FileNotFoundError, TraceFileError, ValueError, KeyError, OSError) as exc:

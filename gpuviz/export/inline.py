@@ -69,12 +69,12 @@ def _source(obj):
 def _page(source, frames=None, theme: str = "light") -> str:
     if isinstance(source, Lesson):
         return page_html(lesson_page_data(source), theme=theme)
+    prepared = prepare(source)  # the notebook's entry point: what is below takes the prepared trace
     if frames in (None, ""):
-        fr = prepare(source).frames
-        n = fr.n_frames
+        n = prepared.frames.n_frames
         rng = (0, min(n, INLINE_FRAMES)) if n > MAX_FRAMES_WITHOUT_RANGE else None
-        return page_html(trace_page_data(source, rng, frames=fr), theme=theme)
-    return page_html(trace_page_data(source, frames), theme=theme)
+        return page_html(trace_page_data(prepared, rng), theme=theme)
+    return page_html(trace_page_data(prepared, frames), theme=theme)
 
 
 def inline_html(obj, frames=None, theme: str = "light", height: int = HEIGHT_PX) -> str:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..model.frames import Frames, format_block
 from ..model.narration import Narrator
-from ..model.prepared import prepare
+from ..model.prepared import Prepared, prepare
 from ..model.trace import EventKind as K
 
 _HOST_PID = 0
@@ -147,11 +147,11 @@ def _host_events(L, timing_sets) -> list[dict]:
     return events
 
 
-def trace_events(trace, frames: Frames | None = None, narrator: Narrator | None = None, timing_sets=(),
+def trace_events(prepared: Prepared, narrator: Narrator | None = None, timing_sets=(),
                  frame_range: tuple[int, int] | None = None, captions: bool = True) -> dict:
-    """The Chrome trace JSON object (``{"traceEvents": [...], ...}``) of one trace."""
-    frames = frames or prepare(trace).frames
-    narrator = narrator or (Narrator(frames) if captions else None)
+    """The Chrome trace JSON object (``{"traceEvents": [...], ...}``) of one prepared trace."""
+    trace, frames = prepared.trace, prepared.frames
+    narrator = narrator or (Narrator(prepared) if captions else None)
     L = trace.launch
     n = frames.n_frames
     lo, hi = frame_range or (0, n)
@@ -180,9 +180,10 @@ def trace_events(trace, frames: Frames | None = None, narrator: Narrator | None 
 
 
 def write_perfetto(path, trace, **options) -> Path:
-    """Write :func:`trace_events` to ``path`` (JSON)."""
+    """Write :func:`trace_events` of ``trace`` (a :class:`Trace`, prepared here, or its :class:`Prepared`) to
+    ``path`` (JSON)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = trace_events(trace, **options)
+    data = trace_events(trace if isinstance(trace, Prepared) else prepare(trace), **options)
     path.write_text(json.dumps(data, separators=(",", ":"), allow_nan=False), encoding="utf-8")
     return path

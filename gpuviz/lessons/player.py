@@ -23,7 +23,7 @@ import numpy as np
 
 from ..catalog import get_kernel
 from ..model.frames import Frames
-from ..model.prepared import prepare
+from ..model.prepared import Prepared, prepare
 from ..model.narration import Narrator, StopError
 from ..model.tracefile import load_trace
 from .format import (
@@ -51,9 +51,10 @@ class Beat:
 
 @dataclass
 class LoadedScene:
+    """A scene ready to play: its trace prepared here (the lesson player is where a scene's trace is opened)."""
+
     scene: Scene
-    trace: object
-    frames: Frames
+    prepared: Prepared
     narrator: Narrator
     first: int
     last: int
@@ -61,6 +62,14 @@ class LoadedScene:
     metrics: dict
     spec: object = None  # the bundled KernelSpec, when the scene plays one
     label: str = ""
+
+    @property
+    def trace(self):
+        return self.prepared.trace
+
+    @property
+    def frames(self) -> Frames:
+        return self.prepared.frames
 
 
 @dataclass
@@ -107,8 +116,8 @@ def capture_scene(scene: Scene):
                           f"{scene.kernel} at ({MAX_SIZE_FACTOR}x its default size {spec.default_size:,})")
     args = spec.make_args(size, np.random.default_rng(scene.seed))
     grid, block = spec.launch(size, tuple(scene.block) if scene.block else spec.default_block)
-    trace = capture(spec.kernel, grid, block, *args, backend=scene.backend)
-    trace.launch.meta.setdefault("bundled_kernel", {"name": scene.kernel, "size": size, "size_label": spec.size_label})
+    trace = capture(spec.kernel, grid, block, *args, backend=scene.backend,
+                    meta={"bundled_kernel": {"name": scene.kernel, "size": size, "size_label": spec.size_label}})
     return trace, spec
 
 
@@ -203,9 +212,10 @@ class LessonPlayer:
         except Exception as exc:  # a capture or file error: say which scene asked for it
             fld = "trace" if scene.trace else "kernel"
             raise LessonError(f"{where(scene, fld)}: could not load it: {type(exc).__name__}: {exc}") from exc
-        frames = prepare(trace).frames
+        prepared = prepare(trace)
+        frames = prepared.frames
         notes = tuple(getattr(spec, "frame_notes", ()) or ()) if spec is not None else ()
-        narrator = Narrator(frames, notes=notes)
+        narrator = Narrator(prepared, notes=notes)
         if frames.n_frames == 0:
             raise LessonError(f"{where(scene)}: the launch recorded no events, there is nothing to show")
 
@@ -236,7 +246,7 @@ class LessonPlayer:
                 beats.append(Beat(f, q, revealed=False))
                 beats.append(Beat(f, q, revealed=True))
         label = scene.kernel or scene.trace
-        loaded = LoadedScene(scene, trace, frames, narrator, first, last, beats, scene_metrics(trace, frames), spec, label)
+        loaded = LoadedScene(scene, prepared, narrator, first, last, beats, scene_metrics(trace, frames), spec, label)
         self._loaded[i] = loaded
         # check every answer can be computed now, so a broken question shows up when the scene opens
         for b in beats:

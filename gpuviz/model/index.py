@@ -102,7 +102,7 @@ def build_index(trace: Trace, progress=None, cancelled=None, frames: Frames | No
         done += weight[name]
     check("narration", 0.0, weight["narration"])
     if _narration_fits(trace):
-        narrator = Narrator(frames)
+        narrator = Narrator.of_frames(frames)
 
         def narration_check() -> None:
             check("narration", 0.5, weight["narration"])

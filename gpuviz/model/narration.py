@@ -1,6 +1,6 @@
 """Narration: one plain-words sentence per frame, saying what happens and why it matters.
 
-    >>> n = Narrator(prepare(trace).frames)  # gpuviz.model.prepared.prepare
+    >>> n = Narrator(prepared)  # a trace's Prepared: gpuviz.model.prepared.prepare(trace), made where it is opened
     >>> n.caption(17)
     'Warp 1 reads B[k, col] for 32 consecutive col: 4 sectors, fully coalesced'
 
@@ -13,7 +13,7 @@ those numbers for a frame (lessons ask questions about them; tests check caption
 Symbolic subscripts ("B[k, col]") are read from the kernel's own source (``launch.source``) with
 :mod:`ast`; where a line cannot be matched, the concrete elements are named instead ("B[3, 0..31]").
 
-A bundled kernel may add notes at chosen frames: ``Narrator(frames, notes={"first barrier": "..."})``,
+A bundled kernel may add notes at chosen frames: ``Narrator(prepared, notes={"first barrier": "..."})``,
 keyed by *stops* (see :meth:`Narrator.find`), so that notes survive a change of problem size.
 
 Speed: everything that needs the whole trace (per-frame lane/index statistics, the join with the
@@ -88,9 +88,23 @@ def atomic_queue_phrase(lanes: int, addresses: int, most_on_one: int) -> str:
 
 
 class Narrator(NarrationFacts):
-    """Captions (and the facts behind them) for every frame of one :class:`Frames`."""
+    """Captions (and the facts behind them) for every frame of one prepared trace.
 
-    def __init__(self, frames: Frames, notes=None):
+    ``prepared``: the trace's :class:`~gpuviz.model.prepared.Prepared` (its frames, and the narration facts its
+    index saved); :meth:`of_frames` narrates frames that no prepared trace holds yet (the index's builder)."""
+
+    def __init__(self, prepared, notes=None):
+        self._start(prepared.frames, notes)
+
+    @classmethod
+    def of_frames(cls, frames: Frames, notes=None) -> "Narrator":
+        """A narrator of ``frames`` themselves: for the index's builder, which narrates before the trace is
+        prepared, and for frames built apart from any prepared trace."""
+        narrator = cls.__new__(cls)
+        narrator._start(frames, notes)
+        return narrator
+
+    def _start(self, frames: Frames, notes) -> None:
         self.frames = frames
         self.trace = frames.trace
         self.launch = frames.launch

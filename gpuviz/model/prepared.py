@@ -19,6 +19,8 @@ and a weak reference to the frames and to the :class:`Prepared` in use (weakly k
 keep their reports; nothing kept refers back to the trace, so a trace no one holds goes, with all of it). So the
 frames are sorted or adopted once while anyone holds them, and whether they are adopted does not depend on which
 module asked first: the file's loader hands its index to :func:`prepare` before anything else sees the trace.
+:func:`prepare` is called where a trace is opened (the loader, the window's session and file-open job, the lesson
+player, the exports' entry points); views, the narrator and the pages' builders take the :class:`Prepared` handed on.
 
 numpy only: no Qt, no numba.
 """
@@ -36,7 +38,7 @@ from .frames import Frames
 from .index import TraceIndex, narration_state, report_from_parts
 from .trace import Trace
 
-__all__ = ["Prepared", "prepare", "has_index"]
+__all__ = ["Prepared", "prepare", "has_index", "relaunched"]
 
 
 @dataclass(eq=False)
@@ -168,6 +170,22 @@ def prepare(trace: Trace, index: TraceIndex | None = None, crcs: dict | None = N
         if index is not None and kept.index is None:
             p.use_index(index, source or "file")
     return p
+
+
+def relaunched(trace: Trace, **changes) -> Trace:
+    """``trace.with_launch(**changes)``: its events under a changed launch (a new trace), with what was kept of
+    ``trace`` carried over: its file's CRCs and its index, which describe those same events. For changes that
+    leave what the index derived alone (a run's or a recording's notes in ``meta``, the warnings, the source's
+    path), not the launch's shape, arrays, sites or the meta the analyses read."""
+    new = trace.with_launch(**changes)
+    with _GUARD:
+        kept = _KEPT.get(trace)
+    if kept is not None:
+        with kept.lock:
+            index, source, crcs = kept.index, kept.source, dict(kept.crcs)
+        if index is not None or crcs:
+            prepare(new, index=index, crcs=crcs, source=source)
+    return new
 
 
 def has_index(trace: Trace) -> bool:

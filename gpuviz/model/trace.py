@@ -29,11 +29,14 @@ it for showing (frames, phases, analyses, narration, its file's index) lives in
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as _dt
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -214,12 +217,14 @@ def _dim3(v) -> tuple[int, int, int]:
 
 @dataclass
 class Launch:
-    """Everything about one launch except its events."""
+    """Everything about one launch except its events. It does not change once made (setting an attribute
+    raises, and its lists are tuples, its dicts read-only): a launch that differs is a new one,
+    ``dataclasses.replace(launch, source_file=...)``, and a trace with it a new trace (:meth:`Trace.with_launch`)."""
 
     kernel_name: str
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    arrays: list[ArrayInfo] = field(default_factory=list)
+    arrays: tuple[ArrayInfo, ...] = ()
     source: str = ""
     source_file: str = ""
     # ``source`` holds lines ``first_line``.. of ``source_file``: the kernel and the device functions of its
@@ -228,21 +233,38 @@ class Launch:
     warp_size: int = 32
     backend: str = "cpu"  # "cpu" (gpuviz executor) | "sim" (numba simulator) | "gpu"
     device: str = ""  # e.g. "gpuviz CPU executor" or "NVIDIA H200"
-    versions: dict[str, str] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)  # seconds
+    versions: Mapping[str, str] = field(default_factory=dict)
+    timings: Mapping[str, float] = field(default_factory=dict)  # seconds
     created: str = ""
     dropped: int = 0  # events lost to a full buffer: always reported, never silent
-    warnings: list[str] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)  # backend extras (registers, smem, ...)
+    warnings: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)  # backend extras (registers, smem, ...)
     #: the recorded sites of the kernel (the capture plan's), indexed by the events' ``site``; empty for
     #: traces from files written before schema 3 and for traces made without a plan
-    sites: list[Site] = field(default_factory=list)
+    sites: tuple[Site, ...] = ()
 
     def __post_init__(self):
-        self.grid = _dim3(self.grid)
-        self.block = _dim3(self.block)
+        made = object.__setattr__
+        made(self, "grid", _dim3(self.grid))
+        made(self, "block", _dim3(self.block))
+        for name in ("arrays", "warnings", "sites"):
+            made(self, name, tuple(getattr(self, name)))
+        # a copy behind a read-only view: neither the launch's reader nor the dict it was made from changes it
+        # (values inside are kept as given: meta's entries are JSON, read, never written in place)
+        for name in ("versions", "timings", "meta"):
+            made(self, name, MappingProxyType(dict(getattr(self, name))))
         if not self.created:
-            self.created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+            made(self, "created", _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        made(self, "_made", True)
+
+    def __setattr__(self, name, value):
+        if "_made" in self.__dict__:
+            raise AttributeError(f"a Launch does not change once made (setting {name!r}): make a new one with "
+                                 "dataclasses.replace(launch, ...) and its trace with Trace.with_launch(...)")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        raise AttributeError(f"a Launch does not change once made (deleting {name!r})")
 
     @property
     def threads_per_block(self) -> int:
@@ -281,11 +303,14 @@ class Launch:
         return self.source.splitlines()
 
     def to_json(self) -> dict:
-        d = dataclasses.asdict(self)
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["arrays"] = [a.to_json() for a in self.arrays]
         d["sites"] = [s.to_json() for s in self.sites]
         d["grid"] = list(self.grid)
         d["block"] = list(self.block)
+        d["warnings"] = list(self.warnings)
+        for name in ("versions", "timings", "meta"):
+            d[name] = copy.deepcopy(dict(d[name]))  # what was written is the writer's: later reads see the launch's
         return d
 
     @classmethod
@@ -328,6 +353,13 @@ class Trace:
             raise AttributeError(f"a Trace does not change once made (setting {name!r}): what is derived from it "
                                  "belongs in gpuviz.model.prepared.Prepared")
         object.__setattr__(self, name, value)
+
+    def with_launch(self, **changes) -> "Trace":
+        """These events under ``dataclasses.replace(self.launch, **changes)``: a new trace, the event arrays shared
+        (this one does not change). Nothing derived from this trace comes along: for one read from a file or
+        already indexed, :func:`gpuviz.model.prepared.relaunched` also carries its index over."""
+        return Trace(dataclasses.replace(self.launch, **changes),
+                     {name: self._cols[name] for name in self.recorded_fields})
 
     # ---- stored fields -------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -31,6 +31,7 @@ their launch, becomes a :class:`TraceFileError` that names the file and says wha
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import io
 import json
@@ -201,17 +202,19 @@ def _write_npy(zf: zipfile.ZipFile, member: str, arr: np.ndarray) -> None:
 
 
 # ---- reading ---------------------------------------------------------------------------------------
-def load_trace(path, with_index: bool = True) -> Trace:
+def load_trace(path, with_index: bool = True, source_folder=None) -> Trace:
     """The first trace stored in ``path``."""
-    return load_traces(path, with_index=with_index)[0]  # a file of no trace is refused as damaged
+    # a file of no trace is refused as damaged
+    return load_traces(path, with_index=with_index, source_folder=source_folder)[0]
 
 
-def load_traces(path, with_index: bool = True, max_bytes: int | None = None) -> list[Trace]:
+def load_traces(path, with_index: bool = True, max_bytes: int | None = None, source_folder=None) -> list[Trace]:
     """Every trace stored in ``path``, in the order they were saved (see :func:`load_file`)."""
-    return load_file(path, with_index=with_index, max_bytes=max_bytes)[0]
+    return load_file(path, with_index=with_index, max_bytes=max_bytes, source_folder=source_folder)[0]
 
 
-def load_file(path, with_index: bool = True, max_bytes: int | None = None) -> tuple[list[Trace], dict]:
+def load_file(path, with_index: bool = True, max_bytes: int | None = None,
+              source_folder=None) -> tuple[list[Trace], dict]:
     """Every trace stored in ``path``, in the order they were saved, and the file's manifest (checked; its
     ``recording`` entry, when there is one, describes the run the traces come from).
 
@@ -219,7 +222,10 @@ def load_file(path, with_index: bool = True, max_bytes: int | None = None) -> tu
     ``with_index``: use the index the file carries (when it fits the events): each trace is handed to
     :func:`gpuviz.model.prepared.prepare` with it (``prepare(trace).index`` is None when it had none that fits). ``max_bytes``: what the whole file may hold, inflated (default
     :class:`validate.Limits`: 2 GB, or ``GPUVIZ_MAX_TRACE_BYTES``), checked from the zip directory before
-    anything is read; everything else :mod:`gpuviz.model.validate` checks before the traces are handed on."""
+    anything is read; everything else :mod:`gpuviz.model.validate` checks before the traces are handed on.
+    ``source_folder``: where this installation keeps the kernels' files: a launch whose file (by name) is there
+    gets that path, not the one of the machine that wrote the file (a launch does not change once made: this is
+    where its path is chosen)."""
     lim = validate.limits(max_bytes)
     where = str(path)
     with collection_paused(), _open_archive(path, lim) as (zf, raw, size):
@@ -227,7 +233,8 @@ def load_file(path, with_index: bool = True, max_bytes: int | None = None) -> tu
         src = _Source(zf, raw, where, size)
         try:
             try:
-                traces = [_read_trace(src, i, entry, with_index, lim) for i, entry in enumerate(meta["traces"])]
+                traces = [_read_trace(src, i, entry, with_index, lim, source_folder)
+                          for i, entry in enumerate(meta["traces"])]
             except Exception:
                 src.check_crcs()  # bytes that were changed are what to say, not what they broke further on
                 raise
@@ -555,7 +562,8 @@ def _read_meta(zf: zipfile.ZipFile, where: str, lim: validate.Limits = validate.
     return meta
 
 
-def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool, lim: validate.Limits) -> Trace:
+def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool, lim: validate.Limits,
+                source_folder=None) -> Trace:
     zf, where = src.zf, src.where
     label = f"trace {i}"
     validate.check_launch_json(entry.get("launch"), where, label, lim)
@@ -566,6 +574,7 @@ def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool, lim: vali
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise TraceFileError(f"{where}: {label}: invalid launch description ({exc})") from exc
     validate.check_launch(launch, where, label)
+    launch = _relocated(launch, source_folder)
     label = f"trace {i} ({launch.kernel_name[:80]})"
     validate.check_entry(entry, where, label, lim)
     fields, n_events = entry["fields"], entry["n_events"]
@@ -578,6 +587,14 @@ def _read_trace(src: "_Source", i: int, entry: dict, with_index: bool, lim: vali
         idx = _read_index(src, label, i, entry["index"], trace, crcs)
     prepare(trace, index=idx, crcs=crcs, source="file")  # before anything else sees the trace
     return trace
+
+
+def _relocated(launch: Launch, source_folder) -> Launch:
+    """``launch`` with its kernel's file in ``source_folder`` when a file of that name is there."""
+    if source_folder is None or not launch.source_file:
+        return launch
+    here = Path(source_folder) / Path(launch.source_file).name
+    return dataclasses.replace(launch, source_file=str(here)) if here.is_file() else launch
 
 
 def _read_index(src: "_Source", label: str, i: int, spec: dict, trace: Trace, crcs: dict) -> TraceIndex | None:

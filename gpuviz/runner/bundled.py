@@ -97,9 +97,10 @@ def capture_bundled(job: dict, folder: Path, log: EventLog) -> str:
     where = f"{spec.name}[grid {_dims(grid)}, block {_dims(block)}] (size {size}, {n_threads:,} threads)"
     head = f"capturing {spec.name}: grid {tuple(grid)} x block {tuple(block)} = {n_threads:,} threads ({backend})"
     log.write("stage", text=head)
-    trace = _capture(spec, size, grid, block, backend, job, where, head, log)
-    # the panel shows the size of the trace on screen from this (the launch alone does not say it)
-    trace.launch.meta.setdefault("bundled_kernel", {"name": spec.name, "size": size, "size_label": spec.size_label})
+    # the panel shows the size of the trace on screen from its bundled_kernel entry (the launch alone does not
+    # say it)
+    trace = _capture(spec, size, grid, block, backend, job, where, head, log,
+                     {"bundled_kernel": {"name": spec.name, "size": size, "size_label": spec.size_label}})
     # what the window needs to open the trace at once (gpuviz.model.index), computed here, saved with it
     log.write("percent", value=60)
     log.write("stage", text=f"indexing {len(trace):,} events for the window")
@@ -119,9 +120,9 @@ def capture_bundled(job: dict, folder: Path, log: EventLog) -> str:
     return name
 
 
-def _capture(spec, size, grid, block, backend: str, job: dict, where: str, head: str, log: EventLog):
-    """The launch captured on ``backend``; on "gpu" where it cannot run, on the CPU executor instead (a notice
-    says so and why, the trace's meta keeps the reason)."""
+def _capture(spec, size, grid, block, backend: str, job: dict, where: str, head: str, log: EventLog, meta: dict):
+    """The launch captured on ``backend``, with ``meta`` in its launch's; on "gpu" where it cannot run, on the CPU
+    executor instead (a notice says so and why, the trace's meta keeps the reason)."""
     def progress(info: dict) -> None:
         """The CPU executor's progress, about once a second: under the progress bar."""
         text = f"{head}: {info['seconds']:.0f} s, {info['events']:,} events, {info['threads_done']:,} threads done"
@@ -134,7 +135,7 @@ def _capture(spec, size, grid, block, backend: str, job: dict, where: str, head:
     watch = {"watchdog": float(job.get("watchdog", 10.0)), "progress": progress}
     args = spec.make_args(size, np.random.default_rng(0))
     try:
-        return gpuviz.capture(spec.kernel, grid, block, *args, backend=backend,
+        return gpuviz.capture(spec.kernel, grid, block, *args, backend=backend, meta=meta,
                               **(watch if backend == "cpu" else {"watchdog": watch["watchdog"]} if backend == "sim"
                                  else {}))
     except BackendUnavailable as e:
@@ -149,13 +150,13 @@ def _capture(spec, size, grid, block, backend: str, job: dict, where: str, head:
     log.write("stage", text=f"capturing {spec.name} with the CPU executor instead of the GPU")
     args = spec.make_args(size, np.random.default_rng(0))  # fresh inputs: nothing of the GPU attempt leaks in
     try:
-        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu", **watch)
+        trace = gpuviz.capture(spec.kernel, grid, block, *args, backend="cpu", **watch,
+                               meta={**meta, "fallback": {"asked": "gpu", "reason": reason}})
     except Exception as cpu_exc:
         # what failed leads; that it was the stand-in for the GPU, and why, follows (the notice may be gone)
         cpu_exc.add_note(f"(captured with gpuviz's CPU executor because the GPU backend cannot run here: "
                          f"{short_reason(reason)})")
         raise
-    trace.launch.meta["fallback"] = {"asked": "gpu", "reason": reason}
     return trace
 
 

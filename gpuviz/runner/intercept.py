@@ -323,7 +323,8 @@ class LaunchPolicy:
         rec.status, rec.reason, rec.backend = "failed", str(exc), backend
         trace = exc.trace if exc.trace is not None else empty_trace(kernel, rec)
         rec.events = len(trace)
-        trace.launch.warnings.insert(0, f"the launch raised {type(exc.exception).__name__}")
+        trace = trace.with_launch(warnings=(f"the launch raised {type(exc.exception).__name__}",
+                                            *trace.launch.warnings))
         self._emit(rec, trace)
         raise exc.exception from exc
 
@@ -425,7 +426,7 @@ class LaunchPolicy:
         rec.status, rec.reason, rec.backend = "failed", str(exc), self.backend
         trace = partial if partial is not None else empty_trace(kernel, rec)
         rec.events = len(trace)
-        trace.launch.warnings.insert(0, f"the program stopped here: {type(exc).__name__}")
+        trace = trace.with_launch(warnings=(f"the program stopped here: {type(exc).__name__}", *trace.launch.warnings))
         self._emit(rec, trace)
         if self.stop_program:
             raise StopRun(exc)
@@ -433,7 +434,7 @@ class LaunchPolicy:
 
     def _emit(self, rec: LaunchRecord, trace: Trace) -> None:
         rec.seconds = time.perf_counter() - self._t0
-        trace.launch.meta["recording"] = rec.to_json()
+        trace = trace.with_launch(meta={**trace.launch.meta, "recording": rec.to_json()})
         if not self.on_trace:
             return
         try:
@@ -449,9 +450,8 @@ class LaunchPolicy:
             launch = trace.launch
             empty = Trace(Launch(kernel_name=rec.kernel, grid=rec.grid, block=rec.block, source=launch.source,
                                  source_file=launch.source_file, first_line=launch.first_line, backend=rec.backend,
-                                 device="not traced"),
+                                 device="not traced", meta={"recording": rec.to_json()}),
                           {name: np.empty(0, EVENT_FIELDS[name][0]) for name in REQUIRED_FIELDS})
-            empty.launch.meta["recording"] = rec.to_json()
             self.on_trace(rec, empty)
 
 

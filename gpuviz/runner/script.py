@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.prepared import relaunched
 from ..model.recording import RecordedLaunch, Recording
 from ..model.trace import Trace
 from ..model import tracefile  # its load_traces looked up at each read: the tests replace it
@@ -239,8 +240,10 @@ class _Output:
             return self.held
         self.seen = len(recording.launches)
         t0 = time.monotonic()
-        for tr in recording.traces:
-            tr.launch.meta.setdefault("run", {})["status"] = recording.status
+        # each trace says how the run stood when it was saved (a new trace each: a launch does not change once made)
+        recording.traces = [relaunched(tr, meta={**tr.launch.meta, "run": {**tr.launch.meta.get("run", {}),
+                                                                             "status": recording.status}})
+                            for tr in recording.traces]
         rec = recording
         self.error = None
         while True:
@@ -576,8 +579,7 @@ def collect_run(folder, returncode, *, ended: str = "exited", timeout: float = D
         rec.reason = result.error["message"] if result.error else "the launch did not finish"
         result.launches.append(rec)
     run_info = {"script": script, "argv": result.argv, "status": result.status}
-    for tr in result.traces:
-        tr.launch.meta["run"] = run_info
+    result.traces = [relaunched(tr, meta={**tr.launch.meta, "run": run_info}) for tr in result.traces]
     return result
 
 

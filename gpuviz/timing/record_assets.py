@@ -86,11 +86,10 @@ def _record_traces(opts, only: set, out: Path, entry) -> list[dict]:
         for size in (spec.default_size, spec.small_size):
             args = spec.make_args(size, np.random.default_rng(0))
             grid, block = spec.launch(size, spec.default_block)
-            trace = capture(spec.kernel, grid, block, *args, backend="gpu")
+            trace = capture(spec.kernel, grid, block, *args, backend="gpu",
+                            meta={"recorded_on": opts.date, "size": size})
             if len(trace) <= opts.max_events:
                 break
-        trace.launch.meta["recorded_on"] = opts.date
-        trace.launch.meta["size"] = size
         file = f"{name}.gpuviz"
         save_traces(out / file, [trace])
         m = trace.launch.meta
@@ -111,8 +110,7 @@ def _record_waves(opts, out: Path, entry):
     size = 1024
     args = spec.make_args(size, np.random.default_rng(0))
     grid, block = spec.launch(size, spec.default_block)
-    waves = capture(spec.kernel, grid, block, *args, backend="gpu", mode="warp")
-    waves.launch.meta["recorded_on"] = opts.date
+    waves = capture(spec.kernel, grid, block, *args, backend="gpu", mode="warp", meta={"recorded_on": opts.date})
     save_traces(out / "mandelbrot_waves.gpuviz", [waves])
     print(f"mandelbrot_waves events {len(waves):,} file {os.path.getsize(out / 'mandelbrot_waves.gpuviz') / 1e3:.1f} kB", flush=True)
     return waves, entry("mandelbrot_waves.gpuviz", "trace", f"mandelbrot {size}x{size}, per-warp mode (blocks on SMs)",

@@ -196,7 +196,7 @@ class CaptureRunner(QObject):
         if job.result is not None:
             if self._notices:
                 request = dict(request, notice="\n".join(self._notices))
-            self.succeeded.emit(job.result[0], request)
+            self.succeeded.emit(job.result.trace, request)
         else:
             self.failed.emit(f"the captured trace could not be read back: {job.error or 'cancelled'}", request)
 

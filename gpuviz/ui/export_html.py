@@ -17,19 +17,18 @@ from ..export.framerange import window_frames  # a range as the window numbers f
 class HtmlExportJob(QThread):
     """Writes one page off the GUI thread; ``error`` holds what went wrong ("" when it worked)."""
 
-    def __init__(self, trace, frames, narrator, path: str, frame_range, theme: str, parent=None,
+    def __init__(self, prepared, narrator, path: str, frame_range, theme: str, parent=None,
                  max_bytes: int | None = None):
         super().__init__(parent)
         self.max_bytes = max_bytes
-        self.trace, self.frames, self.narrator = trace, frames, narrator
+        self.prepared, self.narrator = prepared, narrator
         self.path, self.frame_range, self.theme = path, frame_range, theme
         self.error, self.too_big, self.out = "", False, None
 
     def run(self) -> None:
         try:
-            self.out = export_html(self.trace, self.path, frames=self.frame_range, theme=self.theme,
-                                   max_bytes=self.max_bytes or DEFAULT_MAX_BYTES, frames_model=self.frames,
-                                   narrator=self.narrator)
+            self.out = export_html(self.prepared, self.path, frames=self.frame_range, theme=self.theme,
+                                   max_bytes=self.max_bytes or DEFAULT_MAX_BYTES, narrator=self.narrator)
         except PageTooBig as e:
             self.error, self.too_big = str(e), True
         except Exception as e:  # noqa: BLE001 - reported in the window, never a crashed thread
@@ -51,7 +50,7 @@ def export_html_dialog(window, path: str | None = None, frame_range=None):
     if getattr(window, "_narrator_frames", None) is not s.frames:
         narrator = None  # the page narrates the launch itself
     theme = "dark" if s.theme.dark else "light"
-    job = HtmlExportJob(s.trace, s.frames, narrator, path, window_frames(frame_range), theme, window)
+    job = HtmlExportJob(s.prepared, narrator, path, window_frames(frame_range), theme, window)
     job.finished.connect(lambda: _done(window, job))
     window.statusBar().showMessage(f"writing {path} …")
     window._html_jobs = [*getattr(window, "_html_jobs", []), job]

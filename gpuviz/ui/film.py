@@ -23,9 +23,8 @@ from ..export.framerange import parse_frames
 from ..export.gif import GifWriter
 from ..export.html import export_html
 from ..export.perfetto import write_perfetto
-from ..model.frames import Frames
 from ..model.narration import Narrator
-from ..model.prepared import prepare
+from ..model.prepared import Prepared, prepare
 from ..qt_platform import ensure_platform
 from ..style.theme import get_theme
 
@@ -47,13 +46,14 @@ LAYOUT_SIZE = (1600, 900)
 
 
 class Stage:
-    """An offscreen window (or one view) showing a trace, to be photographed frame by frame.
+    """An offscreen window (or one view) showing a trace (a :class:`Trace`, or its :class:`Prepared` from whoever
+    opened it), to be photographed frame by frame.
 
     ``view``: a view id (``grid``, ``memory`` ...) or None/"window" for the whole window.
     """
 
     def __init__(self, trace, view: str | None = None, size=(1280, 720), theme: str = "light", scale: float = 1.0,
-                 caption: bool = False, narrator: Narrator | None = None, frames: Frames | None = None):
+                 caption: bool = False, narrator: Narrator | None = None):
         self.app = _application()
         # Qt (and the window code over it) loads when a stage is made: export() of a Qt-free format does not load it
         from PySide6.QtCore import Qt
@@ -69,9 +69,9 @@ class Stage:
         if view not in (None, "window") and view not in views:
             raise ValueError(f"no view named {view!r}; views: window, {', '.join(views)}")
         self.session = Session(theme=get_theme(theme, scale))
-        self.frames = frames or prepare(trace).frames
-        self.session.set_trace(trace, "", frames=self.frames)
-        self.narrator = narrator or Narrator(self.frames)
+        self.session.set_trace(trace, "")  # a trace is prepared there, as in the window; a Prepared is taken as it is
+        self.frames = self.session.frames
+        self.narrator = narrator or Narrator(self.session.prepared)
         self.caption = caption
         self.is_window = view in (None, "window")
         # the narration band along the bottom has a height of its own: it is added below the picture, not drawn
@@ -306,14 +306,15 @@ def export(trace, out, fmt: str, frames=None, frame: int = 0, view: str | None =
     fmt = fmt.lower()
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; formats: {', '.join(FORMATS)}")
+    prepared = trace if isinstance(trace, Prepared) else prepare(trace)  # the exports' entry: prepared once, here
     if fmt == "html":
-        return export_html(trace, out, frames=frames, theme=theme)
+        return export_html(prepared, out, frames=frames, theme=theme)
     if fmt == "perfetto":
-        fr = prepare(trace).frames
-        rng = parse_frames(frames, fr.n_frames) if fr.n_frames else (0, 0)
-        return write_perfetto(out, trace, frames=fr, frame_range=rng, timing_sets=timing_sets)
+        n = prepared.frames.n_frames
+        rng = parse_frames(frames, n) if n else (0, 0)
+        return write_perfetto(out, prepared, frame_range=rng, timing_sets=timing_sets)
     stage = dict(view=view, size=size, theme=theme, scale=scale)
     if fmt in ("png", "svg"):
-        return export_image(trace, out, fmt, frame=frame, caption=bool(caption), **stage)
-    return export_film(trace, out, fmt, frames=frames, fps=fps, progress=progress,
+        return export_image(prepared, out, fmt, frame=frame, caption=bool(caption), **stage)
+    return export_film(prepared, out, fmt, frames=frames, fps=fps, progress=progress,
                        caption=True if caption is None else caption, name=name, **stage)

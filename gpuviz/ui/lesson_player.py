@@ -184,7 +184,7 @@ class LessonController:
     def _load_scene(self) -> None:
         loaded = self.player.current
         s = self.session
-        s.set_trace(loaded.trace, f"lesson {self.lesson.name}: {loaded.scene.title}", frames=loaded.frames)
+        s.set_trace(loaded.prepared, f"lesson {self.lesson.name}: {loaded.scene.title}")
         self.arrange(loaded.scene.views, loaded.scene.layout)
         subject = timings_subject(loaded.scene)
         view = self.window.views.get("timings")

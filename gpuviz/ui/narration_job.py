@@ -27,8 +27,8 @@ def kernel_notes(trace) -> tuple:
         return ()
 
 
-def build_narrator(frames, notes, narrator=None):
-    narrator = narrator or Narrator(frames, notes=notes)
+def build_narrator(prepared, notes, narrator=None):
+    narrator = narrator or Narrator(prepared, notes=notes)
     narrator.caption(0)  # analyses the whole trace once; later captions are lookups
     return narrator
 
@@ -36,11 +36,12 @@ def build_narrator(frames, notes, narrator=None):
 class NarratorJob(QThread):
     """Builds a Narrator off the GUI thread (numpy only: it touches no Qt object)."""
 
-    def __init__(self, frames, notes, parent=None):
+    def __init__(self, prepared, notes, parent=None):
         super().__init__(parent)
-        self.frames, self.notes, self.narrator = frames, notes, None
+        self.prepared, self.notes, self.narrator = prepared, notes, None
+        self.frames = prepared.frames  # which frames it narrates: the window drops a job of frames gone
         self.warnings = None  # the trace's warnings, races included (too large to analyse on the GUI thread)
-        self._building = Narrator(frames, notes=notes)
+        self._building = Narrator(prepared, notes=notes)
 
     _cancelled = False
 
@@ -53,7 +54,7 @@ class NarratorJob(QThread):
 
     def run(self) -> None:
         try:
-            self.narrator = build_narrator(self.frames, self.notes, self._building)
+            self.narrator = build_narrator(self.prepared, self.notes, self._building)
         except NarrationCancelled:
             pass
         except Exception:  # noqa: BLE001 - no caption is better than a crashed thread; the view says so
@@ -63,6 +64,6 @@ class NarratorJob(QThread):
         if self._cancelled:
             return
         try:
-            self.warnings = trace_warnings(self.frames.trace)
+            self.warnings = trace_warnings(self.prepared.trace)
         except Exception:  # noqa: BLE001
             log.exception("the trace's warnings could not be worked out")

@@ -83,17 +83,17 @@ class OpenJob(QThread):
     progress = Signal(int, str)
 
     def __init__(self, path, parent=None, prepare=(), on_screen=None):
-        """``prepare``: callables ``(trace, frames)`` run on the thread once the frames are there (the
-        ``prepare`` hooks of the views on screen), so the window only lays out what they built.
+        """``prepare``: callables ``(prepared)`` run on the thread once the frames are there (the ``prepare`` hooks
+        of the views on screen), so the window only lays out what they built.
 
-        ``on_screen``: ``(identity, trace, frames)`` of the file the trace on screen was read from; when ``path``
-        is still that file (:func:`file_identity`), it is not read again: the result is that trace and frames
+        ``on_screen``: ``(identity, prepared)`` of the file the trace on screen was read from; when ``path`` is
+        still that file (:func:`file_identity`), it is not read again: the result is that prepared trace
         (``index_source`` "on screen"), so opening it again costs nothing and maps no second copy."""
         super().__init__(parent)
         self.path = str(path)
         self._prepare = list(prepare)
         self._on_screen = on_screen
-        self.result = None  # (trace, frames)
+        self.result = None  # the trace's Prepared (made here: the opener of the file is where it is prepared)
         self.error: str | None = None
         self.cancelled = False
         self.index_source = ""  # "file" | "cache" | "built" | "on screen"
@@ -123,7 +123,7 @@ class OpenJob(QThread):
             if self._on_screen is not None and self.identity is not None and self._on_screen[0] == self.identity:
                 self.index_source = "on screen"
                 self._percent(1.0, "done: the file on screen, unchanged")
-                self.result = tuple(self._on_screen[1:])
+                self.result = self._on_screen[1]
                 return
             trace = load_trace(self.path)
             if self._cancel:
@@ -136,19 +136,19 @@ class OpenJob(QThread):
             self._percent(_READ_SHARE, "looking for the index")
             prepared = prepare_trace(trace)
             self.index_source = indexcache.ensure_index(prepared, progress=built, cancelled=lambda: self._cancel)
-            frames = prepared.frames
+            _ = prepared.frames  # sorted or adopted here, on this thread, not on the GUI's
             for hook in self._prepare:
                 if self._cancel:
                     raise index_mod.Cancelled("prepare")
                 self._percent(0.99, "preparing the views")
                 try:
-                    hook(trace, frames)
+                    hook(prepared)
                 except Exception:  # noqa: BLE001 - the view reports its own error when it draws
                     log.debug("a view's prepare hook failed", exc_info=True)
             if self._cancel:
                 raise index_mod.Cancelled("frames")
             self._percent(1.0, "done")
-            self.result = (trace, frames)
+            self.result = prepared
         except index_mod.Cancelled:
             self.cancelled = True
         except Exception as e:  # noqa: BLE001 - every failure becomes a message for the window

@@ -429,7 +429,7 @@ class Presenter(QObject):
         if s.frames is None:
             return None
         if self._narrator is None or self._narrator.frames is not s.frames:
-            self._narrator = Narrator(s.frames)
+            self._narrator = Narrator(s.prepared)
         return self._narrator
 
     def _front_memory(self, f: int) -> None:

@@ -1,8 +1,9 @@
 """The Session: one trace on screen, its frames, playback, linked selection and theme, as Qt signals.
 
 The models it holds are Qt-free (:class:`~gpuviz.model.playback.Playback`,
-:class:`~gpuviz.model.selection.Selection`, :class:`~gpuviz.model.frames.Frames`); the session
-bridges their observer callbacks to Qt signals so views just connect slots:
+:class:`~gpuviz.model.selection.Selection`, the trace's :class:`~gpuviz.model.prepared.Prepared`: its frames,
+phases, reports, index); the session bridges their observer callbacks to Qt signals so views just connect slots.
+It is where the window's trace is prepared (``prepare``): views read ``session.prepared``, never prepare one.
 
     trace_changed()          a new trace (and new frames) is loaded: rebuild layouts
     frame_changed(int)       the current frame changed: update colours only
@@ -23,7 +24,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from ..lessons.player import mask_answers
 from ..model.frames import Frames
 from ..model.playback import Playback, demo_fps
-from ..model.prepared import prepare
+from ..model.prepared import Prepared, prepare
 from ..model.selection import Selection
 from ..model.trace import Trace
 from ..style.theme import LIGHT, Theme, get_theme
@@ -45,8 +46,7 @@ class Session(QObject):
 
     def __init__(self, trace: Trace | None = None, theme: Theme = LIGHT, parent: QObject | None = None):
         super().__init__(parent)
-        self.trace: Trace | None = None
-        self.frames: Frames | None = None
+        self.prepared: Prepared | None = None
         self.playback = Playback()
         self.selection = Selection()
         self.theme = theme
@@ -72,11 +72,20 @@ class Session(QObject):
             self.set_trace(trace)
 
     # ---- the trace -----------------------------------------------------------------------------
-    def set_trace(self, trace: Trace, source_label: str = "", frames: Frames | None = None) -> None:
-        """Show a new trace: new frames, frame 0, selection cleared, every view rebuilt."""
-        frames = frames if frames is not None else prepare(trace).frames
-        self.trace = trace
-        self.frames = frames
+    @property
+    def trace(self) -> Trace | None:
+        return self.prepared.trace if self.prepared is not None else None
+
+    @property
+    def frames(self) -> Frames | None:
+        return self.prepared.frames if self.prepared is not None else None
+
+    def set_trace(self, trace: Trace | Prepared, source_label: str = "") -> None:
+        """Show a new trace: new frames, frame 0, selection cleared, every view rebuilt. ``trace``: a trace (prepared
+        here) or the :class:`Prepared` its opener made (a file's open job, the lesson player)."""
+        prepared = trace if isinstance(trace, Prepared) else prepare(trace)
+        trace, frames = prepared.trace, prepared.frames
+        self.prepared = prepared
         self.source_label = source_label
         self.predicting = ""
         self.selection.warp_size = trace.launch.warp_size

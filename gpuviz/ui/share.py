@@ -45,16 +45,16 @@ def qr_pixmap(text: str, px: int = QR_PX) -> QPixmap:
     return pm
 
 
-def _trace_builder(trace, frames, narrator, frame: int, theme: str):
+def _trace_builder(prepared, narrator, frame: int, theme: str):
     def build(ws_origin: str):
         from ..share.page import served_page  # gpuviz.share loads websockets: when a share starts, not with the window
 
-        n = frames.n_frames
+        n = prepared.frames.n_frames
         rng = None
         if n > MAX_FRAMES_WITHOUT_RANGE:
             first = max(0, min(n - SERVED_FRAMES, frame - SERVED_FRAMES // 2))
             rng = (first, min(n, first + SERVED_FRAMES))
-        data = trace_page_data(trace, rng, frames=frames, narrator=narrator)
+        data = trace_page_data(prepared, rng, narrator=narrator)
         return served_page(data, theme, ws_origin), {}
     return build
 
@@ -154,7 +154,7 @@ class ShareController(QObject):
         narrator = getattr(w, "_narrator", None)
         if getattr(w, "_narrator_frames", None) is not s.frames:
             narrator = None  # the page narrates the launch itself (as File ▸ Export an HTML page does)
-        return ("trace", id(s.trace)), _trace_builder(s.trace, s.frames, narrator, s.frame, self._theme())
+        return ("trace", id(s.trace)), _trace_builder(s.prepared, narrator, s.frame, self._theme())
 
     def _set_offsets(self, offsets: list[int]) -> None:
         self._offsets = offsets  # from the server's worker thread: one assignment, and a queued signal

@@ -179,9 +179,9 @@ class MainWindow(TopBarMixin, TransportMixin, DocksMixin, FilesMixin, ActionsMix
             for old in self._narrator_jobs:
                 old.cancel()  # narrating a trace no longer on screen: stop, free its memory
             if len(s.trace) <= _NARRATE_INLINE_EVENTS:
-                self._narrator = build_narrator(s.frames, kernel_notes(s.trace))
+                self._narrator = build_narrator(s.prepared, kernel_notes(s.trace))
             else:
-                job = NarratorJob(s.frames, kernel_notes(s.trace), self)
+                job = NarratorJob(s.prepared, kernel_notes(s.trace), self)
                 job.finished.connect(lambda job=job: self._narrator_ready(job))
                 self._narrator_jobs.append(job)
                 job.start()

@@ -103,7 +103,7 @@ class FilesMixin:
         self.cancel_open(quiet=True)
         s = self.session
         opened = self._opened_file
-        on_screen = (opened[0], s.trace, s.frames) if opened is not None and opened[1]() is s.trace else None
+        on_screen = (opened[0], s.prepared) if opened is not None and opened[1]() is s.trace else None
         job = OpenJob(path, self, prepare=[type(v).prepare for v in self.views.values() if v.on_screen()],
                       on_screen=on_screen)
         job.progress.connect(lambda pct, words, job=job: self._open_progress(job, pct, words))
@@ -158,12 +158,13 @@ class FilesMixin:
         if job.error is not None:
             self.launch_panel.show_error(f"Could not open {job.path}: {job.error}")
         elif job.result is not None:
-            trace, frames = job.result
+            prepared = job.result
+            trace = prepared.trace
             self._live_trace = None
             if job.index_source == "on screen" and trace is self.session.trace:
                 self.session.show_again(job.path)  # the same file, unchanged: nothing to rebuild
             else:
-                self.session.set_trace(trace, job.path, frames=frames)
+                self.session.set_trace(prepared, job.path)
             # a weak reference: the trace's arrays must not outlive its time on screen because of this
             self._opened_file = (job.identity, weakref.ref(trace)) if job.identity is not None else None
             if job.index_source == "built":

@@ -33,8 +33,8 @@ from ...lessons.format import Lesson
 from ...lessons.player import LessonPlayer, mask_answers
 from ...model.frames import BlockState, Frames, LaneState, format_block
 from ...model.narration import Narrator
-from ...model.prepared import prepare
-from ...model.trace import EventKind
+from ...model.prepared import Prepared, prepare
+from ...model.trace import EventKind, Trace
 from ...style.render import array_layout, bank_layout
 from ...style.theme import DARK, LIGHT, OKABE_ITO
 from ..framerange import parse_frames
@@ -108,9 +108,11 @@ def _launch_data(trace) -> dict:
     }
 
 
-def scene_data(trace, frames: Frames, narrator: Narrator, first: int, last: int, *, title: str = "",
+def scene_data(prepared: Prepared, narrator: Narrator, first: int, last: int, *, title: str = "",
                notes: str = "", scene_range: bool = False) -> dict:
-    """Everything the page needs for frames ``first`` .. ``last`` (inclusive) of one launch."""
+    """Everything the page needs for frames ``first`` .. ``last`` (inclusive) of one launch (``prepared``: its
+    trace's :class:`~gpuviz.model.prepared.Prepared`)."""
+    trace, frames = prepared.trace, prepared.frames
     n_total = frames.n_frames
     if n_total == 0:
         raise ValueError(f"{trace.launch.kernel_name}: the launch recorded no events, there is nothing to show")
@@ -169,11 +171,10 @@ def _left_out(frames: Frames, first: int, last: int) -> str:
 
 
 # ---- whole pages ------------------------------------------------------------------------------------
-def trace_page_data(trace, frames_range=None, frames: Frames | None = None, narrator: Narrator | None = None,
-                    title: str = "") -> dict:
-    """The page data of one trace; ``frames_range``: frame indices ``"A:B"`` (from 0, B exclusive, as a Python
-    slice) or ``(A, B)``, default all. (The command line takes frames as the window numbers them.)"""
-    frames = frames if frames is not None else prepare(trace).frames
+def trace_page_data(prepared: Prepared, frames_range=None, narrator: Narrator | None = None, title: str = "") -> dict:
+    """The page data of one prepared trace; ``frames_range``: frame indices ``"A:B"`` (from 0, B exclusive, as a
+    Python slice) or ``(A, B)``, default all. (The command line takes frames as the window numbers them.)"""
+    trace, frames = prepared.trace, prepared.frames
     if frames.n_frames == 0:
         raise ValueError(f"{trace.launch.kernel_name}: the launch recorded no events, there is nothing to show")
     if frames_range in (None, "") and frames.n_frames > MAX_FRAMES_WITHOUT_RANGE:
@@ -182,9 +183,9 @@ def trace_page_data(trace, frames_range=None, frames: Frames | None = None, narr
             f"page. Choose a frame range with --frames A:B (frames A to B, numbered from 1 as in the window), e.g. "
             f"--frames 1:{MAX_FRAMES_WITHOUT_RANGE // 4}")
     start, stop = parse_frames(frames_range, frames.n_frames)
-    narrator = narrator if narrator is not None else Narrator(frames, notes=kernel_notes(trace))
+    narrator = narrator if narrator is not None else Narrator(prepared, notes=kernel_notes(trace))
     L = trace.launch
-    scene = scene_data(trace, frames, narrator, start, stop - 1, title=title or L.kernel_name)
+    scene = scene_data(prepared, narrator, start, stop - 1, title=title or L.kernel_name)
     return {"kind": "trace", "title": title or f"{L.kernel_name} · grid {tuple(L.grid)} × block {tuple(L.block)}",
             "summary": "", "scenes": [scene], "beats": []}
 
@@ -197,7 +198,7 @@ def lesson_page_data(lesson, player=None) -> dict:
     for i, sc in enumerate(lesson.scenes):
         ls = player.load(i)
         notes = next((s.notes for s in slides if s.scene_index == i), "")
-        scenes.append(scene_data(ls.trace, ls.frames, ls.narrator, ls.first, ls.last, title=sc.title,
+        scenes.append(scene_data(ls.prepared, ls.narrator, ls.first, ls.last, title=sc.title,
                                  notes=notes, scene_range=True))
     # a beat's caption as the window shows it: the narration and, once revealed, the kernel's own note
     beats = [{"scene": s.scene_index, "frame": s.frame,
@@ -242,19 +243,18 @@ def page_html(data: dict, theme: str = "light") -> str:
     return out
 
 
-def _frames_that_fit(trace, first: int, n: int, size: int, max_bytes: int, theme: str, frames_model) -> int:
+def _frames_that_fit(prepared: Prepared, first: int, n: int, size: int, max_bytes: int, theme: str) -> int:
     """How many frames from ``first`` make a page under ``max_bytes``: an estimate from the page's
     fixed part and its bytes per frame, checked by building that page (and shrunk until it fits)."""
-    frames = frames_model if frames_model is not None else prepare(trace).frames
-    narrator = Narrator(frames, notes=kernel_notes(trace))
-    fixed = len(page_html(trace_page_data(trace, (first, first + 1), frames=frames, narrator=narrator),
+    narrator = Narrator(prepared, notes=kernel_notes(prepared.trace))
+    fixed = len(page_html(trace_page_data(prepared, (first, first + 1), narrator=narrator),
                           theme=theme).encode("utf-8"))
     if fixed > max_bytes:
         return 0
     fit = n
     for _ in range(6):
         fit = max(1, min(fit - 1, int((max_bytes - fixed) / max(1.0, (size - fixed) / fit) * 0.95)))
-        page = page_html(trace_page_data(trace, (first, first + fit), frames=frames, narrator=narrator), theme=theme)
+        page = page_html(trace_page_data(prepared, (first, first + fit), narrator=narrator), theme=theme)
         size = len(page.encode("utf-8"))
         if size <= max_bytes:
             return fit
@@ -262,17 +262,20 @@ def _frames_that_fit(trace, first: int, n: int, size: int, max_bytes: int, theme
 
 
 def export_html(source, out, frames=None, theme: str = "light", max_bytes: int = DEFAULT_MAX_BYTES,
-                frames_model: Frames | None = None, narrator: Narrator | None = None) -> Path:
-    """Write the page of ``source`` (a :class:`Trace` or a :class:`Lesson`) to ``out``; returns the path.
+                narrator: Narrator | None = None) -> Path:
+    """Write the page of ``source`` (a :class:`Trace`, its :class:`Prepared`, or a :class:`Lesson`) to ``out``;
+    returns the path. A trace is prepared here (an entry point: what is below takes the prepared trace).
 
     A page over ``max_bytes`` is refused with :class:`PageTooBig`, which says which frame range fits."""
+    if isinstance(source, Trace):
+        source = prepare(source)
     if isinstance(source, Lesson):
         if frames not in (None, ""):
             raise ValueError("a lesson's page holds its scenes' own frame ranges: --frames is for a trace")
         data = lesson_page_data(source)
         what = f"lesson {source.name}"
     else:
-        data = trace_page_data(source, frames, frames=frames_model, narrator=narrator)
+        data = trace_page_data(source, frames, narrator=narrator)
         what = source.launch.kernel_name
     text = page_html(data, theme=theme)
     size = len(text.encode("utf-8"))
@@ -281,7 +284,7 @@ def export_html(source, out, frames=None, theme: str = "light", max_bytes: int =
         hint = ""
         if data["kind"] == "trace":
             first = data["scenes"][0]["first"]
-            fit = _frames_that_fit(source, first, n, size, max_bytes, theme, frames_model)
+            fit = _frames_that_fit(source, first, n, size, max_bytes, theme)
             hint = (f" Choose fewer frames with --frames A:B (frames A to B, numbered from 1 as in the window): "
                     f"{fit:,} frames fit, e.g. --frames {first + 1}:{first + fit}") if fit else (
                 " Even one frame does not fit: raise the limit (--max-mb).")

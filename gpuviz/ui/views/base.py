@@ -162,6 +162,11 @@ class TraceView(QWidget):
         return self.session.frames
 
     @property
+    def prepared(self):
+        """The trace on screen prepared (:class:`gpuviz.model.prepared.Prepared`): its frames, phases, reports."""
+        return self.session.prepared
+
+    @property
     def frame(self) -> int:
         return self.session.playback.frame
 
@@ -171,8 +176,8 @@ class TraceView(QWidget):
 
     # ---- hooks: override these -------------------------------------------------------------------
     @classmethod
-    def prepare(cls, trace, frames) -> None:
-        """Per-trace numpy work this view's ``on_trace_changed`` needs, done ahead on the thread that opens a
+    def prepare(cls, prepared) -> None:
+        """Per-trace numpy work (from ``prepared``, the trace's :class:`~gpuviz.model.prepared.Prepared`) this view's ``on_trace_changed`` needs, done ahead on the thread that opens a
         trace file (gpuviz/ui/open_job.py) for the views on screen: no Qt here. Keep what it builds with
         ``render.per_frames`` so ``on_trace_changed`` finds it."""
 

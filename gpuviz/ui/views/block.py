@@ -108,8 +108,8 @@ class BlockView(TraceView):
         return render.per_frames(frames, "loop iterations per thread", lambda: loop_iterations_per_thread(trace))
 
     @classmethod
-    def prepare(cls, trace, frames) -> None:
-        cls.loop_table(trace, frames)
+    def prepare(cls, prepared) -> None:
+        cls.loop_table(prepared.trace, prepared.frames)
 
     def _warp_label(self, w: int):
         # hung from the warp's top edge: centred on its first row, warp 0's label stood half above the plot where

@@ -16,7 +16,6 @@ import numpy as np
 from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
 from ...model.frames import BlockState, LaneState, format_block, format_thread
-from ...model.prepared import prepare
 from ...model.trace import EventKind
 from .base import TraceView, register_view
 from .labels import WrappedLabel
@@ -274,7 +273,7 @@ class DetailsView(TraceView):
         key = (sel.block, sel.thread)
         if key != self._thread_key:
             self._thread_key = key
-            self._thread_events = prepare(self.trace).events_of_thread(sel.block, sel.thread)
+            self._thread_events = self.prepared.events_of_thread(sel.block, sel.thread)
         return self._thread_events
 
     def _render(self) -> None:

@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...model.prepared import relaunched
 from ...model.recording import load_recording as read_recording
 from ...model.trace import EVENT_FIELDS, REQUIRED_FIELDS, Launch, Trace
 from ...model.tracefile import TraceFileError, read_manifest
@@ -327,7 +328,8 @@ class LaunchList(QWidget):
             if trace is None:
                 trace = _untraced_launch_trace(la)
             else:  # the launch list's record of it: what the recording says, its save problem included
-                trace.launch.meta["recording"] = {**recording_info(trace), **la.to_json()}
+                trace = relaunched(trace, meta={**trace.launch.meta,
+                                                "recording": {**recording_info(trace), **la.to_json()}})
             self.traces.append(trace)
             self._add_row(trace)
         self.title.setText(label or recording.summary_line())

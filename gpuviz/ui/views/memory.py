@@ -21,7 +21,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from ...model.prepared import prepare
 from ...model.trace import EventKind
 from ...style import render
 from ..plaintext import esc
@@ -158,9 +157,9 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
             trace, render.frame_of_events(frames, len(trace)), ids, memory_events=frames.memory_events))
 
     @classmethod
-    def prepare(cls, trace, frames) -> None:
-        if any(a.space == "global" for a in trace.launch.arrays):
-            cls.running_counts(trace, frames)
+    def prepare(cls, prepared) -> None:
+        if any(a.space == "global" for a in prepared.launch.arrays):
+            cls.running_counts(prepared.trace, prepared.frames)
 
     #: what the colour bar beside the arrays counts
     BAR_LABEL = "accesses so far"
@@ -288,7 +287,7 @@ class GlobalMemoryView(ArrayPanelsMixin, TraceView):
         cell = selected_cell(selection)
         thread_events = None
         if tr is not None and thread is not None:
-            ev = prepare(tr).events_of_thread(*thread)
+            ev = self.prepared.events_of_thread(*thread)
             thread_events = ev[np.isin(tr.kind[ev], _MEMORY_KINDS)]
         for p in self._panels:
             segs = np.zeros((0, 2))

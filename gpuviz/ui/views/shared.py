@@ -23,7 +23,6 @@ from shiboken6 import isValid
 
 from ...model import analysis
 from ...model.narration import atomic_queue_phrase
-from ...model.prepared import prepare
 from ...model.trace import EventKind, Trace
 from ...style import render
 from ..plaintext import esc
@@ -291,9 +290,10 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
 
     # -- per trace ---------------------------------------------------------------------------------
     @classmethod
-    def prepare(cls, trace, frames) -> None:
+    def prepare(cls, prepared) -> None:
+        trace = prepared.trace
         if any(a.space == "shared" for a in trace.launch.arrays):
-            render.per_frames(frames, "conflict index", lambda: ConflictIndex(trace))
+            render.per_frames(prepared.frames, "conflict index", lambda: ConflictIndex(trace))
 
     #: what the colour bar beside the arrays counts (shared memory is the block's: so are its counts)
     BAR_LABEL = "accesses in this block"
@@ -495,7 +495,7 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
         for p in self._panels:
             segs = np.zeros((0, 2))
             if tr is not None and thread is not None and thread[0] == self._block:
-                ev = prepare(tr).events_of_thread(*thread)
+                ev = self.prepared.events_of_thread(*thread)
                 ev = ev[(tr.array[ev] == p.array_id) & np.isin(tr.kind[ev], _SHARED_KINDS)]
                 segs = render.cell_outline_segments(p.lay.cells_of_elements(tr.index[ev]), p.layout)
             set_segments(p.thread_outline, segs)
