@@ -147,7 +147,8 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
             if i < out.size:
                 out[i] = x[i] * 2.0 + consts.OFFSET
     """))
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    # no .pyc: consts.py rewritten within the same second at the same size would be read from a stale one
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1")
     env.pop("NUMBA_ENABLE_CUDASIM", None)
 
     def run(**extra):
@@ -163,8 +164,8 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
     assert second["n"] == first["n"] > 0 and second["digest"] == first["digest"]
     assert second["out"] == first["out"] == list(np.arange(256, dtype=np.float32) * 2 + 1)
     # a constant of another module the kernel reads changed: compiled again, and the result follows it
-    (folder / "consts.py").write_text("OFFSET = 5.0\n")
+    (folder / "consts.py").write_text("OFFSET = 5.25\n")
     third = run()
     assert third["variants"] == both, third
-    assert third["out"] == list(np.arange(256, dtype=np.float32) * 2 + 5)
+    assert third["out"] == list(np.arange(256, dtype=np.float32) * 2 + 5.25)
     assert run(GPUVIZ_GPU_CACHE="0")["variants"] == both
