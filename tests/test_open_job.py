@@ -466,8 +466,9 @@ def test_the_block_view_moves_the_warp_labels_it_has_for_the_next_trace(window, 
     assert view.errors == []
     n = min(len(before), len(view._labels))
     assert all(a is b for a, b in zip(before[:n], view._labels[:n]))  # the same items, not built again
-    fresh = BlockView(Session(window.session.trace, theme=window.session.theme))
-    qtbot.addWidget(fresh)
+    # the fresh view and its session are the window's children: they go with it, in Qt's order, not whenever
+    # Python's collector reaches their wrappers (a worker segfaulted in this test's teardown, 2 runs in 5)
+    fresh = BlockView(Session(window.session.trace, theme=window.session.theme, parent=window), parent=window)
     fresh.start()
     shown = [(t.toPlainText(), t.pos(), t.color.name(), t.textItem.font().pixelSize()) for t in view._labels]
     assert shown == [(t.toPlainText(), t.pos(), t.color.name(), t.textItem.font().pixelSize()) for t in fresh._labels]
