@@ -36,6 +36,7 @@ import linecache
 import os
 import time
 import types
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -537,8 +538,24 @@ def kernel_debug(kernel) -> bool:
 #: numba compiles a dispatcher once and freezes what the compile read: closure values, globals (host arrays
 #: too), device functions, shared-array shapes. Keyed by the object itself (a kernel factory's closures are
 #: distinct objects over one code object), and by its file's mtime so that an edited, reloaded file recompiles.
+#: An entry holds its kernel weakly and goes when the kernel does: a kernel nobody holds frees its plan, and with
+#: it what the back ends keep per plan (their caches hold the plan weakly).
 _cache: "OrderedDict[tuple, tuple]" = OrderedDict()
 _CACHE_SIZE = 256
+
+
+def _held_weakly(kernel, key: tuple):
+    """A callable that returns ``kernel`` while it lives (None after), whose death drops ``_cache[key]``."""
+
+    def forget(ref, cache=_cache):  # the cache bound now: a kernel may die while the interpreter shuts down
+        entry = cache.get(key)
+        if entry is not None and entry[0] is ref:  # not a later entry under the same key
+            del cache[key]
+
+    try:
+        return weakref.ref(kernel, forget)
+    except TypeError:  # an object that takes no weak reference is held (its id cannot be reused while cached)
+        return lambda: kernel
 
 
 def plan_for(kernel) -> KernelPlan:
@@ -551,7 +568,7 @@ def plan_for(kernel) -> KernelPlan:
     debug = kernel_debug(kernel)
     key = (id(kernel), fn.__code__, mtime, debug)
     hit = _cache.get(key)
-    if hit is not None and hit[0] is kernel:
+    if hit is not None and hit[0]() is kernel:  # a dead kernel's id may be a new object's
         _cache.move_to_end(key)
         return hit[1]
     t0 = time.perf_counter()
@@ -559,7 +576,7 @@ def plan_for(kernel) -> KernelPlan:
     collect_device_functions(root)
     plan = build_plan(root, debug=debug)
     plan.build_seconds = time.perf_counter() - t0
-    _cache[key] = (kernel, plan)  # the entry holds the kernel: its id cannot be reused while it is cached
+    _cache[key] = (_held_weakly(kernel, key), plan)
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return plan
