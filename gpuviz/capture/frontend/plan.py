@@ -492,7 +492,7 @@ def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnosti
                                        "memory)")
             table.append(ArrayDecl(fp.fs.name, name, node.lineno, tuple(int(s) for s in shape), dtype))
         except UnsupportedConstruct as exc:
-            if space == "local":  # the executor's compile judges local arrays
+            if space == "local":  # the support check judges local arrays (support.SupportCheck.array_declaration)
                 table.append(ArrayDecl(fp.fs.name, name, node.lineno, None, None))
             elif not any(d.file == fp.fs.file and d.line == node.lineno for d in diagnostics):
                 diagnostics.append(Diagnostic("Call", fp.fs.file, node.lineno, str(exc)))
