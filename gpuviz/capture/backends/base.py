@@ -43,7 +43,9 @@ class PlanCache:
     """A back end's products of one capture plan (compiled code, variants), kept as long as the plan lives.
 
     Plans are cached per kernel object by the front end; a back end keys its own products by the plan here
-    instead of setting attributes on it."""
+    instead of setting attributes on it. The cache holds the plan weakly (by its id, with a weak reference that
+    drops the entry when the plan goes): what a back end stores here must not refer back to the plan or to its
+    kernel, or the plan could never go (the CPU executor's :class:`~.cpu.executor.CpuCode` refers to neither)."""
 
     def __init__(self):
         self._by_plan: dict[int, tuple[weakref.ref, dict]] = {}

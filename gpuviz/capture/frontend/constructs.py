@@ -3,10 +3,11 @@
 Each :class:`Construct` says how the source names it, what it records (the site kind its events carry: a
 barrier, an atomic, a warp primitive; None for what records nothing of its own), and which back ends do not
 model it, with the refusal each gives (:data:`BACKEND_LIMITS`, refused by ``KernelPlan.refuse_on``). The front end
-(the plan's site table), the CPU executor's code generator, the simulator's and the GPU's rewrites all read the
+(the plan's site table and support check), the CPU executor's code generator, the simulator's and the GPU's rewrites all read the
 names below from here, so that a construct cannot be a barrier to one reader and unknown to the next.
 
-Adding a construct: a row here (its name, what it records, the back ends that refuse it and why), then the code
+Adding a construct: a row here (its name, what it records, the back ends that refuse it and why), its acceptance
+by the front end's support check (:mod:`.support`, with :mod:`.language` for a name of the language), then the code
 of each back end that models it (``backends/cpu/compile.py`` and the runtime, ``backends/rewrite.py`` for the
 per-thread rewrites, ``backends/gpu/rewrite.py`` for the GPU's recorders).
 """

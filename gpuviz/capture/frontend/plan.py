@@ -14,14 +14,15 @@ resolves it into a :class:`KernelPlan`:
   numbered once. Every backend tags its events with these ids and the table travels in the trace;
 * every diagnostic: one :class:`Diagnostic` per unsupported construct (construct, file, line, message).
 
-The list of supported constructs is the CPU executor's code generator (:mod:`.simt_compile`): the plan runs
-it once over every statement and keeps each refusal (a statement gpuviz cannot run does not stop the reading
-of the next), and keeps the generated code, which the executor then runs. The simulator's instrumentation
-(:mod:`.perthread`) and the GPU recorder (:mod:`.gpu_rewrite`) take the plan's site ids, shared declarations
-and host arrays instead of working them out again, and refuse what the plan refuses.
+What gpuviz supports is the front end's to say (:mod:`.support`): the plan reads every statement once and
+keeps each refusal (a statement gpuviz cannot run does not stop the reading of the next). No back end is
+imported or run to make a plan: each back end makes its own code from it when it first runs it (the CPU
+executor's generator, the simulator's instrumentation, the GPU recorder), takes the plan's site ids, shared
+declarations and host arrays instead of working them out again, refuses what the plan refuses, and keeps what
+it made in its own cache, not on the plan.
 
-This module is the one place a kernel's names are looked up (:func:`_resolve_names`): the generator and the
-simulator's rewrite read the Refs (:meth:`FunctionPlan.ref`, :meth:`~FunctionPlan.dotted`,
+This module is the one place a kernel's names are looked up (:func:`_resolve_names`): the support check, the
+generator and the rewrites read the Refs (:meth:`FunctionPlan.ref`, :meth:`~FunctionPlan.dotted`,
 :meth:`~FunctionPlan.chain`) and the tables, never the kernel's module, so a name cannot mean one thing to
 one back end and another to the next.
 """
@@ -35,6 +36,7 @@ import linecache
 import os
 import time
 import types
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -48,6 +50,7 @@ from .constructs import ARRAY_REDUCTIONS, BACKEND_LIMITS, array_declaration, cal
 from .names import Diagnostic, Ref, is_grid_sync, is_this_grid, module_role, scalar_type_name
 from .source import FunctionSource, assigned_names, collect_device_functions, is_device_function, parse_function, \
     python_function, reachable_functions
+from .support import support_diagnostics
 
 @dataclass(frozen=True)
 class ArrayDecl:
@@ -157,12 +160,9 @@ class KernelPlan:
     sites: list[Site]
     diagnostics: list[Diagnostic]
     debug: bool = False
-    #: the CPU executor's code for the kernel, generated while the plan checked it: (source, entry name,
-    #: namespaces the source needs); None when a diagnostic refused the kernel
-    cpu_code: tuple | None = None
     #: sites a backend asked for and the plan did not list (its events then carry site -1): none expected
     unplanned: list[tuple] = field(default_factory=list)
-    build_seconds: float = 0.0  # reading the kernel into this plan (parse, resolve, check, generate)
+    build_seconds: float = 0.0  # reading the kernel into this plan (parse, resolve, check)
     #: the constructs of :data:`BACKEND_LIMITS` the kernel uses: (construct, file, line), in source order
     limited: list[tuple[str, str, int]] = field(default_factory=list)
 
@@ -211,20 +211,25 @@ class KernelPlan:
 
     def raise_if_unsupported(self) -> None:
         """Raise the first diagnostic as an UnsupportedConstruct (all of them on ``.diagnostics``)."""
-        if not self.diagnostics:
-            return
-        first = self.diagnostics[0]
-        message = first.message
-        if len(self.diagnostics) > 1:
-            others = "\n".join(f"  {d.file}:{d.line}: {d.message.splitlines()[0].split(': ', 1)[-1]}"
-                               for d in self.diagnostics[1:6])
-            more = len(self.diagnostics) - 6
-            message += f"\n{len(self.diagnostics) - 1} more construct(s) gpuviz does not support:\n{others}"
-            if more > 0:
-                message += f"\n  ... and {more} more"
-        exc = UnsupportedConstruct(message, file=first.file, line=first.line)
-        exc.diagnostics = list(self.diagnostics)
-        raise exc
+        if self.diagnostics:
+            raise unsupported(self.diagnostics)
+
+
+def unsupported(diagnostics: list[Diagnostic]) -> UnsupportedConstruct:
+    """The UnsupportedConstruct of a kernel's diagnostics: the first one's message, then the next five's first
+    lines and how many more; all of them on its ``.diagnostics``."""
+    first = diagnostics[0]
+    message = first.message
+    if len(diagnostics) > 1:
+        others = "\n".join(f"  {d.file}:{d.line}: {d.message.splitlines()[0].split(': ', 1)[-1]}"
+                           for d in diagnostics[1:6])
+        more = len(diagnostics) - 6
+        message += f"\n{len(diagnostics) - 1} more construct(s) gpuviz does not support:\n{others}"
+        if more > 0:
+            message += f"\n  ... and {more} more"
+    exc = UnsupportedConstruct(message, file=first.file, line=first.line)
+    exc.diagnostics = list(diagnostics)
+    return exc
 
 
 def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
@@ -487,7 +492,7 @@ def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnosti
                                        "memory)")
             table.append(ArrayDecl(fp.fs.name, name, node.lineno, tuple(int(s) for s in shape), dtype))
         except UnsupportedConstruct as exc:
-            if space == "local":  # the executor's compile judges local arrays
+            if space == "local":  # the support check judges local arrays (support.SupportCheck.array_declaration)
                 table.append(ArrayDecl(fp.fs.name, name, node.lineno, None, None))
             elif not any(d.file == fp.fs.file and d.line == node.lineno for d in diagnostics):
                 diagnostics.append(Diagnostic("Call", fp.fs.file, node.lineno, str(exc)))
@@ -495,8 +500,6 @@ def _array_decls(plan: KernelPlan, fp: FunctionPlan, diagnostics: list[Diagnosti
 
 def build_plan(root: FunctionSource, *, debug: bool = False) -> KernelPlan:
     """The plan of ``root`` (its device functions already collected: :func:`collect_device_functions`)."""
-    from ..backends.cpu.compile import compile_kernel
-
     funcs = reachable_functions(root)
     index_of = {id(fs.fn): i for i, fs in enumerate(funcs)}
     plans = [FunctionPlan(fs, i, i == 0) for i, fs in enumerate(funcs)]
@@ -516,12 +519,10 @@ def build_plan(root: FunctionSource, *, debug: bool = False) -> KernelPlan:
             sites.append(Site(kind, line, fs.name, array, index, col))
     plan = KernelPlan(root, plans, sites, diagnostics, debug)
     plan.limited = [c for fp in plans for c in _limited_constructs(fp)]
-    # the executor's code generator is the one reading of what gpuviz supports: every refusal is kept
-    code, compile_diagnostics = compile_kernel(plan, debug=debug)
-    diagnostics.extend(compile_diagnostics)
+    # the front end's reading of what gpuviz supports, the same for every back end: every refusal is kept
+    diagnostics.extend(support_diagnostics(plan))
     for fp in plans:
         _array_decls(plan, fp, diagnostics)
-    plan.cpu_code = None if diagnostics else code
     return plan
 
 
@@ -537,8 +538,24 @@ def kernel_debug(kernel) -> bool:
 #: numba compiles a dispatcher once and freezes what the compile read: closure values, globals (host arrays
 #: too), device functions, shared-array shapes. Keyed by the object itself (a kernel factory's closures are
 #: distinct objects over one code object), and by its file's mtime so that an edited, reloaded file recompiles.
+#: An entry holds its kernel weakly and goes when the kernel does: a kernel nobody holds frees its plan, and with
+#: it what the back ends keep per plan (their caches hold the plan weakly).
 _cache: "OrderedDict[tuple, tuple]" = OrderedDict()
 _CACHE_SIZE = 256
+
+
+def _held_weakly(kernel, key: tuple):
+    """A callable that returns ``kernel`` while it lives (None after), whose death drops ``_cache[key]``."""
+
+    def forget(ref, cache=_cache):  # the cache bound now: a kernel may die while the interpreter shuts down
+        entry = cache.get(key)
+        if entry is not None and entry[0] is ref:  # not a later entry under the same key
+            del cache[key]
+
+    try:
+        return weakref.ref(kernel, forget)
+    except TypeError:  # an object that takes no weak reference is held (its id cannot be reused while cached)
+        return lambda: kernel
 
 
 def plan_for(kernel) -> KernelPlan:
@@ -551,7 +568,7 @@ def plan_for(kernel) -> KernelPlan:
     debug = kernel_debug(kernel)
     key = (id(kernel), fn.__code__, mtime, debug)
     hit = _cache.get(key)
-    if hit is not None and hit[0] is kernel:
+    if hit is not None and hit[0]() is kernel:  # a dead kernel's id may be a new object's
         _cache.move_to_end(key)
         return hit[1]
     t0 = time.perf_counter()
@@ -559,7 +576,7 @@ def plan_for(kernel) -> KernelPlan:
     collect_device_functions(root)
     plan = build_plan(root, debug=debug)
     plan.build_seconds = time.perf_counter() - t0
-    _cache[key] = (kernel, plan)  # the entry holds the kernel: its id cannot be reused while it is cached
+    _cache[key] = (_held_weakly(kernel, key), plan)
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return plan

@@ -1,7 +1,8 @@
 """The ``cpu`` back end's adapter: one launch on gpuviz's lockstep executor, recorded (see
 :class:`gpuviz.capture.backends.base.Backend`).
 
-The executor compiles the kernel's plan to lockstep numpy code once (:mod:`.compile`, ``executor.compile_for_cpu``),
+The executor compiles the kernel's plan to lockstep numpy code the first time it runs it, then reuses the code
+(:mod:`.compile`, ``executor.compile_for_cpu``),
 checks the launch, optionally estimates the trace's size on a few blocks first and times a run with recording off,
 then runs it with recording on. A launch that fails keeps what it recorded: the error carries the partial trace.
 """

@@ -11,7 +11,8 @@ The generated code calls a runtime object ``rt`` (see :mod:`gpuviz.capture.backe
 accesses, barriers, atomics and warp primitives; those calls record the trace.
 
 Generated names start with ``_`` (masks ``_m*``, loop state ``_brk*``/``_cnt*``); the kernel's own
-variables live in a dict ``V`` so that a variable first assigned in a branch never raises NameError.
+variables live in a dict ``V`` so that a variable first assigned in a branch never raises NameError. The front end
+(:mod:`gpuviz.capture.frontend.support`) refuses what this refuses, with the same messages (tests/test_support.py).
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from ...errors import UnsupportedConstruct
 from ...frontend.consteval import const_eval, construct_error, is_constant, np_dtype
 from ...frontend.constructs import ARRAY_REDUCTIONS, ATOMICS, PREDICATE_BARRIERS, WARP
 from ...frontend.names import Diagnostic, Ref, is_dtype_name, is_grid_sync
+from ...frontend.language import CMATH_FUNCTIONS as CMATH, FP16_FUNCTIONS as FP16, INTRINSICS, METHODS, field_key, \
+    text_of, vector_type
 from ...frontend.source import FunctionSource, dotted_name, module_attribute
-from .tables import (BINOPS, BUILTINS, CMATH, CMPOPS, CUDA_DIMS, FP16, INTRINSICS, MATH, METHODS, OPERATOR, XYZ,
-                     field_key, literal, text_of, vector_type)
+from .tables import BINOPS, BUILTINS, CMPOPS, CUDA_DIMS, MATH, OPERATOR, XYZ, literal
 
 
 class _Ctx:
@@ -362,8 +364,6 @@ class SimtCompiler:
             return self.loop_items(s, ind, ctx)
         if not isinstance(s.target, ast.Name):
             raise self.error(s, "the loop variable must be a plain name")
-        if s.orelse:
-            raise self.error(s, "'for ... else' is not supported in kernels")
         L = str(self.counter + 1)
         self.counter += 1
         var = s.target.id

@@ -10,15 +10,18 @@ import numpy as np
 
 from ...args import _hint, host_array, prepare_args
 from ...errors import LaunchConfigError, UnsupportedConstruct
-from ...frontend.plan import kernel_debug, plan_for  # noqa: F401 - kernel_debug: callers import it from here
+from ...frontend.plan import kernel_debug, plan_for, unsupported  # noqa: F401 - kernel_debug: callers import it here
 from ...frontend.source import FunctionSource
+from ..base import PlanCache
+from .compile import compile_kernel
 from .runtime import SimtRuntime
 from .watchdog import loop_table
 
 
 @dataclass
 class CompiledKernel:
-    """A kernel compiled for the CPU executor, plus what the launch checks need to know statically."""
+    """A kernel compiled for the CPU executor, plus what the launch checks need to know statically: the plan's
+    code (:class:`CpuCode`, made once per plan) with the kernel and plan it was asked for."""
 
     root: FunctionSource
     generated_source: str
@@ -30,29 +33,53 @@ class CompiledKernel:
     plan: object = None  # the capture plan (gpuviz.capture.frontend.plan.KernelPlan) it was made from
 
 
+@dataclass(frozen=True)
+class CpuCode:
+    """The executor's code for one plan: the generated source, its entry function, and the seconds generating and
+    compiling it took. It refers to neither the plan nor the kernel (see ``_CODE``)."""
+
+    source: str
+    entry: object
+    seconds: float
+
+
+#: the executor's code, one per capture plan, as long as the plan lives: a plan is read once per kernel object
+#: (``plan_for``), so a second launch of a kernel reuses its code. Held by the plan's id and a weak reference to it
+#: (:class:`PlanCache`), with values that do not refer back to the plan or the kernel: a kernel nobody holds frees
+#: its plan, and the plan its code.
+_CODE = PlanCache()
+
+
 def compile_for_cpu(kernel) -> CompiledKernel:
     """The kernel's plan (:func:`gpuviz.capture.frontend.plan.plan_for`, read once per kernel object) made runnable:
-    its generated lockstep code executed into a function, once per plan."""
+    its lockstep code generated and executed into a function the first time the plan is run, then reused."""
     plan = plan_for(kernel)
-    ck = plan.__dict__.get("_compiled")
-    if ck is not None:
-        return ck
     plan.raise_if_unsupported()
+    store = _CODE.of(plan)
+    code = store.get("code")
+    if code is None:
+        code = store["code"] = _generate(plan)
+    decls = [(d.line, d.shape, d.dtype) for d in plan.shared_decls if d.shape is not None]
+    return CompiledKernel(plan.root, code.source, code.entry, plan.static_shared_bytes, decls,
+                          plan.build_seconds + code.seconds, kernel, plan)
+
+
+def _generate(plan) -> CpuCode:
+    """The executor's code for ``plan``, which the front end accepted. Should the generator still refuse a
+    statement (a construct the front end's check would have to learn), it refuses the kernel here, as the plan
+    would have: the same UnsupportedConstruct with the same message."""
     t0 = time.perf_counter()
-    root = plan.root
-    src, entry_name, namespaces = plan.cpu_code
+    (src, entry_name, namespaces), diagnostics = compile_kernel(plan, debug=plan.debug)
+    if diagnostics:
+        raise unsupported(diagnostics)
+    name = plan.root.name
     ns = {"np": np, **namespaces}
     try:
-        code = compile(src, f"<gpuviz simt: {root.name}>", "exec")
+        code = compile(src, f"<gpuviz simt: {name}>", "exec")
     except SyntaxError as exc:  # a bug of ours, not the user's: say so with the generated code
-        raise UnsupportedConstruct(f"internal error compiling {root.name} for the CPU executor: {exc}\n{src}") from exc
+        raise UnsupportedConstruct(f"internal error compiling {name} for the CPU executor: {exc}\n{src}") from exc
     exec(code, ns)  # noqa: S102 - code generated from the user's own kernel
-    decls = [(d.line, d.shape, d.dtype) for d in plan.shared_decls if d.shape is not None]
-    ck = CompiledKernel(root, src, ns[entry_name], plan.static_shared_bytes, decls,
-                        plan.build_seconds + time.perf_counter() - t0, kernel,
-                        plan)
-    plan._compiled = ck
-    return ck
+    return CpuCode(src, ns[entry_name], time.perf_counter() - t0)
 
 
 def make_runtime(ck: CompiledKernel, grid, block, *, record=True, record_blocks=None, max_events=50_000_000,

@@ -1,12 +1,11 @@
-"""The CPU code generator's tables: what each ``cuda.*``, ``math.*``, builtin, operator and method of a kernel becomes
-in the generated lockstep code, and small helpers to write its source."""
+"""The CPU code generator's tables: what each ``cuda.*`` index, ``math.*`` function, builtin, operator and comparison
+of a kernel becomes in the generated lockstep code, and a helper to write its source. Their keys are the names the
+front end accepts (:mod:`gpuviz.capture.frontend.language`), no more and no fewer (``tests/test_support.py``)."""
 
 from __future__ import annotations
 
 import ast
 import math
-import re
-import sys
 
 
 # cuda.<attr>.<component> -> runtime expression
@@ -31,24 +30,6 @@ MATH = {
 }
 
 
-# cmath.<name>: numpy's complex functions on the argument made complex (cmath.sqrt(-1.0) is 1j, not nan)
-CMATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-          "asinh", "acosh", "atanh", "phase", "polar", "rect", "isnan", "isinf", "isfinite"}
-
-
-# methods of arrays and numbers the executor runs (rt.method)
-METHODS = {"reshape", "bit_count", "conjugate", "view", "copy"}
-
-
-# cuda.<name>: bit and arithmetic intrinsics
-INTRINSICS = {"popc", "clz", "ffs", "brev", "cbrt"}
-
-
-FP16 = {"hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp",
-         "hexp2", "hexp10", "hsqrt", "hrsqrt", "hceil", "hfloor", "hrcp", "htrunc", "hrint", "heq", "hne", "hge",
-         "hgt", "hle", "hlt", "hmax", "hmin"}
-
-
 BUILTINS = {"min": "rt.b_min", "max": "rt.b_max", "abs": "np.abs", "int": "rt.b_int", "float": "rt.b_float",
              "bool": "rt.truth", "round": "rt.b_round", "len": "rt.b_len", "pow": "rt.b_pow",
              "complex": "rt.b_complex", "tuple": "rt.b_tuple"}
@@ -70,27 +51,6 @@ BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv:
 CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
            # numba types `is` for enum members, None and types: identity of compile-time values is equality
            ast.Is: "==", ast.IsNot: "!="}
-
-
-def vector_type(name: str) -> str | None:
-    """The canonical name of ``cuda.<name>`` when it is a CUDA vector type (``float64x4``; ``short2`` is
-    ``int16x2``), else None."""
-    cuda_mod = sys.modules.get("numba.cuda")
-    obj = getattr(cuda_mod, name, None) if cuda_mod is not None and name.isidentifier() else None
-    canonical = getattr(obj, "__name__", "") if isinstance(obj, type) else ""
-    return canonical if re.fullmatch(r"(u?int(8|16|32|64)|float(16|32|64))x[1-4]", canonical) else None
-
-
-def text_of(node) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # noqa: BLE001 - an exotic node ast cannot print back
-        return type(node).__name__
-
-
-def field_key(sub: ast.Subscript) -> bool:
-    """Whether ``sub`` indexes by a constant field name (``rec["x"]``)."""
-    return isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)
 
 
 def literal(v) -> str:
