@@ -166,7 +166,8 @@ class SourceView(TraceView):
             counts_w = max([len(compact_count(c)) for c in self.frames.line_counts().values()] + [1])
             plain_gutter = self._gutter_len - ((counts_w + self._apart) if self._with_counts else 0)
             apart = 1 if self.warning_lines else 0  # the space between a warning mark and the count
-            want = all_cols - plain_gutter - counts_w - apart >= self.COUNTS_MIN_COLUMNS
+            # compact (a crowded lesson scene on a projector): the code has the room, the Per line view the counts
+            want = not self.compact and all_cols - plain_gutter - counts_w - apart >= self.COUNTS_MIN_COLUMNS
             if want != self._with_counts:
                 self._with_counts = want
                 self._fill()
@@ -177,6 +178,9 @@ class SourceView(TraceView):
                 else QPlainTextEdit.LineWrapMode.NoWrap)
         if self.editor.lineWrapMode() != mode:
             self.editor.setLineWrapMode(mode)
+
+    def compact_changed(self) -> None:
+        self._fit_wrap()
 
     def on_theme_changed(self) -> None:
         t = self.theme
