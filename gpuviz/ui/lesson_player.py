@@ -14,6 +14,7 @@ import html
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
 from ..lessons.format import Lesson, LessonError
 from ..lessons.player import HIDDEN, LessonPlayer
@@ -36,8 +37,10 @@ PRESENTER_PANEL_MAX_SHARE = 0.36
 #: its code after 25 columns (issue 28)
 CROWDED_MAX_HEIGHT = 820
 CROWDED_VIEWS = 4
-#: a crowded scene's column of the lesson panel and the source, as a share of the width: ~45 columns of code
-CROWDED_SIDE_SHARE = 0.5
+#: a crowded scene's column of the lesson panel and the source, as a share of the width: ~45 columns of code; the
+#: next share where the scene's notes would leave the source under them less than CROWDED_SOURCE_MIN_PX
+CROWDED_SIDE_SHARES = (0.52, 0.56, 0.6)
+CROWDED_SOURCE_MIN_PX = 140
 
 
 class LessonPanel(QWidget):
@@ -76,7 +79,9 @@ class LessonPanel(QWidget):
         probe.setText(body)
         m = self.layout().contentsMargins()
         frame = 2 * self.findChild(QScrollArea).frameWidth()
-        return wrapped_text_height(probe, width - m.left() - m.right() - frame) + m.top() + m.bottom() + frame
+        # as the label in the scroll area asks (QLabel.heightForWidth: a line more than the text's own height at times)
+        inner = width - m.left() - m.right() - frame
+        return max(probe.heightForWidth(inner), wrapped_text_height(probe, inner)) + m.top() + m.bottom() + frame
 
     @staticmethod
     def slide_html(slide, theme, with_caption: bool, text_px: int | None = None) -> tuple[str, str]:
@@ -150,6 +155,7 @@ class LessonController:
         self.session.theme_changed.connect(self._on_theme)
         self.errors: list[str] = []
         self.scene_loaded = -1
+        self._tallest: dict[tuple, int] = {}  # (scene, width, text px, theme) -> the panel's height (_tallest_step)
 
     # ---- clicker ---------------------------------------------------------------------------------------
     def start(self, scene: int = 0) -> None:
@@ -242,10 +248,22 @@ class LessonController:
             p.refresh_caption()
         elif hasattr(self.window, "_on_frame") and self.session.frames is not None:
             self.window._on_frame(self.session.frame)  # the window's caption line follows the slide (same frame too)
+        if self._crowded_now:
+            QTimer.singleShot(0, self._refit_crowded)
+
+    def _refit_crowded(self) -> None:
+        """A crowded scene's split again, once the caption bar under it has taken its height: Qt shares a change of
+        the column's height among its views by their sizes, and gave a block's 8 warps the room the arrays need."""
+        if self._crowded_now and self.scene_loaded >= 0 and isValid(self.window):
+            scene = self.player.current.scene
+            self._size_docks([self.window.docks[v] for v in scene.views], scene.layout)
 
     def _on_theme(self) -> None:
         if self.scene_loaded >= 0:
             self._show_panel()
+            if self._crowded_now:  # Ctrl+= / Ctrl+-: the panel over the source takes its text's new height
+                scene = self.player.current.scene
+                self._size_docks([self.window.docks[v] for v in scene.views], scene.layout)
 
     def _show_panel(self, slide=None) -> None:
         """The slide in the lesson panel, in the theme's colours and (presenting) at the presenter's text size."""
@@ -293,6 +311,7 @@ class LessonController:
             w.removeDockWidget(d)
         self._crowded_now = self.crowded(views)
         self._compact_views(views if self._crowded_now else [])
+        self.panel.setMinimumHeight(0)  # a crowded scene's own (_size_crowded)
         if self._crowded_now:
             self._place_crowded(shown)
         else:
@@ -391,26 +410,53 @@ class LessonController:
                     w.resizeDocks([top, below], [h // 2, h // 2], V)
 
     def _size_crowded(self, shown: list[QDockWidget], width: int) -> None:
-        """A crowded scene's columns: :data:`CROWDED_SIDE_SHARE` of the width for the panel and the source, the
+        """A crowded scene's columns: :data:`CROWDED_SIDE_SHARES` of the width for the panel and the source, the
         panel as tall as the scene's tallest step needs (the source under it does not move from step to step),
         the other views sharing their column's height evenly."""
         w = self.window
         H, V = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
         source = w.docks["source"]
         others = [d for d in shown if d is not source]
-        side = int(width * CROWDED_SIDE_SHARE)
-        w.resizeDocks([others[0], self.dock], [width - side, side], H)
+        w.layout().activate()  # the docks just placed laid out now: their heights are the column's
         height = max(self.dock.height() + source.height(), 400) if self.dock.height() > 0 else max(w.height(), 600)
-        panel = min(self._tallest_step(side), height - 120)
+        # wider where the panel's text needs it (Ctrl+=): at 1280x720 one step larger it ran 62 px below the panel
+        for share in CROWDED_SIDE_SHARES:
+            side = int(width * share)
+            if self._tallest_step(side) <= height - CROWDED_SOURCE_MIN_PX:
+                break
+        w.resizeDocks([others[0], self.dock], [width - side, side], H)
+        panel = min(self._tallest_step(side), height - CROWDED_SOURCE_MIN_PX)
+        # held: the caption bar taking a line more took it from the panel (Qt shrinks a column's docks by their
+        # order), whose answer then scrolled; the source under it gives the line up instead
+        self.panel.setMinimumHeight(panel)
         w.resizeDocks([self.dock, source], [panel, height - panel], V)
         if len(others) > 1:
-            w.resizeDocks(others, [height // len(others)] * len(others), V)
+            w.resizeDocks(others, self._stacked_heights(others, height, width - side), V)
+
+    @staticmethod
+    def _stacked_heights(docks: list[QDockWidget], height: int, width: int) -> list[int]:
+        """The heights of a crowded scene's stacked views in a column ``height`` tall: an even share each, but no
+        more than a view's picture can use (:meth:`TraceView.stacked_height`: a block's 8 warps, a grid of 4
+        blocks); what those leave goes to the others (shared memory's banks, the barrier swimlanes, the arrays)."""
+        share = height // len(docks)
+        wants = [getattr(d.widget(), "stacked_height", lambda _w: None)(width) for d in docks]
+        capped = [min(share, want) if want else None for want in wants]
+        free = [i for i, c in enumerate(capped) if c is None]
+        if not free:
+            return [share] * len(docks)
+        rest = (height - sum(c for c in capped if c is not None)) // len(free)
+        return [c if c is not None else rest for c in capped]
 
     def _tallest_step(self, width: int) -> int:
         """The height the lesson panel takes at ``width`` for the tallest step of the scene (an answer revealed
         adds lines: held from the first step, the views do not move at the reveal)."""
         p = presenter_of(self.window)
         player, keep = self.player, self.player.beat_index
+        self.panel.label.ensurePolished()
+        key = (player.scene_index, width, p.notes_px() if p is not None else None, self.session.theme.name,
+               self.panel.label.font().key())
+        if key in self._tallest:
+            return self._tallest[key]
         heights = []
         try:
             for i in range(len(player.current.beats)):
@@ -419,7 +465,8 @@ class LessonController:
                                                       text_px=p.notes_px() if p is not None else None, width=width))
         finally:
             player.beat_index = keep
-        return max(heights, default=0)
+        self._tallest[key] = max(heights, default=0)
+        return self._tallest[key]
 
     # ---- the end -----------------------------------------------------------------------------------------
     def stop(self) -> None:

@@ -404,6 +404,16 @@ class TraceView(QWidget):
     def compact_changed(self) -> None:
         """:attr:`compact` changed: a view with more chrome than its labels (axis titles, margins) fits it."""
 
+    def stacked_height(self, width: int) -> int | None:
+        """Compact in a column of views ``width`` wide: the most height its picture can use (a block's 8 warps),
+        what it leaves going to the others; None: an even share."""
+        return None
+
+    def one_line_px(self) -> int:
+        """The height of a one-line caption or header, margins included (for :meth:`stacked_height`)."""
+        label = next(iter(self.findChildren(OneLineLabel)), None)
+        return label.sizeHint().height() + 8 if label is not None else 0
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.session.note_activity()  # a window being resized is not idle
