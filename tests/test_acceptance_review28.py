@@ -642,7 +642,7 @@ def test_a_four_view_scene_at_1280x720_gives_each_view_room_to_read(person, name
     CROWDED_FLOORS, the lit source line takes one row, nothing is cut, and the lesson's text shows unscrolled."""
     from tests.test_acceptance import lesson_panel_overflow
 
-    from tests.acceptance_checks import label_problems
+    from tests.acceptance_checks import label_problems, source_problems
 
     w = person(kernel_trace("vector_add"), size=SIZES[0])
     p = enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
@@ -661,7 +661,7 @@ def test_a_four_view_scene_at_1280x720_gives_each_view_room_to_read(person, name
                      if k in floors and v < floors[k]]
         if sizes["source lit line rows"] != 1:
             problems.append(f"{step}: the lit source line wraps onto {sizes['source lit line rows']} rows")
-        problems += [f"{step}: {c}" for c in _cut_in_presenter(w) + label_problems(w)]
+        problems += [f"{step}: {c}" for c in _cut_in_presenter(w) + label_problems(w) + source_problems(w, 40)]
         if lesson_panel_overflow(ctl):
             problems.append(f"{step}: {lesson_panel_overflow(ctl)} px of the lesson's text below its panel")
         if not ctl.next():

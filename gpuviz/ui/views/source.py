@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
+from shiboken6 import isValid
 
 from .base import TraceView, register_view
 from .plots import captioned_layout
@@ -240,7 +241,14 @@ class SourceView(TraceView):
     def eventFilter(self, obj, ev) -> bool:
         if ev.type() == QEvent.Type.Resize and obj is self.editor.viewport() and getattr(self, "highlighted", None):
             self._keep_lit_line_in_view()
+            # and once the editor has handled the resize itself: a view shrunk to 100 px (a crowded lesson scene,
+            # Ctrl+=) kept its old scroll position, the lit line above the top
+            QTimer.singleShot(0, self._lit_line_in_view_later)
         return False
+
+    def _lit_line_in_view_later(self) -> None:
+        if isValid(self) and self.highlighted:
+            self._keep_lit_line_in_view()
 
     def _in_view(self, block) -> bool:
         """Whether every row of ``block`` shows, with a row of code above and below it (none past the first or
