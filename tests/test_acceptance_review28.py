@@ -593,6 +593,83 @@ def test_presenter_mode_at_1280x720_cuts_no_title_tab_or_barrier_label(person, b
     person.check(w, "presenting at 1280x720")
 
 
+def _crowded_sizes(w) -> dict[str, float]:
+    """What a person reads in a crowded scene's views: a shared array's rows (px each), the barrier swimlanes'
+    plot (px), the block's plot (px), the global arrays' plots (px, the smallest), the source's columns of code and
+    how many rows its lit line takes."""
+    from PySide6.QtCore import QRectF
+
+    out = {}
+    for vid in w.lesson.player.current.scene.views:
+        v = w.views[vid]
+        assert v.on_screen(), f"{vid} is not on screen"
+        if vid == "shared":
+            p = v._panels[0]
+            rect = p.plot.getViewBox().mapViewToScene(QRectF(0, 0, 32, p.layout.rows)).boundingRect()
+            out["shared row px"] = rect.height() / p.layout.rows
+        elif vid == "barriers":
+            out["barriers plot px"] = v.plot.getViewBox().height()
+        elif vid in ("block", "grid"):
+            out[f"{vid} plot px"] = v.plot.height()
+        elif vid == "memory":
+            out["memory plot px"] = min(p.plot.getViewBox().height() for p in v._panels)
+        elif vid == "source":
+            ed = v.editor
+            out["source code columns"] = ed.viewport().width() / ed.fontMetrics().horizontalAdvance("0") - v._gutter_len
+            lit = ed.document().findBlockByNumber(v.highlighted[0] - v._first_line) if v.highlighted else None
+            out["source lit line rows"] = lit.layout().lineCount() if lit is not None else 1
+    return out
+
+
+#: what each crowded view shows at least at 1280x720 presenting, at the presenter's text size and one Ctrl++ above
+#: it (before: 2.4-4.7 px a shared row, a 58-76 px barriers plot, an 88-106 px block, 61 px arrays, 25 columns of
+#: code with the lit line on 2-3 rows; one Ctrl++ above: 0-3.1 px, 15-36 px, 68-129 px, 34 px, 22 columns)
+CROWDED_FLOORS = {
+    0: {"shared row px": 7, "barriers plot px": 100, "block plot px": 100, "grid plot px": 90, "memory plot px": 68,
+        "source code columns": 40},
+    1: {"shared row px": 4.5, "barriers plot px": 75, "block plot px": 90, "grid plot px": 80, "memory plot px": 55,
+        "source code columns": 37},
+}
+
+
+@pytest.mark.parametrize("name", ["reduction_ladder", "simt_hierarchy"])
+@pytest.mark.parametrize("bigger", [0, 1], ids=["default", "one_ctrl_plus"])
+def test_a_four_view_scene_at_1280x720_gives_each_view_room_to_read(person, name, bigger):
+    """Issue 28: presenting a scene of four views at 1280x720 (reduction_ladder: block, shared, barriers, source;
+    simt_hierarchy: grid, block, memory, source), a 2x2 grid beside the lesson panel showed shared memory as a
+    header, a legend and 20-40 px of banks, a barriers plot ~60 px tall and the source wrapped after 25 columns.
+    At every step of the first scene, at the presenter's text size and one Ctrl++ above: each view shows at least
+    CROWDED_FLOORS, the lit source line takes one row, nothing is cut, and the lesson's text shows unscrolled."""
+    from tests.test_acceptance import lesson_panel_overflow
+
+    from tests.acceptance_checks import label_problems, source_problems
+
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    p = enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    w.actions.trigger(f"lesson.{name}")
+    settle()
+    for _ in range(bigger):
+        p.keys.trigger("bigger")
+        settle()
+    ctl = w.lesson
+    floors, problems = CROWDED_FLOORS[bigger], []
+    while ctl.player.scene_index == 0:
+        settle(4)
+        step = f"step {ctl.player.beat_index + 1}"
+        sizes = _crowded_sizes(w)
+        problems += [f"{step}: {k} {v:.1f} < {floors[k]} ({sizes})" for k, v in sizes.items()
+                     if k in floors and v < floors[k]]
+        if sizes["source lit line rows"] != 1:
+            problems.append(f"{step}: the lit source line wraps onto {sizes['source lit line rows']} rows")
+        problems += [f"{step}: {c}" for c in _cut_in_presenter(w) + label_problems(w) + source_problems(w, 40)]
+        if lesson_panel_overflow(ctl):
+            problems.append(f"{step}: {lesson_panel_overflow(ctl)} px of the lesson's text below its panel")
+        if not ctl.next():
+            break
+    assert not problems, "\n".join(dict.fromkeys(problems))
+    person.check(w, f"{name} presenting at 1280x720")
+
+
 # ---- finding 11: consecutive frames never move the views --------------------------------------------------
 def _view_places(w) -> dict[str, tuple]:
     """Where each view on screen and its plot stand in the window: (y, height) of its dock and its first plot."""

@@ -14,12 +14,14 @@ import html
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
 from ..lessons.format import Lesson, LessonError
 from ..lessons.player import HIDDEN, LessonPlayer
 from ..lessons.topics import timings_subject
 from .key_override import KeyOverride
 from .presenter import enter_presenter, presenter_of
+from .views.labels import wrapped_text_height
 
 
 #: the lesson panel's share of the window's width, beside the scene's views
@@ -28,6 +30,17 @@ PANEL_SHARE = 0.23
 PRESENTER_PANEL_PX = 460
 #: ... but never more than this share of the window
 PRESENTER_PANEL_MAX_SHARE = 0.36
+#: presenting in a window shorter than this (a 1280x720 projector), a scene of :data:`CROWDED_VIEWS` views or more,
+#: the source among them, is laid out as a crowded scene: its other views stacked in one column, the lesson panel
+#: over the source in the other. In a grid of four beside the panel each view had 410x260 px, less its title, header
+#: and legend: 8 rows of shared-memory banks drew 20 px tall, the barrier swimlanes 58 px, and the source wrapped
+#: its code after 25 columns (issue 28)
+CROWDED_MAX_HEIGHT = 820
+CROWDED_VIEWS = 4
+#: a crowded scene's column of the lesson panel and the source, as a share of the width: ~45 columns of code; the
+#: next share where the scene's notes would leave the source under them less than CROWDED_SOURCE_MIN_PX
+CROWDED_SIDE_SHARES = (0.52, 0.56, 0.6)
+CROWDED_SOURCE_MIN_PX = 140
 
 
 class LessonPanel(QWidget):
@@ -50,7 +63,29 @@ class LessonPanel(QWidget):
         self.plain = ""  # what is shown, as plain text (tests)
 
     def show_slide(self, slide, theme, with_caption: bool, text_px: int | None = None) -> None:
-        """``with_caption`` False: presenter mode, whose caption bar shows the frame's caption and the kernel's
+        """The slide in the panel (:meth:`slide_html` says how)."""
+        body, self.plain = self.slide_html(slide, theme, with_caption, text_px)
+        self.label.setText(body)
+
+    def text_height(self, slide, theme, with_caption: bool, text_px: int | None, width: int) -> int:
+        """The height the panel takes to show ``slide`` whole at ``width`` (its margins and the scroll area's frame
+        included), without showing it."""
+        body, _plain = self.slide_html(slide, theme, with_caption, text_px)
+        probe = QLabel()
+        probe.setWordWrap(True)
+        probe.setTextFormat(Qt.TextFormat.RichText)
+        probe.ensurePolished()
+        probe.setFont(self.label.font())
+        probe.setText(body)
+        m = self.layout().contentsMargins()
+        frame = 2 * self.findChild(QScrollArea).frameWidth()
+        # as the label in the scroll area asks (QLabel.heightForWidth: a line more than the text's own height at times)
+        inner = width - m.left() - m.right() - frame
+        return max(probe.heightForWidth(inner), wrapped_text_height(probe, inner)) + m.top() + m.bottom() + frame
+
+    @staticmethod
+    def slide_html(slide, theme, with_caption: bool, text_px: int | None = None) -> tuple[str, str]:
+        """(rich text, plain text) of ``slide``. ``with_caption`` False: presenter mode, whose caption bar shows the frame's caption and the kernel's
         note under the views; the panel leaves both to it, and the lesson's title (the teacher chose it from the
         Lessons menu), so that a scene's notes, question and answer fit a projector's 1280x720 unscrolled.
         ``text_px``: the notes' size in pixels (presenter mode: its smallest text, so never below its minimum),
@@ -95,8 +130,7 @@ class LessonPanel(QWidget):
             parts.append(para(e(slide.kernel_note)))
             plain.append(slide.kernel_note)
         body = "".join(parts)
-        self.label.setText(f"<div style='font-size:{text_px}px'>{body}</div>" if text_px else body)
-        self.plain = "\n".join(plain)
+        return (f"<div style='font-size:{text_px}px'>{body}</div>" if text_px else body), "\n".join(plain)
 
 
 class LessonController:
@@ -121,6 +155,7 @@ class LessonController:
         self.session.theme_changed.connect(self._on_theme)
         self.errors: list[str] = []
         self.scene_loaded = -1
+        self._tallest: dict[tuple, int] = {}  # (scene, width, text px, theme) -> the panel's height (_tallest_step)
 
     # ---- clicker ---------------------------------------------------------------------------------------
     def start(self, scene: int = 0) -> None:
@@ -151,9 +186,12 @@ class LessonController:
         w = self.window
         if presenter_of(w) is None or self.scene_loaded < 0:
             return
+        scene = self.player.current.scene
+        if self.crowded(scene.views) != self._crowded_now:  # a crowded scene's own layout, now presenting
+            self.arrange(scene.views, scene.layout)
+            return
         want = self.panel_width(max(w.width(), 800), presenting=True)
         if self.dock.width() < want:
-            scene = self.player.current.scene
             self._size_docks([w.docks[v] for v in scene.views if v in w.docks], scene.layout)
 
     def presenter_left(self) -> None:
@@ -161,6 +199,9 @@ class LessonController:
         if self.keys is None:
             self.keys = KeyOverride(self.window, [("lesson_next", ("PgDown", "Right"), self.next),
                                                   ("lesson_previous", ("PgUp", "Left"), self.prev)])
+        if self._crowded_now and self.scene_loaded >= 0:  # the desk lays a crowded scene out as its file says
+            scene = self.player.current.scene
+            self.arrange(scene.views, scene.layout)
         self._show()
 
     def next(self) -> bool:
@@ -207,10 +248,22 @@ class LessonController:
             p.refresh_caption()
         elif hasattr(self.window, "_on_frame") and self.session.frames is not None:
             self.window._on_frame(self.session.frame)  # the window's caption line follows the slide (same frame too)
+        if self._crowded_now:
+            QTimer.singleShot(0, self._refit_crowded)
+
+    def _refit_crowded(self) -> None:
+        """A crowded scene's split again, once the caption bar under it has taken its height: Qt shares a change of
+        the column's height among its views by their sizes, and gave a block's 8 warps the room the arrays need."""
+        if self._crowded_now and self.scene_loaded >= 0 and isValid(self.window):
+            scene = self.player.current.scene
+            self._size_docks([self.window.docks[v] for v in scene.views], scene.layout)
 
     def _on_theme(self) -> None:
         if self.scene_loaded >= 0:
             self._show_panel()
+            if self._crowded_now:  # Ctrl+= / Ctrl+-: the panel over the source takes its text's new height
+                scene = self.player.current.scene
+                self._size_docks([self.window.docks[v] for v in scene.views], scene.layout)
 
     def _show_panel(self, slide=None) -> None:
         """The slide in the lesson panel, in the theme's colours and (presenting) at the presenter's text size."""
@@ -256,8 +309,60 @@ class LessonController:
                 view.setMinimumSize(120, 80)
         for d in shown + [self.dock]:
             w.removeDockWidget(d)
-        left = Qt.DockWidgetArea.LeftDockWidgetArea
-        w.addDockWidget(left, shown[0])
+        self._crowded_now = self.crowded(views)
+        self._compact_views(views if self._crowded_now else [])
+        self.panel.setMinimumHeight(0)  # a crowded scene's own (_size_crowded)
+        if self._crowded_now:
+            self._place_crowded(shown)
+        else:
+            self._place(shown, layout)
+        for d in shown + [self.dock]:
+            d.show()
+        p = presenter_of(w)
+        if p is not None and p.size is not None:
+            w.resize(*p.size)
+        self._size_docks(shown, layout)
+        if hasattr(w, "_hide_stale_tab_bars"):  # the tabs of the docks set aside must not float over a view
+            QTimer.singleShot(0, w._hide_stale_tab_bars)
+
+    _crowded_now = False
+
+    def crowded(self, views: list[str]) -> bool:
+        """Whether a scene of ``views`` is laid out as a crowded scene now (see :data:`CROWDED_MAX_HEIGHT`)."""
+        p = presenter_of(self.window)
+        if p is None or len(views) < CROWDED_VIEWS or "source" not in views:
+            return False
+        height = p.size[1] if p.size is not None else self.window.height()
+        return height < CROWDED_MAX_HEIGHT
+
+    def _compact_views(self, views: list[str]) -> None:
+        """``views`` with their chrome on one line (:meth:`TraceView.set_compact`), the others as they were."""
+        for vid, dock in self.window.docks.items():
+            view = dock.widget()
+            if not hasattr(view, "set_compact"):
+                continue
+            compact = vid in views
+            view.set_compact(compact)
+            # its title leads its header's line instead: a title bar took 30 of a stacked view's ~185 px
+            if compact != (dock.titleBarWidget() is not None):
+                dock.setTitleBarWidget(QWidget() if compact else None)
+
+    def _place_crowded(self, shown: list[QDockWidget]) -> None:
+        """A crowded scene: its views but the source stacked on the left, the lesson panel over the source on the
+        right (the views of a lesson's crowded scenes are wide and short: 8 warps, 8 rows of 32 banks)."""
+        w = self.window
+        source = w.docks["source"]
+        others = [d for d in shown if d is not source]
+        w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, others[0])
+        for a, b in zip(others, others[1:]):
+            w.splitDockWidget(a, b, Qt.Orientation.Vertical)
+        w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        w.splitDockWidget(self.dock, source, Qt.Orientation.Vertical)
+
+    def _place(self, shown: list[QDockWidget], layout: str) -> None:
+        """``shown`` in ``layout`` on the left, the lesson panel on the right."""
+        w = self.window
+        w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, shown[0])
         H, V = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
         if layout == "columns":
             for a, b in zip(shown, shown[1:]):
@@ -277,20 +382,15 @@ class LessonController:
                 for a, b in zip(shown[1:], shown[2:]):
                     w.splitDockWidget(a, b, V)
         w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-        for d in shown + [self.dock]:
-            d.show()
-        p = presenter_of(w)
-        if p is not None and p.size is not None:
-            w.resize(*p.size)
-        self._size_docks(shown, layout)
-        if hasattr(w, "_hide_stale_tab_bars"):  # the tabs of the docks set aside must not float over a view
-            QTimer.singleShot(0, w._hide_stale_tab_bars)
 
     def _size_docks(self, shown: list[QDockWidget], layout: str) -> None:
         """The widths (and a focus layout's heights) of the scene's views and the lesson panel."""
         w = self.window
         H, V = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
         width = max(w.width(), 800)
+        if self._crowded_now:
+            self._size_crowded(shown, width)
+            return
         panel = self.panel_width(width, presenting=presenter_of(w) is not None)
         rest = width - panel
         if layout == "focus" and len(shown) > 1:
@@ -309,6 +409,65 @@ class LessonController:
                 for top, below in zip(shown[0::2], shown[1::2]):
                     w.resizeDocks([top, below], [h // 2, h // 2], V)
 
+    def _size_crowded(self, shown: list[QDockWidget], width: int) -> None:
+        """A crowded scene's columns: :data:`CROWDED_SIDE_SHARES` of the width for the panel and the source, the
+        panel as tall as the scene's tallest step needs (the source under it does not move from step to step),
+        the other views sharing their column's height evenly."""
+        w = self.window
+        H, V = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
+        source = w.docks["source"]
+        others = [d for d in shown if d is not source]
+        w.layout().activate()  # the docks just placed laid out now: their heights are the column's
+        height = max(self.dock.height() + source.height(), 400) if self.dock.height() > 0 else max(w.height(), 600)
+        # wider where the panel's text needs it (Ctrl+=): at 1280x720 one step larger it ran 62 px below the panel
+        for share in CROWDED_SIDE_SHARES:
+            side = int(width * share)
+            if self._tallest_step(side) <= height - CROWDED_SOURCE_MIN_PX:
+                break
+        w.resizeDocks([others[0], self.dock], [width - side, side], H)
+        panel = min(self._tallest_step(side), height - CROWDED_SOURCE_MIN_PX)
+        # held: the caption bar taking a line more took it from the panel (Qt shrinks a column's docks by their
+        # order), whose answer then scrolled; the source under it gives the line up instead
+        self.panel.setMinimumHeight(panel)
+        w.resizeDocks([self.dock, source], [panel, height - panel], V)
+        if len(others) > 1:
+            w.resizeDocks(others, self._stacked_heights(others, height, width - side), V)
+
+    @staticmethod
+    def _stacked_heights(docks: list[QDockWidget], height: int, width: int) -> list[int]:
+        """The heights of a crowded scene's stacked views in a column ``height`` tall: an even share each, but no
+        more than a view's picture can use (:meth:`TraceView.stacked_height`: a block's 8 warps, a grid of 4
+        blocks); what those leave goes to the others (shared memory's banks, the barrier swimlanes, the arrays)."""
+        share = height // len(docks)
+        wants = [getattr(d.widget(), "stacked_height", lambda _w: None)(width) for d in docks]
+        capped = [min(share, want) if want else None for want in wants]
+        free = [i for i, c in enumerate(capped) if c is None]
+        if not free:
+            return [share] * len(docks)
+        rest = (height - sum(c for c in capped if c is not None)) // len(free)
+        return [c if c is not None else rest for c in capped]
+
+    def _tallest_step(self, width: int) -> int:
+        """The height the lesson panel takes at ``width`` for the tallest step of the scene (an answer revealed
+        adds lines: held from the first step, the views do not move at the reveal)."""
+        p = presenter_of(self.window)
+        player, keep = self.player, self.player.beat_index
+        self.panel.label.ensurePolished()
+        key = (player.scene_index, width, p.notes_px() if p is not None else None, self.session.theme.name,
+               self.panel.label.font().key())
+        if key in self._tallest:
+            return self._tallest[key]
+        heights = []
+        try:
+            for i in range(len(player.current.beats)):
+                player.beat_index = i
+                heights.append(self.panel.text_height(player.slide(), self.session.theme, with_caption=p is None,
+                                                      text_px=p.notes_px() if p is not None else None, width=width))
+        finally:
+            player.beat_index = keep
+        self._tallest[key] = max(heights, default=0)
+        return self._tallest[key]
+
     # ---- the end -----------------------------------------------------------------------------------------
     def stop(self) -> None:
         """Leave the lesson: the window's docks and keys as they were."""
@@ -325,6 +484,7 @@ class LessonController:
         if p is not None and p.lesson is self:
             p.lesson = None
             p.caption_override = None
+        self._compact_views([])
         self.window.removeDockWidget(self.dock)
         self.dock.deleteLater()
         for d in self._hidden_by_us:

@@ -135,11 +135,13 @@ class BarrierView(TraceView):
         label_h = (self.sync_lines[0].label.boundingRect().height() if self.sync_lines
                    else QtGui.QFontMetrics(self._label_font()).height() + 10)
         band_px = label_h + 4 + 0.03 * h
-        band = band_px * n_w / (h - 2 * band_px) if h > 2 * band_px + 20 else 0.5
+        bands = 1 if self.compact else 2  # compact: the labels in the top band only (_draw_frame_of_block)
+        band = band_px * n_w / (h - bands * band_px) if h > bands * band_px + 20 else 0.5
         if abs(band - self._band) > 0.01 * max(band, 0.1):
             self._band = band
-            self.plot.setLimits(yMin=-band - 0.5, yMax=n_w + band + 0.5)
-            self.plot.setRange(yRange=(-band, n_w + band), padding=0)
+            below = band if bands == 2 else 0.0
+            self.plot.setLimits(yMin=-band - 0.5, yMax=n_w + below + 0.5)
+            self.plot.setRange(yRange=(-band, n_w + below), padding=0)
 
     def _label_font(self) -> QtGui.QFont:
         font = QtGui.QFont()
@@ -151,8 +153,21 @@ class BarrierView(TraceView):
     AXIS_TITLES = ("issue step (each warp issues one instruction per step)", "issue step (one instruction per step)",
                    "issue step")
 
+    def compact_changed(self) -> None:
+        """Compact: the sync labels in one band, no x-axis title (the header says the phase); back, as before."""
+        self._axis_title = None
+        self._drawn_key = None
+        self._band = 0.0
+        if self._block is not None and self.trace is not None:
+            self._build_block(self._block)
+        self._fit_bottom_label()
+
     def _fit_bottom_label(self) -> None:
         st = self.style
+        if self.compact:
+            self.plot.showLabel("bottom", False)
+            self._axis_title = None
+            return
         font = QtGui.QFont()
         font.setPixelSize(st.px(st.theme.font_px * 0.85))
         fm = QtGui.QFontMetrics(font)
@@ -221,7 +236,8 @@ class BarrierView(TraceView):
         set_segments(self.last_outline, np.concatenate(segs) if segs else np.zeros((0, 2)))
         self._band = 0.0
         self._fit_label_bands()
-        self.plot.setRange(xRange=(0, width), yRange=(-self._band, max(n_w, 1) + self._band), padding=0)
+        below = 0.0 if self.compact else self._band
+        self.plot.setRange(xRange=(0, width), yRange=(-self._band, max(n_w, 1) + below), padding=0)
 
     def _draw_frame_of_block(self, tl, syncs: list[int], ticks: list, width: int) -> None:
         """The sync lines and their labels, the warp axis and the limits of a block's swimlanes."""
@@ -236,8 +252,9 @@ class BarrierView(TraceView):
             self.sync_lines.append(line)
         pen = pg.mkPen(colour_css(st.foreground), width=2)
         for k, (line, p) in enumerate(zip(self.sync_lines, syncs)):
-            # labels alternate between bottom and top so neighbouring barriers never cover each other
-            bottom = k % 2 == 0
+            # labels alternate between bottom and top so neighbouring barriers never cover each other; compact (a
+            # strip of a projector), all stand in one band above the rows: two bands left 8 warps 3 px each
+            bottom = k % 2 == 0 and not self.compact
             line.setPen(pen)
             line.setPos(float(tl.phase_end[p]))
             line.label.setFormat(f"sync {p + 1}")

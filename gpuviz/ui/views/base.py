@@ -48,7 +48,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
 from ..wheel import wheel_passes_over
-from .labels import LabelSlot, wrapped_text_height
+from .labels import LabelSlot, OneLineLabel, wrapped_text_height
 from .relayout import opaque_plots, relaid_by_window
 
 log = logging.getLogger(__name__)
@@ -390,6 +390,34 @@ class TraceView(QWidget):
 
     #: the plot keeps at least this height; a legend that would leave it less is hidden
     MIN_PLOT_PX = 60
+    #: presenting a crowded lesson scene: captions and headers on one line, no legend (see :meth:`set_compact`)
+    compact = False
+
+    def set_compact(self, on: bool) -> None:
+        """Chrome on one line for a view given a strip of a projector (a crowded lesson scene at 1280x720): its
+        caption or header one line, led by the view's title (whoever compacts it hides its dock's title bar), cut
+        with an ellipsis (whole in its tooltip), its legend left out (in the view's tooltip), so that its plot keeps
+        the height. Off: as it was."""
+        if on == self.compact:
+            return
+        self.compact = on
+        for label in self.findChildren(OneLineLabel):
+            label.set_one_line(on, lead=self.title or self.view_id)
+        self.keep_labels_whole()
+        self.compact_changed()
+
+    def compact_changed(self) -> None:
+        """:attr:`compact` changed: a view with more chrome than its labels (axis titles, margins) fits it."""
+
+    def stacked_height(self, width: int) -> int | None:
+        """Compact in a column of views ``width`` wide: the most height its picture can use (a block's 8 warps),
+        what it leaves going to the others; None: an even share."""
+        return None
+
+    def one_line_px(self) -> int:
+        """The height of a one-line caption or header, margins included (for :meth:`stacked_height`)."""
+        label = next(iter(self.findChildren(OneLineLabel)), None)
+        return label.sizeHint().height() + 8 if label is not None else 0
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -434,7 +462,7 @@ class TraceView(QWidget):
         if isinstance(legend, QLabel) and self.height() > 0:
             # a dock too short for its texts and a plot: the colour key goes (its colours are named in the
             # view's tooltip), never the caption, and never a key drawn over the caption
-            fits = self.height() - total >= self.MIN_PLOT_PX
+            fits = self.height() - total >= self.MIN_PLOT_PX and not self.compact
             if legend.isVisibleTo(self) != fits:
                 legend.setVisible(fits)
                 self.setToolTip("" if fits else legend.text())

@@ -288,6 +288,15 @@ class BlockView(TraceView):
         self._fit_range()
         self._fit_labels()
 
+    #: compact in a column of views, a warp's row needs no more than this (the rest goes to the other views)
+    STACKED_ROW_PX = 16
+
+    def stacked_height(self, width: int) -> int | None:
+        L = self.trace.launch if self.trace is not None else None
+        if L is None:
+            return None
+        return self.one_line_px() + self.STACKED_ROW_PX * min(L.warps_per_block, 32)
+
     # ---- per frame: colours only ----------------------------------------------------------------------
     def block_to_show(self) -> int:
         sel = self.session.selection.block

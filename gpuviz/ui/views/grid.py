@@ -114,6 +114,16 @@ class GridView(TraceView):
         self._fit_labels()
         self._say_sms()
 
+    #: compact in a column of views, a block's square needs no more than this
+    STACKED_BLOCK_PX = 100
+
+    def stacked_height(self, width: int) -> int | None:
+        if self.trace is None:
+            return None
+        _col, _row, ncols, nrows, _note = grid_layout(self.trace.launch.grid)
+        side = min(self.STACKED_BLOCK_PX, max(width - 16, 1) / max(ncols, 1))
+        return self.one_line_px() + int(side * nrows) + 16
+
     def plots_resized(self) -> None:
         super().plots_resized()
         self._fit_labels()

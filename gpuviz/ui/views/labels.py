@@ -8,6 +8,8 @@ height per width; :func:`wrapped_text_height` and :func:`lines_height` measure w
 
 from __future__ import annotations
 
+from html import escape as html_escape
+
 from PySide6 import QtGui
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QTextDocument
@@ -166,3 +168,74 @@ def wrapped_text_height(label: QLabel, width: int) -> int:
 
 _WRAPPED_HEIGHTS: dict[tuple, int] = {}
 
+
+
+class OneLineLabel(QLabel):
+    """A label that can be told to take one line (:meth:`set_one_line`): presenting a crowded lesson scene at a
+    projector's 1280x720, a view's caption and header took two to four lines of a ~185-pixel view and left its plot
+    none. On one line, the text shown is the text set (rich text as plain words) cut with an ellipsis to the
+    label's width, and the whole of it is the label's tooltip; :meth:`full_text` is always the text set."""
+
+    _one_line = False
+    _full = ""
+    _wrapped = True  # the word wrap to go back to
+    _lead = ""  # on one line: what the line starts with, in bold (the view's title, its dock's title bar hidden)
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        super().setText(self._fitted(text) if self._one_line else text)
+
+    def full_text(self) -> str:
+        return self._full if self._one_line else self.text()
+
+    def one_line(self) -> bool:
+        return self._one_line
+
+    def set_one_line(self, on: bool, lead: str = "") -> None:
+        if on == self._one_line and (lead == self._lead or not on):
+            return
+        full = self.full_text()
+        self._lead = lead if on else ""
+        if on:
+            self._wrapped = self.wordWrap()
+            self.setMinimumHeight(0)  # the wrapped height a view kept for it (TraceView.keep_labels_whole)
+        self._one_line = on
+        self.setWordWrap(self._wrapped and not on)
+        self.setToolTip(self._plain(full) if on else "")
+        self.setText(full)
+
+    def _plain(self, text: str) -> str:
+        rich = self.textFormat() == Qt.TextFormat.RichText or (
+            self.textFormat() == Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text))
+        if not rich:
+            return " ".join(text.split())
+        doc = QTextDocument()
+        doc.setHtml(text)
+        return " ".join(doc.toPlainText().split())
+
+    def _fitted(self, text: str) -> str:
+        """``text`` as one line of plain words that fits the label's width (an ellipsis where it is cut)."""
+        plain = self._plain(text)
+        self.setToolTip(plain)
+        m = self.contentsMargins()
+        room = self.width() - m.left() - m.right() - 2 * self.margin() - 2
+        rich = self.textFormat() == Qt.TextFormat.RichText
+        lead = f"{self._lead} · " if self._lead else ""
+        if lead:
+            bold = QtGui.QFont(self.font())
+            bold.setBold(True)
+            room -= QtGui.QFontMetrics(bold).horizontalAdvance(lead)
+        fitted = QtGui.QFontMetrics(self.font()).elidedText(plain, Qt.TextElideMode.ElideRight, max(room, 1))
+        if not rich:
+            return lead + fitted
+        return (f"<b>{html_escape(lead)}</b>" if lead else "") + html_escape(fitted)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        if self._one_line and ev.size().width() != ev.oldSize().width():
+            QLabel.setText(self, self._fitted(self._full))
+
+    def changeEvent(self, ev) -> None:
+        super().changeEvent(ev)
+        if self._one_line and ev.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            QLabel.setText(self, self._fitted(self._full))

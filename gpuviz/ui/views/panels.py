@@ -22,7 +22,7 @@ from shiboken6 import isValid
 
 from ...style import render
 from ...style.theme import hex_to_rgba
-from .labels import lines_height, slotted, wrapped_text_height
+from .labels import OneLineLabel, lines_height, slotted, wrapped_text_height
 from .plots import keep_label_unless_changed, thin_tick_labels
 
 
@@ -603,7 +603,7 @@ def restyle_label(label: QtWidgets.QLabel, style: MemoryStyle, factor: float = 1
     )
 
 
-class FrameHeader(QtWidgets.QLabel):
+class FrameHeader(OneLineLabel):
     """A view's header, whose text changes every frame, at a fixed height for its width and text size: room for
     two lines (three in a view narrower than ~45 characters), more only once a frame's text needs them, and never
     less again until the width or the text size changes. Its height followed its text, a line more or less from
@@ -617,9 +617,14 @@ class FrameHeader(QtWidgets.QLabel):
         self._height = 0
 
     def setText(self, text: str) -> None:
-        if text != self.text():
+        if text != self.full_text():
             super().setText(text)
             self.hold_height()
+
+    def set_one_line(self, on: bool, lead: str = "") -> None:
+        super().set_one_line(on, lead)
+        self._held = None
+        self.hold_height()
 
     def hold_height(self) -> None:
         width = self.width()
@@ -631,7 +636,7 @@ class FrameHeader(QtWidgets.QLabel):
         if key != self._held:
             self._held = key
             m = self.contentsMargins()
-            lines = 2 if width >= 45 * fm.averageCharWidth() else 3
+            lines = 1 if self.one_line() else 2 if width >= 45 * fm.averageCharWidth() else 3
             self._height = lines_height(self.font(), lines) + m.top() + m.bottom() + 2 * self.margin()
         need = wrapped_text_height(self, width) if self.text() else 0
         self._height = max(self._height, need)

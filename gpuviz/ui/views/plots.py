@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout
 
 from ...style.theme import hex_to_rgba
 from .base import TraceView
-from .labels import slotted
+from .labels import OneLineLabel, slotted
 
 
 def captioned_layout(view: TraceView) -> tuple[QVBoxLayout, QLabel]:
@@ -20,7 +20,7 @@ def captioned_layout(view: TraceView) -> tuple[QVBoxLayout, QLabel]:
     layout = QVBoxLayout(view)
     layout.setContentsMargins(4, 4, 4, 4)
     layout.setSpacing(2)
-    caption = QLabel(view)
+    caption = OneLineLabel(view)  # one line when presenting a crowded lesson scene (TraceView.set_compact)
     caption.setObjectName("viewTitle")
     caption.setWordWrap(True)
     caption.setTextFormat(Qt.TextFormat.PlainText)  # kernel names, file paths: text from the trace file

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
+from shiboken6 import isValid
 
 from .base import TraceView, register_view
 from .plots import captioned_layout
@@ -166,7 +167,8 @@ class SourceView(TraceView):
             counts_w = max([len(compact_count(c)) for c in self.frames.line_counts().values()] + [1])
             plain_gutter = self._gutter_len - ((counts_w + self._apart) if self._with_counts else 0)
             apart = 1 if self.warning_lines else 0  # the space between a warning mark and the count
-            want = all_cols - plain_gutter - counts_w - apart >= self.COUNTS_MIN_COLUMNS
+            # compact (a crowded lesson scene on a projector): the code has the room, the Per line view the counts
+            want = not self.compact and all_cols - plain_gutter - counts_w - apart >= self.COUNTS_MIN_COLUMNS
             if want != self._with_counts:
                 self._with_counts = want
                 self._fill()
@@ -177,6 +179,9 @@ class SourceView(TraceView):
                 else QPlainTextEdit.LineWrapMode.NoWrap)
         if self.editor.lineWrapMode() != mode:
             self.editor.setLineWrapMode(mode)
+
+    def compact_changed(self) -> None:
+        self._fit_wrap()
 
     def on_theme_changed(self) -> None:
         t = self.theme
@@ -236,7 +241,14 @@ class SourceView(TraceView):
     def eventFilter(self, obj, ev) -> bool:
         if ev.type() == QEvent.Type.Resize and obj is self.editor.viewport() and getattr(self, "highlighted", None):
             self._keep_lit_line_in_view()
+            # and once the editor has handled the resize itself: a view shrunk to 100 px (a crowded lesson scene,
+            # Ctrl+=) kept its old scroll position, the lit line above the top
+            QTimer.singleShot(0, self._lit_line_in_view_later)
         return False
+
+    def _lit_line_in_view_later(self) -> None:
+        if isValid(self) and self.highlighted:
+            self._keep_lit_line_in_view()
 
     def _in_view(self, block) -> bool:
         """Whether every row of ``block`` shows, with a row of code above and below it (none past the first or
