@@ -128,7 +128,7 @@ _CAPTURE = textwrap.dedent("""
     t = capture(scale, 2, 128, out, x, backend="gpu")
     print(json.dumps({{"variants": t.launch.meta.get("variants"), "out": out.tolist(), "n": len(t),
                       "digest": [int(t.field(k).astype(np.int64).sum()) for k in ("kind", "index", "line")],
-                      "timings": t.launch.timings}}))
+                      "timings": dict(t.launch.timings)}}))
 """)
 
 
