@@ -76,6 +76,7 @@ from .arguments import _copy_tuple, _write_back, array_arguments, c_contiguous_a
 from .device import (DeviceTimer, EventTimer, _load_module, device_info, gpu_cuda, gpu_versions, kernel_resources,
                      occupancy_register_cap)
 from .disk_cache import VariantDiskCache
+from .disk_cache import enabled as disk_cache_enabled
 from .variant import build_variant, decode_kinds
 from .layout import BUFFERS, CNT_COLUMNS, OFF_COLUMNS, SLAB_MARK
 
@@ -286,9 +287,8 @@ class GpuRecording:
             t0 = time.perf_counter()
             dispatcher.compile(argtypes)
             seconds = time.perf_counter() - t0
-            if hits is not None:  # the instrumented variants: compiled now, or their cubin read from the disk cache
-                self.variant_origins[what] = "disk cache" if disk.hits > hits else \
-                    f"compiled (not kept on disk: {disk.problem})" if disk.problem else "compiled"
+            if what != "plain":  # the recording variants: compiled now, or their cubin read from the disk cache
+                self.variant_origins[what] = _origin(disk, hits)
             return seconds
         except Exception as exc:
             raise CaptureError(f"{self.root.file}:{self.root.first_line}: numba could not compile the {what} variant of "
@@ -595,6 +595,16 @@ class GpuRecording:
             return ev, drops
         ev = self._lane_events(host, take, starts, counts, slot, (kind, aid, line, site), mem, (time_col, sm_col))
         return ev, drops
+
+
+def _origin(disk, hits_before: int | None) -> str:
+    """Where a recording variant's compiled code came from (``launch.meta["variants"]``)."""
+    if hits_before is None:
+        return "compiled (GPUVIZ_GPU_CACHE=0)" if not disk_cache_enabled() else \
+            "compiled (not kept on disk: a value the kernel reads has no stable description)"
+    if disk.hits > hits_before:
+        return "disk cache"
+    return f"compiled (not kept on disk: {disk.problem})" if disk.problem else "compiled"
 
 
 def _is_typing_error(exc) -> bool:
