@@ -188,8 +188,7 @@ class GpuRecording:
         self.timings: dict[str, float] = {}
         self.kernel_time_includes_enqueue = False
         self.rewrite_s = 0.0
-        #: {"counting" | "instrumented": "compiled" | "disk cache"} for the variants compiled in this capture
-        self.variant_origins: dict[str, str] = {}
+        self.variant_origins: dict[str, str] = {}  # {"counting" | "instrumented": where its code came from}
         if max_registers == "occupancy":
             self.max_registers = occupancy_register_cap(cuda, self.plain, self.args, self.block)
         elif max_registers is not None:

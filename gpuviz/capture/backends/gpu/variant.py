@@ -84,6 +84,15 @@ def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: di
     return instrumented
 
 
+def _check_options(mode: str, record: str, split: bool, all_blocks: bool) -> None:
+    if mode not in MODES:
+        raise ValueError(f"recording mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if record not in RECORDS:
+        raise ValueError(f"record must be one of {', '.join(RECORDS)}, not {record!r}")
+    if split and all_blocks:
+        raise ValueError("split=True records chosen blocks: it cannot be combined with all_blocks=True")
+
+
 def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], *, plan, count: bool, mode: str = "thread",
                   time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
                   record: str = "all", max_registers: int | None = None, block_range: bool = False,
@@ -105,12 +114,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     """
     import numba
 
-    if mode not in MODES:
-        raise ValueError(f"recording mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if record not in RECORDS:
-        raise ValueError(f"record must be one of {', '.join(RECORDS)}, not {record!r}")
-    if split and all_blocks:
-        raise ValueError("split=True records chosen blocks: it cannot be combined with all_blocks=True")
+    _check_options(mode, record, split, all_blocks)
     info = BuildInfo(sites=list(plan.sites))
     blocks = "all" if all_blocks else "range" if block_range else "table"
     recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform, blocks=blocks,
