@@ -106,6 +106,13 @@ def test_the_key_is_the_same_in_another_process(tmp_path):
     assert keys[0] and keys[0] == keys[1] == _key(_kernel_reading(_namespace()))
 
 
+def test_the_size_limit_can_be_set(monkeypatch):
+    monkeypatch.setenv("GPUVIZ_GPU_CACHE_MB", "2")
+    assert disk_cache.max_bytes() == 2 * 1024 * 1024
+    monkeypatch.setenv("GPUVIZ_GPU_CACHE_MB", "lots")
+    assert disk_cache.max_bytes() == disk_cache.MAX_BYTES
+
+
 def test_trim_keeps_the_most_recently_used(tmp_path):
     for i in range(5):
         p = tmp_path / "ab" / f"{i}.kernel"

@@ -16,8 +16,8 @@ kernel's ``_reduce_states()``: its PTX and cubins), under a key made of everythi
 - the dispatcher's compile options, the signature, numba-cuda's codegen (target and compute capability), the
   versions of numba, numba-cuda, llvmlite and Python, and a hash of gpuviz's capture code.
 
-``$XDG_CACHE_HOME/gpuviz/gpu-variants`` (``~/.cache/...``), at most :data:`MAX_BYTES`; ``GPUVIZ_GPU_CACHE=0``
-turns it off. A file that cannot be read (damaged, another version's) is a miss and is replaced.
+``$XDG_CACHE_HOME/gpuviz/gpu-variants`` (``~/.cache/...``), at most :data:`MAX_BYTES` (``GPUVIZ_GPU_CACHE_MB``
+sets another size); ``GPUVIZ_GPU_CACHE=0`` turns it off. A file that cannot be read (damaged, another version's) is a miss and is replaced.
 """
 
 from __future__ import annotations
@@ -37,8 +37,16 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-#: the folder is trimmed (oldest files first) to this size after a save
+#: the folder is trimmed (least recently used first) to this size after a save; GPUVIZ_GPU_CACHE_MB sets another
+#: (numba-cuda's whole test corpus fills ~600 MB: bench/gpu_capture_speed.py gives it room)
 MAX_BYTES = 512 * 1024 * 1024
+
+
+def max_bytes() -> int:
+    try:
+        return int(float(os.environ["GPUVIZ_GPU_CACHE_MB"]) * 1024 * 1024)
+    except (KeyError, ValueError):
+        return MAX_BYTES
 _FORMAT = 1
 
 
@@ -213,7 +221,7 @@ class VariantDiskCache:
             self.problem = f"{type(exc).__name__}: {exc}"[:300]
             log.info("gpuviz: could not keep the compiled GPU variant on disk: %s", self.problem)
             return
-        trim(self.folder)
+        trim(self.folder, max_bytes())
 
     def flush(self):
         pass
