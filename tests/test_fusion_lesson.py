@@ -7,7 +7,7 @@ import pytest
 import gpuviz
 from gpuviz.lessons import LessonPlayer, load_lesson
 from gpuviz.lessons.metrics import format_value, scene_metrics
-from gpuviz.model.frames import Frames
+from gpuviz.model.prepared import prepare
 from gpuviz.model.trace import EventKind as K
 from gpuviz.catalog import all_kernels, get_kernel, kernel_module
 
@@ -75,7 +75,7 @@ def test_fused_kernel_moves_two_loads_and_one_store_per_element():
     counts = trace.counts_by_kind()
     assert counts["global_load"] == 2 * N and counts["global_store"] == N
     assert _global_bytes(trace) == {"load": 2 * N * FLOAT, "store": N * FLOAT}
-    m = scene_metrics(trace, Frames(trace))
+    m = scene_metrics(prepare(trace))
     assert m["global_bytes"] == 3 * N * FLOAT == 12_000  # coalesced: sectors carry no wasted bytes
     assert (m["global_load_bytes"], m["global_store_bytes"]) == (8_000, 4_000)
     assert m["global_bytes_per_element"] == 12.0
@@ -86,12 +86,12 @@ def test_unfused_chain_moves_seven_accesses_per_element():
     _, _, _, add = _capture("unfused_add")
     assert _global_bytes(scale) == {"load": N * FLOAT, "store": N * FLOAT}
     assert _global_bytes(add) == {"load": 2 * N * FLOAT, "store": N * FLOAT}
-    per_launch = [scene_metrics(t, Frames(t))["global_bytes"] for t in (scale, scale, add)]
+    per_launch = [scene_metrics(prepare(t))["global_bytes"] for t in (scale, scale, add)]
     assert per_launch == [8_000, 8_000, 12_000]
     # t1 = a*x (1 load + 1 store), t2 = b*y (1 + 1), out = t1 + t2 (2 + 1): 7 accesses of 4 bytes per element
     assert sum(per_launch) == 7 * N * FLOAT == 28_000
     fused_trace = _capture("axpby_fused")[3]
-    fused = scene_metrics(fused_trace, Frames(fused_trace))["global_bytes"]
+    fused = scene_metrics(prepare(fused_trace))["global_bytes"]
     assert sum(per_launch) - fused == 4 * N * FLOAT  # each temporary written once and read back once
 
 

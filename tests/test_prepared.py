@@ -204,9 +204,9 @@ def test_the_barrier_timeline_of_a_saved_trace_reads_the_index_phases(trace, tmp
     path = tmp_path / "mm.gpuviz"
     save_traces(path, [trace])
     back = load_trace(path)
-    got = render.barrier_timeline(back, 1, prepare(back).frames)
+    got = render.barrier_timeline(prepare(back), 1)
     assert "phase" not in back.__dict__ and "thread_order" not in back.__dict__
-    want = render.barrier_timeline(trace, 1, Frames(trace))
+    want = render.barrier_timeline(prepare(trace), 1)  # the in-memory trace's frames: sorted, no index
     np.testing.assert_array_equal(got.phase_start, want.phase_start)
     np.testing.assert_array_equal(got.warps, want.warps)
 

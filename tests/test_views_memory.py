@@ -22,6 +22,7 @@ import gpuviz  # noqa: E402
 from gpuviz.model import analysis  # noqa: E402
 from gpuviz.model.devices import occupancy  # noqa: E402
 from gpuviz.model.frames import Frames  # noqa: E402
+from gpuviz.model.prepared import prepare  # noqa: E402
 from gpuviz.model.trace import EventKind as K  # noqa: E402
 from gpuviz.style import render  # noqa: E402
 from gpuviz.catalog import get_kernel  # noqa: E402
@@ -231,7 +232,7 @@ def test_barrier_timeline_shows_who_waits_for_whom():
     p.emit(K.BARRIER, 3)
     p.emit(K.END, 4)
     trace = p.trace("waits", [], "")
-    tl = render.barrier_timeline(trace, 0)
+    tl = render.barrier_timeline(prepare(trace), 0)
     assert tl.warps.tolist() == [0, 1]
     assert tl.length[:, 0].tolist() == [2, 5]  # START + BARRIER vs START + 3 loads + BARRIER
     assert tl.last_arrival(0).tolist() == [1]

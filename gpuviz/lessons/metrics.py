@@ -35,8 +35,10 @@ METRIC_NAMES = (
 )
 
 
-def scene_metrics(trace, frames) -> dict:
-    """Raw values of every metric of one launch (numbers, or text for names and timings)."""
+def scene_metrics(prepared) -> dict:
+    """Raw values of every metric of one launch (numbers, or text for names and timings), from its prepared
+    trace (:func:`gpuviz.model.prepared.prepare`)."""
+    trace, frames = prepared.trace, prepared.frames
     L = trace.launch
     gm = analysis.global_memory(trace)
     sb = analysis.shared_banks(trace)

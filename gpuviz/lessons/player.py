@@ -246,7 +246,7 @@ class LessonPlayer:
                 beats.append(Beat(f, q, revealed=False))
                 beats.append(Beat(f, q, revealed=True))
         label = scene.kernel or scene.trace
-        loaded = LoadedScene(scene, prepared, narrator, first, last, beats, scene_metrics(trace, frames), spec, label)
+        loaded = LoadedScene(scene, prepared, narrator, first, last, beats, scene_metrics(prepared), spec, label)
         self._loaded[i] = loaded
         # check every answer can be computed now, so a broken question shows up when the scene opens
         for b in beats:
@@ -328,7 +328,7 @@ class LessonPlayer:
         scene = loaded.scene
         # at a barrier a reduction's round follows: its number, s and who adds, where the narration of the barrier
         # said the same words at every round
-        caption = round_caption(loaded.trace, loaded.frames, b.frame) or loaded.narrator.caption(b.frame)
+        caption = round_caption(loaded.prepared, b.frame) or loaded.narrator.caption(b.frame)
         kernel_note = loaded.narrator.note(b.frame) if b.revealed else ""
         about_timings = is_timings_scene(scene)
         if about_timings:

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..model.frames import Frames
+from ..model.prepared import Prepared
 from ..model.trace import EventKind
 
 
@@ -30,9 +30,10 @@ def _ranges(values: list[int]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
 
 
-def _phase_round(trace, frames: Frames, block: int, phase: int):
+def _phase_round(prepared: Prepared, block: int, phase: int):
     """(s, threads that add, their warps and lanes per warp) when ``phase`` of ``block`` is a reduction's round,
     else None."""
+    trace, frames = prepared.trace, prepared.frames
     ev = frames.block_event_indices(block)
     ev = ev[frames.phase[frames.frame_of_event[ev]] == phase]
     shared = {i for i, a in enumerate(trace.launch.arrays) if a.space == "shared"}
@@ -60,25 +61,27 @@ def _phase_round(trace, frames: Frames, block: int, phase: int):
 
 
 @lru_cache(maxsize=16)
-def _block_rounds(trace, frames: Frames, block: int) -> dict[int, tuple]:
+def _block_rounds(prepared: Prepared, block: int) -> dict[int, tuple]:
     """{frame of a barrier opening in ``block``: (its number, the round after it or None, that round's number)}."""
+    frames = prepared.frames
     opens = [int(f) for f in frames.barrier_complete_frames if int(frames.block[f]) == block]
     out, n_round = {}, 0
     for k, f in enumerate(opens):
-        r = _phase_round(trace, frames, block, int(frames.phase[f]) + 1)
+        r = _phase_round(prepared, block, int(frames.phase[f]) + 1)
         if r is not None:
             n_round += 1
         out[f] = (k + 1, r, n_round)
     return out
 
 
-def round_caption(trace, frames: Frames, f: int) -> str:
+def round_caption(prepared: Prepared, f: int) -> str:
     """What the round after the barrier that opens at frame ``f`` does ('' when ``f`` opens no barrier, or what
     follows is no round of a reduction)."""
-    if frames is None or not frames.barrier_opens_at(f):
+    trace, frames = prepared.trace, prepared.frames
+    if not frames.barrier_opens_at(f):
         return ""
     block = int(frames.block[f])
-    k, r, n_round = _block_rounds(trace, frames, block).get(int(f), (0, None, 0))
+    k, r, n_round = _block_rounds(prepared, block).get(int(f), (0, None, 0))
     if r is None:
         return ""
     s, n, warps, per_warp = r

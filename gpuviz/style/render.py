@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.prepared import Prepared
 from ..model.trace import EventKind, Trace
 
 # ---- colours -------------------------------------------------------------------------------------
@@ -241,12 +242,14 @@ def frame_of_events(frames, n_events: int) -> np.ndarray:
     return out
 
 
-def block_events(trace: Trace, block: int, frames=None) -> np.ndarray:
-    """Event ids of one block, in no particular order, without scanning the whole trace when it can.
+def block_events(prepared: Prepared, block: int) -> np.ndarray:
+    """Event ids of one block of a prepared trace, in no particular order, without scanning the whole trace when
+    it can.
 
     Frames in ``block`` order keep each block's events contiguous in their permutation, so a block is
-    one slice; otherwise (or with no frames) one vectorised comparison over the trace.
+    one slice; otherwise one vectorised comparison over the trace.
     """
+    trace, frames = prepared.trace, prepared.frames
     perm = getattr(frames, "perm", None)
     first = getattr(frames, "block_first", None)
     last = getattr(frames, "block_last", None)
@@ -547,16 +550,18 @@ class BarrierTimeline:
         return int(rows[0]), float(self.phase_start[phase] + (i - first_in_phase))
 
 
-def barrier_timeline(trace: Trace, block: int, frames=None) -> BarrierTimeline:
-    """Per-warp phases of one block from its events (vectorised; ``frames`` only speeds up the lookup).
+def barrier_timeline(prepared: Prepared, block: int) -> BarrierTimeline:
+    """Per-warp phases of one block of a prepared trace from its events (vectorised; its frames find the block's
+    events).
 
     An instruction is one (warp, issue step); its phase is the smallest barrier phase of its lanes
     (a BARRIER event belongs to the phase it closes, so the barrier itself ends the phase).
     """
-    sel = block_events(trace, block, frames)
+    trace, frames = prepared.trace, prepared.frames
+    sel = block_events(prepared, block)
     warps_all = trace.thread[sel].astype(np.int64) // trace.launch.warp_size
     steps = trace.issue_step[sel].astype(np.int64)
-    phases = (frames.event_phase if frames is not None else trace.phase)[sel].astype(np.int64)  # an index's, no sort
+    phases = frames.event_phase[sel].astype(np.int64)  # the prepared trace's (an index's: no sort)
     is_bar = trace.kind[sel] == EventKind.BARRIER
     if sel.size == 0:
         empty = np.zeros((0, 0), dtype=np.int64)

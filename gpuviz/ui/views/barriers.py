@@ -210,7 +210,7 @@ class BarrierView(TraceView):
 
     def _build_block(self, block: int) -> None:
         st = self.style
-        tl = render.barrier_timeline(self.trace, block, self.frames)
+        tl = render.barrier_timeline(self.prepared, block)
         self._block, self.timeline = block, tl
         self._base = render.barrier_lanes_rgba(tl, PHASE_COLOURS, _wait_rgba(st))
         n_w = len(tl.warps)

@@ -155,9 +155,9 @@ def race_cells(trace: Trace, block: int, array_id: int, layout: SharedLayout) ->
 class _BlockShared:
     """One block's shared-memory events in frame order, as grid cells of each shared array."""
 
-    def __init__(self, trace: Trace, event_frames: np.ndarray, block: int, layouts: dict[int, SharedLayout],
-                 frames=None):
-        sel = render.block_events(trace, block, frames)
+    def __init__(self, prepared, event_frames: np.ndarray, block: int, layouts: dict[int, SharedLayout]):
+        trace = prepared.trace
+        sel = render.block_events(prepared, block)
         sel = sel[np.isin(trace.kind[sel], _SHARED_KINDS) & np.isin(trace.array[sel], list(layouts))]
         sel = sel[np.argsort(event_frames[sel], kind="stable")]
         self.cells: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -345,8 +345,8 @@ class SharedMemoryView(ArrayPanelsMixin, TraceView):
     def _enter_block(self, block: int) -> None:
         tr, st = self.trace, self.style
         self._block = block
-        self._block_shared = _BlockShared(tr, self._event_frames, block, {p.array_id: p.lay for p in self._panels},
-                                          self.frames)
+        self._block_shared = _BlockShared(self.prepared, self._event_frames, block,
+                                          {p.array_id: p.lay for p in self._panels})
         # one scale for all the block's arrays, read on one colour bar
         vmax = max([int(self._block_shared.counts_at(p.array_id, self.frames.n_frames, p.layout.size).max(initial=0))
                     for p in self._panels] + [1])
