@@ -21,7 +21,7 @@ from ..lessons.player import HIDDEN, LessonPlayer
 from ..lessons.topics import timings_subject
 from .key_override import KeyOverride
 from .presenter import enter_presenter, presenter_of
-from .views.labels import wrapped_text_height
+from .views.labels import OneLineLabel, wrapped_text_height
 
 
 #: the lesson panel's share of the window's width, beside the scene's views
@@ -34,9 +34,13 @@ PRESENTER_PANEL_MAX_SHARE = 0.36
 #: the source among them, is laid out as a crowded scene: its other views stacked in one column, the lesson panel
 #: over the source in the other. In a grid of four beside the panel each view had 410x260 px, less its title, header
 #: and legend: 8 rows of shared-memory banks drew 20 px tall, the barrier swimlanes 58 px, and the source wrapped
-#: its code after 25 columns (issue 28)
+#: its code after 25 columns (issue 28). Three views in a focus layout gave the source a 286 px column (15 columns
+#: of code, its lit line on 3-6 rows), two in columns 408 px (25 columns): every scene with the source takes it
 CROWDED_MAX_HEIGHT = 820
-CROWDED_VIEWS = 4
+CROWDED_VIEWS = 2
+#: a crowded scene of three views: the second under the main view takes what its picture can use, at most this
+#: share of the column (the main view, the scene's subject, keeps the larger part)
+CROWDED_SECOND_MAX_SHARE = 0.4
 #: a crowded scene's column of the lesson panel and the source, as a share of the width: ~45 columns of code; the
 #: next share where the scene's notes would leave the source under them less than CROWDED_SOURCE_MIN_PX
 CROWDED_SIDE_SHARES = (0.52, 0.56, 0.6)
@@ -339,7 +343,8 @@ class LessonController:
         """``views`` with their chrome on one line (:meth:`TraceView.set_compact`), the others as they were."""
         for vid, dock in self.window.docks.items():
             view = dock.widget()
-            if not hasattr(view, "set_compact"):
+            # a view without a caption or header to lead with its title (Timings, Details) keeps its title bar
+            if not hasattr(view, "set_compact") or not view.findChildren(OneLineLabel):
                 continue
             compact = vid in views
             view.set_compact(compact)
@@ -425,19 +430,37 @@ class LessonController:
             if self._tallest_step(side) <= height - CROWDED_SOURCE_MIN_PX:
                 break
         w.resizeDocks([others[0], self.dock], [width - side, side], H)
+        # measured at the width the panel got (the separator takes 2 px of the share): custom_kernel's fused scene
+        # held at 665 px wide took a line more at 663, and its answer ran 21 px below the panel
+        w.layout().activate()
+        side = self.dock.width() or side
+        if len(others) > 1:
+            w.resizeDocks(others, self._stacked_heights(others, height, width - side), V)
+            w.layout().activate()
         panel = min(self._tallest_step(side), height - CROWDED_SOURCE_MIN_PX)
+        if len(others) <= 2:
+            # the scene's main view stays the largest thing on screen: a short note leaves the source no more
+            # area than the main view has (the panel keeps the rest, blank under its text)
+            main = others[0].width() * others[0].height()
+            panel = max(panel, height - max(CROWDED_SOURCE_MIN_PX, main // max(source.width(), side)))
         # held: the caption bar taking a line more took it from the panel (Qt shrinks a column's docks by their
         # order), whose answer then scrolled; the source under it gives the line up instead
         self.panel.setMinimumHeight(panel)
         w.resizeDocks([self.dock, source], [panel, height - panel], V)
-        if len(others) > 1:
-            w.resizeDocks(others, self._stacked_heights(others, height, width - side), V)
 
     @staticmethod
     def _stacked_heights(docks: list[QDockWidget], height: int, width: int) -> list[int]:
         """The heights of a crowded scene's stacked views in a column ``height`` tall: an even share each, but no
         more than a view's picture can use (:meth:`TraceView.stacked_height`: a block's 8 warps, a grid of 4
-        blocks); what those leave goes to the others (shared memory's banks, the barrier swimlanes, the arrays)."""
+        blocks); what those leave goes to the others (shared memory's banks, the barrier swimlanes, the arrays).
+        Two (a scene of three views): the first, the scene's subject, takes what the second leaves, and the second
+        no more than :data:`CROWDED_SECOND_MAX_SHARE` of the column."""
+        if len(docks) == 1:
+            return [height]
+        if len(docks) == 2:
+            want = getattr(docks[1].widget(), "stacked_height", lambda _w: None)(width)
+            second = min(want or height, int(height * CROWDED_SECOND_MAX_SHARE))
+            return [height - second, second]
         share = height // len(docks)
         wants = [getattr(d.widget(), "stacked_height", lambda _w: None)(width) for d in docks]
         capped = [min(share, want) if want else None for want in wants]
