@@ -621,6 +621,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     $("page-title").textContent = d.title;
     if (d.summary) { $("summary").hidden = false; $("summary").textContent = d.summary; }
     document.title = `${d.title} · gpuviz`;
+    document.body.dataset.kind = d.kind;  // page.css lays a lesson's page out its own way on a projector
     if (d.kind === "lesson") {
       $("lesson").hidden = false;
       $("scene-select").innerHTML = d.scenes.map((s, i) => `<option value="${i}"></option>`).join("");
