@@ -430,6 +430,10 @@ _CUT_JS = """([w, h]) => {
     if (hides(cs.overflowY) && el.scrollHeight > el.clientHeight + 1) {
       cut.push(`${name}: ${el.scrollHeight - el.clientHeight} px of its height cut`);
     }
+    // a box squeezed shorter than what it holds, which then spills over the box below it
+    if (!hides(cs.overflowY) && el.id !== 'source' && el.clientHeight && el.scrollHeight > el.clientHeight + 1) {
+      cut.push(`${name}: ${el.scrollHeight - el.clientHeight} px of its content spill out of it`);
+    }
   }
   return {cut: cut, smallest: smallest};
 }"""
