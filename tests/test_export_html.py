@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpuviz.export.html import (DEFAULT_MAX_BYTES, HERE, PageTooBig, export_html, kernel_notes, lesson_page_data,
-                                trace_page_data)
+                                page_html, trace_page_data)
 from gpuviz.model.frames import Frames, LaneState
 from gpuviz.model.narration import Narrator
 from gpuviz.model.prepared import prepare
@@ -105,17 +105,21 @@ def test_a_cut_page_holds_its_range_and_says_what_it_left_out(mm):
 
 
 def test_too_big_is_refused_with_a_range_that_fits(mm, tmp_path):
-    with pytest.raises(PageTooBig, match=r"over the 0\.10 MB limit.*--frames 1:\d+"):
-        export_html(mm, tmp_path / "big.html", max_bytes=100_000)
+    # a limit some frames above the page's fixed part (its code and styles: 99.6 KB, then 103.3 KB once the page fit a
+    # 1280x720 projector), under the whole trace's page
+    limit = len(page_html(trace_page_data(prepare(mm), (0, 1))).encode("utf-8")) + 4_000
+    with pytest.raises(PageTooBig, match=re.escape(f"over the {limit / 1e6:.2f} MB limit") + r".*--frames 1:\d+"):
+        export_html(mm, tmp_path / "big.html", max_bytes=limit)
     assert not (tmp_path / "big.html").exists()
     msg = None
     try:
-        export_html(mm, tmp_path / "big.html", max_bytes=100_000)
+        export_html(mm, tmp_path / "big.html", max_bytes=limit)
     except PageTooBig as e:
         msg = str(e)
     fit = re.search(r"--frames 1:(\d+)", msg).group(1)  # frames 1..fit as the window numbers them
-    out = export_html(mm, tmp_path / "fit.html", frames=f"0:{fit}", max_bytes=100_000)
-    assert out.stat().st_size <= 100_000
+    assert 1 < int(fit) < Frames(mm).n_frames
+    out = export_html(mm, tmp_path / "fit.html", frames=f"0:{fit}", max_bytes=limit)
+    assert out.stat().st_size <= limit
 
 
 def test_a_lesson_page_has_every_scene_and_beat_in_order(tmp_path):

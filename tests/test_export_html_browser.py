@@ -405,3 +405,96 @@ def test_five_global_arrays_stay_above_the_fold_at_1280x720(browser, tmp_path):
     assert all(b["height"] <= 151 for b in boxes), boxes
     assert all(0 <= b["top"] and b["bottom"] <= 720 for b in boxes), boxes
     page.close()
+
+
+#: what is cut on the page as it stands: the document below the fold or past the right edge, and every element whose
+#: content overflows a box that hides it (hidden, clip, an ellipsis) or scrolls it away (auto, scroll) - all but the
+#: kernel source, which scrolls by design and keeps its lit line in sight - and the smallest text on the page
+_CUT_JS = """([w, h]) => {
+  const cut = [];
+  const doc = document.documentElement;
+  if (doc.scrollHeight > h) cut.push(`the page is ${doc.scrollHeight} px tall: ${doc.scrollHeight - h} px below the fold`);
+  if (doc.scrollWidth > w) cut.push(`the page is ${doc.scrollWidth} px wide`);
+  let smallest = Infinity;
+  for (const el of document.querySelectorAll('body *')) {
+    const cs = getComputedStyle(el);
+    if (cs.visibility === 'hidden' || el.getClientRects().length === 0 || el.closest('#keys')) continue;
+    if ([...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) {
+      smallest = Math.min(smallest, parseFloat(cs.fontSize));
+    }
+    const hides = (v) => ['hidden', 'clip'].includes(v) || (['auto', 'scroll'].includes(v) && el.id !== 'source');
+    const name = el.id || el.className || el.tagName;
+    if ((hides(cs.overflowX) || cs.textOverflow === 'ellipsis') && el.scrollWidth > el.clientWidth + 1) {
+      cut.push(`${name}: ${el.scrollWidth - el.clientWidth} px of its width cut`);
+    }
+    if (hides(cs.overflowY) && el.scrollHeight > el.clientHeight + 1) {
+      cut.push(`${name}: ${el.scrollHeight - el.clientHeight} px of its height cut`);
+    }
+    // a box squeezed shorter than what it holds, which then spills over the box below it
+    if (!hides(cs.overflowY) && el.id !== 'source' && el.clientHeight && el.scrollHeight > el.clientHeight + 1) {
+      cut.push(`${name}: ${el.scrollHeight - el.clientHeight} px of its content spill out of it`);
+    }
+  }
+  return {cut: cut, smallest: smallest};
+}"""
+
+
+def _beats_cut_at(browser, page_path, size, beats=None) -> list[str]:
+    """Steps through a lesson's page beat by beat (→, as a student does; ``beats``: only those) and says, per beat,
+    what runs below the fold or is cut, and where the page's smallest text is under 0.72rem at 1280 px (10.9 px: the
+    warp labels, the smallest text the page had when it was made to fit)."""
+    page = Opened(browser, page_path, size=size)
+    pg = page.page
+    n = pg.evaluate("window.gpuvizPage.state.data.beats.length")
+    problems = []
+    for k in range(n):
+        if k:
+            page.press("ArrowRight")
+        assert pg.evaluate("window.gpuvizPage.state.beat") == k
+        if beats is not None and k not in beats:
+            continue
+        pg.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")  # drawn
+        found = pg.evaluate(_CUT_JS, list(size))
+        where = f"{page_path.stem} beat {k + 1} ({pg.inner_text('#progress')})"
+        problems += [f"{where}: {c}" for c in found["cut"]]
+        if found["smallest"] < 10.9:
+            problems.append(f"{where}: text of {found['smallest']:.1f} px")
+    page.close()
+    return problems
+
+
+def _lesson_page(tmp_path, name: str, theme: str):
+    from gpuviz.export.html import export_html
+    from gpuviz.lessons import load_lesson
+
+    return export_html(load_lesson(name), tmp_path / f"{name}_{theme}.html", theme=theme)
+
+
+#: CI's slice of the walk below: fused_attention's naive scene (five global arrays and their legend ran 85 px below the
+#: fold), bank_conflicts (a shared tile, its figure and legend: 78 px), a block view of 8 warps with its legend
+#: (reduction_ladder's first scene: 28 px)
+_PROJECTOR_SLICE = {"fused_attention": range(0, 6), "bank_conflicts": None, "reduction_ladder": range(0, 4)}
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_lessons_page_fits_a_1280x720_projector_at_every_beat_it_is_stepped_to(browser, tmp_path, theme):
+    """Issue 28 (the HTML page at 1280x720, looked at beat by beat): nothing was clipped, but some beats ran below the
+    fold: fused_attention's naive scene by 85 px (the global memory legend), bank_conflicts by 78 (the shared memory
+    legend), reduction_ladder by 28 (the block view's legend). At 1280x720 the page is the screen: no beat runs below it
+    or past its right edge, no element is cut, and no text is smaller than it was."""
+    problems = []
+    for name, beats in _PROJECTOR_SLICE.items():
+        problems += _beats_cut_at(browser, _lesson_page(tmp_path, name, theme), (1280, 720), beats)
+    assert problems == []
+
+
+@pytest.mark.full  # beyond CI's slice of the browser layer: --all runs it
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_every_lessons_page_fits_a_1280x720_projector_at_every_beat(browser, tmp_path, theme):
+    """The walk above over every shipped lesson, every beat."""
+    from gpuviz.lessons import builtin_lessons
+
+    problems = []
+    for name in builtin_lessons():
+        problems += _beats_cut_at(browser, _lesson_page(tmp_path, name, theme), (1280, 720))
+    assert problems == []

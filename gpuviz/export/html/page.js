@@ -52,12 +52,28 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       sw(p.selected, "followed thread", true);
     $("grid-legend").innerHTML = L.block_labels.map((lab, i) => sw(p.block[i], lab)).join("") +
       sw(p.current, "this frame's block", true);
-    $("global-legend").innerHTML = sw(p.read, "read now") + sw(p.write, "written now") + sw(p.atomic, "atomic now") +
-      sw(p.current, "its 32-byte sectors", true) +
+    // the memory keys name only the accesses this scene makes: on a projector's narrow columns each entry is a line's
+    // share of the height that the arrays need
+    const made = accessesMade(S.scene || S.data.scenes[0]);
+    const kinds = (space) => [["read", "read now"], ["write", "written now"], ["atomic", "atomic now"]]
+      .filter(([k]) => made.has(`${space} ${k}`)).map(([k, text]) => sw(p[k], text)).join("");
+    $("global-legend").innerHTML = kinds("global") + sw(p.current, "its 32-byte sectors", true) +
       `<span><span class="sw" style="width:3em;background:linear-gradient(90deg, rgb(${p.lut[0].join(",")}), ` +
       `rgb(${p.lut[128].join(",")}), rgb(${p.lut[255].join(",")}))"></span>accesses so far (cividis)</span>`;
-    $("shared-legend").innerHTML = sw(p.read, "read now") + sw(p.write, "written now") +
+    $("shared-legend").innerHTML = kinds("shared") +
       sw(p.conflict, "bank serving more than one word (a conflict)") + "<span>one row = 32 banks × 4 bytes</span>";
+  }
+
+  function accessesMade(sc) {  // "global read", "shared write", "global atomic"...: the accesses a scene's events make
+    if (sc.accessesMade) return sc.accessesMade;
+    const e = sc.events, arrays = sc.launch.arrays, made = new Set();
+    for (let k = 0; k < e.kind.length; k++) {
+      if (!isMemory(e.kind[k]) || !arrays[e.array[k]]) continue;
+      const kind = e.kind[k] === KIND.ATOMIC ? "atomic" :
+        (e.kind[k] === KIND.GLOBAL_STORE || e.kind[k] === KIND.SHARED_STORE) ? "write" : "read";
+      made.add(`${arrays[e.array[k]].space} ${kind}`);
+    }
+    return (sc.accessesMade = made);
   }
 
   // ---- a scene: one launch ----------------------------------------------------------------------------
@@ -145,6 +161,12 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     S.lit = [];
   }
 
+  function figs(box) {  // a memory view's figure lines, after its arrays
+    let f = box.querySelector(".afigs");
+    if (!f) { f = document.createElement("div"); f.className = "afigs"; box.appendChild(f); }
+    return f;
+  }
+
   function buildArrays(sc) {
     S.arrays = [];
     const L = sc.launch;
@@ -156,10 +178,18 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       div.className = "array";
       const shape = a.shape.length ? a.shape.join("×") : "1";
       div.innerHTML = `<div class="aname">${a.space === "shared" ? "shared " : ""}${a.name} <span class="muted">` +
-        `(${shape} ${a.dtype})</span></div><canvas></canvas><div class="afig muted"></div>`;
-      box.appendChild(div);
+        `(${shape} ${a.dtype})</span></div><canvas></canvas>`;
+      box.insertBefore(div, box.querySelector(".afigs"));
+      // the array's figure goes in its view's figure lines under all the arrays, the width of the view: under an
+      // array three to a row (a projector's layout) 'this warp: 32 elements in 32 sectors (4 at best)' took 5 lines
+      const row = document.createElement("div");
+      row.className = "afig-row muted";
+      row.hidden = true;
+      row.innerHTML = `<span class="afig-of"></span> <span class="afig"></span>`;
+      row.firstChild.textContent = `${a.name}:`;
+      figs(box).appendChild(row);
       const cv = div.querySelector("canvas");
-      const rec = {id: id, info: a, div: div, canvas: cv, fig: div.querySelector(".afig"), layout: a.layout};
+      const rec = {id: id, info: a, div: div, canvas: cv, fig: row.querySelector(".afig"), figRow: row, layout: a.layout};
       if (a.space === "shared") {
         rec.words = a.layout.size;
       }
@@ -560,7 +590,8 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
           fig = `this warp: ${cells.size} element${cells.size === 1 ? "" : "s"}`;
         }
       }
-      r.fig.textContent = fig || "\u00a0";
+      r.fig.textContent = fig;
+      r.figRow.hidden = !fig;
       r.fig.classList.toggle("conflict", conflict);
       r.div.dataset.lit = String(cells.size);
     }
@@ -621,6 +652,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     $("page-title").textContent = d.title;
     if (d.summary) { $("summary").hidden = false; $("summary").textContent = d.summary; }
     document.title = `${d.title} · gpuviz`;
+    document.body.dataset.kind = d.kind;  // page.css lays a lesson's page out its own way on a projector
     if (d.kind === "lesson") {
       $("lesson").hidden = false;
       $("scene-select").innerHTML = d.scenes.map((s, i) => `<option value="${i}"></option>`).join("");
