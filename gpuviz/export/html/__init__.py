@@ -206,6 +206,8 @@ def lesson_page_data(lesson, player=None) -> dict:
               "question": s.question, "answer": s.answer, "progress": s.progress,
               "revealed": bool(s.answer) or not s.question} for s in slides]
     for beat, s in zip(beats, slides):
+        if s.notes != scenes[s.scene_index]["notes"]:  # the last beat's: the lesson ends, which one comes next
+            beat["notes"] = s.notes
         if s.hidden_answer:  # a question waits: the frame's title as the window shows it then, its answer blanked
             frames = player.load(s.scene_index).frames
             beat["title"] = mask_answers(frames.describe(s.frame), [(s.hidden_answer, s.question)])

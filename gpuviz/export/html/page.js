@@ -353,7 +353,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     const k = lastBeat(), b = S.data.beats[k], sc = S.data.scenes[b.scene];
     const inBeat = S.beat >= 0;
     $("progress").textContent = b.progress + (inBeat ? "" : " · stepping freely (→ goes on with the lesson)");
-    $("scene-notes").textContent = sc.notes;
+    $("scene-notes").textContent = b.notes !== undefined ? b.notes : sc.notes;  // the last beat says the end
     $("question-box").hidden = !b.question;
     $("question").textContent = b.question;
     $("answer").hidden = !b.revealed || !b.question;
