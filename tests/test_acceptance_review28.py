@@ -632,6 +632,19 @@ CROWDED_FLOORS = {
 }
 
 
+def _presenting_lesson(person, name: str, bigger: int):
+    """A window presenting lesson ``name`` at 1280x720 in the dark theme, ``bigger`` Ctrl++ steps up: (window, its
+    lesson controller)."""
+    w = person(kernel_trace("vector_add"), size=SIZES[0])
+    p = enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
+    w.actions.trigger(f"lesson.{name}")
+    settle()
+    for _ in range(bigger):
+        p.keys.trigger("bigger")
+        settle()
+    return w, w.lesson
+
+
 @pytest.mark.parametrize("name", ["reduction_ladder", "simt_hierarchy"])
 @pytest.mark.parametrize("bigger", [0, 1], ids=["default", "one_ctrl_plus"])
 def test_a_four_view_scene_at_1280x720_gives_each_view_room_to_read(person, name, bigger):
@@ -644,14 +657,7 @@ def test_a_four_view_scene_at_1280x720_gives_each_view_room_to_read(person, name
 
     from tests.acceptance_checks import label_problems, source_problems
 
-    w = person(kernel_trace("vector_add"), size=SIZES[0])
-    p = enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
-    w.actions.trigger(f"lesson.{name}")
-    settle()
-    for _ in range(bigger):
-        p.keys.trigger("bigger")
-        settle()
-    ctl = w.lesson
+    w, ctl = _presenting_lesson(person, name, bigger)
     floors, problems = CROWDED_FLOORS[bigger], []
     while ctl.player.scene_index == 0:
         settle(4)
@@ -692,14 +698,7 @@ def test_a_three_view_scene_at_1280x720_gives_the_source_and_the_main_view_room_
 
     if bigger and (name, scene) in THREE_VIEW_CTRL_PLUS_SHORT:
         request.applymarker(pytest.mark.xfail(strict=True, reason="the panel short of its text at one Ctrl++"))
-    w = person(kernel_trace("vector_add"), size=SIZES[0])
-    p = enter_presenter(w, theme="dark", size=SIZES[0], fullscreen=False)
-    w.actions.trigger(f"lesson.{name}")
-    settle()
-    for _ in range(bigger):
-        p.keys.trigger("bigger")
-        settle()
-    ctl = w.lesson
+    w, ctl = _presenting_lesson(person, name, bigger)
     while ctl.player.scene_index < scene:
         ctl.next()
         settle()

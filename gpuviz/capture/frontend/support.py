@@ -28,7 +28,7 @@ from .language import (AXES, BINARY_OPERATORS, BUILTIN_CALLS, CMATH_FUNCTIONS, C
                        FP16_FUNCTIONS, INTRINSICS, MATH_FUNCTIONS, METHODS, OPERATOR_FUNCTIONS, THREAD_INDEXES,
                        UNARY_OPERATOR_FUNCTIONS, field_key, text_of, vector_type)
 from .names import Diagnostic, Ref, is_dtype_name, is_grid_sync
-from .source import dotted_name, module_attribute
+from .source import FunctionSource, dotted_name, module_attribute
 
 #: ``cuda.<name>()`` calls that take no checking beyond their name: barriers, fences, lane masks, the grid group
 _PLAIN_CUDA_CALLS = frozenset({"syncthreads", "syncwarp", "threadfence", "threadfence_block", "threadfence_system",
@@ -50,7 +50,62 @@ def _is_number(value) -> bool:
     return isinstance(value, (bool, int, float, complex, np.integer, np.floating, np.bool_))
 
 
-class SupportCheck:
+class KernelReader:
+    """What both readers of a kernel's statements share, the front end's :class:`SupportCheck` and the CPU back
+    end's code generator: errors located in the source, names as the plan resolved them, and the lookups whose
+    refusals must read the same from both (enum members, array reductions). Needs ``self.fs`` and ``self.fplan``."""
+
+    fs: FunctionSource
+    fplan: object
+
+    def error(self, node, what: str) -> UnsupportedConstruct:
+        return construct_error(self.fs, node, what)  # .construct: which construct (the plan's diagnostics name it)
+
+    def ref(self, n: ast.Name) -> Ref:
+        """What the plan resolved the name ``n`` to."""
+        ref = self.fplan.ref(n)
+        return ref if ref is not None else Ref("undefined", n.id)
+
+    def enum_subscript(self, n: ast.Subscript):
+        """The member of ``Color["red"]``, an enum member looked up by a constant name (None: ``n`` is no enum
+        lookup; refused when the name is not constant or the member is not a number)."""
+        if not (isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum"):
+            return None
+        cls = self.fplan.enums[n.value.id]
+        if not (isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)):
+            raise self.error(n, f"{n.value.id}[...]: kernels look an enum member up by a constant name, "
+                                f"{n.value.id}['NAME'], or as {n.value.id}.NAME")
+        member = cls.__members__.get(n.slice.value)
+        if member is None or not isinstance(member.value, (int, float, bool)):
+            raise self.error(n, f"{n.value.id}[{n.slice.value!r}]: kernels use enum members whose values are numbers")
+        return member
+
+    def enum_attribute(self, n: ast.Attribute):
+        """The member of ``Color.RED`` (None: ``n`` is no enum's attribute; refused when it is not a number)."""
+        if not (isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum"):
+            return None
+        member = getattr(self.fplan.enums[n.value.id], n.attr, None)
+        if member is None or not isinstance(member.value, (int, float, bool)):
+            raise self.error(n, f"{n.value.id}.{n.attr}: kernels use enum members whose values are numbers")
+        return member
+
+    def local_reduction(self, n: ast.Call) -> str | None:
+        """The numpy reduction of ``a.sum()``, ``a.mean()``, ... of a thread's own local array (None: ``n`` is no
+        such method call; refused with arguments, or on any other array)."""
+        if not (isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_REDUCTIONS):
+            return None
+        if n.args or n.keywords:
+            raise self.error(n, f".{n.func.attr}() with arguments (an axis, a dtype) is not supported in "
+                                f"kernels: numba-cuda compiles .{n.func.attr}() of a whole array")
+        owner = n.func.value
+        if not (isinstance(owner, ast.Name) and self.ref(owner).kind == "local_array"):
+            raise self.error(n, f"the method .{n.func.attr}() of {text_of(owner)}: gpuviz runs it on a "
+                                "thread's own cuda.local.array only (a global or shared array's loads would "
+                                "go unrecorded): write the loop")
+        return ARRAY_REDUCTIONS[n.func.attr]
+
+
+class SupportCheck(KernelReader):
     """Reads one function of a plan (:class:`~gpuviz.capture.frontend.plan.FunctionPlan`) statement by statement;
     each refused statement adds a :class:`Diagnostic` to :attr:`diagnostics`."""
 
@@ -61,13 +116,6 @@ class SupportCheck:
         self.device_names = set(fplan.device_functions)  # device functions as the source calls them (mymod.f too)
         self.ns = self.fs.names()  # only to evaluate compile-time constants and to name what a name is
         self.diagnostics: list[Diagnostic] = []
-
-    def error(self, node, what: str) -> UnsupportedConstruct:
-        return construct_error(self.fs, node, what)
-
-    def ref(self, n: ast.Name) -> Ref:
-        ref = self.fplan.ref(n)
-        return ref if ref is not None else Ref("undefined", n.id)
 
     # ---- statements ----------------------------------------------------------------------------
     def block(self, body: list[ast.stmt], in_loop: bool) -> None:
@@ -256,7 +304,7 @@ class SupportCheck:
             for part in (n.test, n.body, n.orelse):
                 self.expr(part)
         elif isinstance(n, ast.Subscript):
-            if not self.enum_member(n):
+            if self.enum_subscript(n) is None:
                 self.expr(n.value)
                 self.index(n.slice)
         elif isinstance(n, ast.Tuple):
@@ -275,19 +323,6 @@ class SupportCheck:
                                 f"numbers and arrays instead (cuda.local.array for a per-thread table)")
         else:
             raise self.error(n, f"'{type(n).__name__}' expressions are not supported in kernels")
-
-    def enum_member(self, n: ast.Subscript) -> bool:
-        """Whether ``n`` is ``Color["red"]``, an enum member looked up by a constant name (refused otherwise)."""
-        if not (isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum"):
-            return False
-        cls = self.fplan.enums[n.value.id]
-        if not (isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)):
-            raise self.error(n, f"{n.value.id}[...]: kernels look an enum member up by a constant name, "
-                                f"{n.value.id}['NAME'], or as {n.value.id}.NAME")
-        member = cls.__members__.get(n.slice.value)
-        if member is None or not isinstance(member.value, (int, float, bool)):
-            raise self.error(n, f"{n.value.id}[{n.slice.value!r}]: kernels use enum members whose values are numbers")
-        return True
 
     def name(self, n: ast.Name) -> None:
         """A name read as a value: a parameter or local, a module-level number, array or scalar type, a device
@@ -327,10 +362,7 @@ class SupportCheck:
                 return
             raise self.error(n, f"{text or text_of(n)}: a kernel reads another module's numbers and calls its device "
                                 "functions; this is neither")
-        if isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum":
-            member = getattr(self.fplan.enums[n.value.id], n.attr, None)
-            if member is None or not isinstance(member.value, (int, float, bool)):
-                raise self.error(n, f"{n.value.id}.{n.attr}: kernels use enum members whose values are numbers")
+        if self.enum_attribute(n) is not None:
             return
         self.expr(n.value)  # .shape, .size, .real, a record's field ... (checked when it runs)
 
@@ -350,16 +382,8 @@ class SupportCheck:
         if parts is not None:
             self.call_dotted(parts, n)
             return
-        if isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_REDUCTIONS:
-            if n.args or n.keywords:
-                raise self.error(n, f".{n.func.attr}() with arguments (an axis, a dtype) is not supported in "
-                                    f"kernels: numba-cuda compiles .{n.func.attr}() of a whole array")
-            owner = n.func.value
-            if not (isinstance(owner, ast.Name) and self.ref(owner).kind == "local_array"):
-                raise self.error(n, f"the method .{n.func.attr}() of {text_of(owner)}: gpuviz runs it on a "
-                                    "thread's own cuda.local.array only (a global or shared array's loads would "
-                                    "go unrecorded): write the loop")
-            self.expr(owner)
+        if self.local_reduction(n) is not None:
+            self.expr(n.func.value)
             return
         if isinstance(n.func, ast.Attribute) and n.func.attr not in METHODS:
             raise self.error(n, f"the method .{n.func.attr}() is not supported by gpuviz (it supports "

@@ -23,12 +23,13 @@ import math
 import numpy as np
 
 from ...errors import UnsupportedConstruct
-from ...frontend.consteval import const_eval, construct_error, is_constant, np_dtype
+from ...frontend.consteval import const_eval, is_constant, np_dtype
 from ...frontend.constructs import ARRAY_REDUCTIONS, ATOMICS, PREDICATE_BARRIERS, WARP
-from ...frontend.names import Diagnostic, Ref, is_dtype_name, is_grid_sync
+from ...frontend.names import Diagnostic, is_dtype_name, is_grid_sync
 from ...frontend.language import CMATH_FUNCTIONS as CMATH, FP16_FUNCTIONS as FP16, INTRINSICS, METHODS, field_key, \
     text_of, vector_type
 from ...frontend.source import FunctionSource, dotted_name, module_attribute
+from ...frontend.support import KernelReader
 from .tables import BINOPS, BUILTINS, CMPOPS, CUDA_DIMS, MATH, OPERATOR, XYZ, literal
 
 
@@ -40,7 +41,7 @@ class _Ctx:
         self.loop = loop
 
 
-class SimtCompiler:
+class SimtCompiler(KernelReader):
     """Turns one kernel (or device function) AST into the source of a lockstep numpy function."""
 
     def __init__(self, fs: FunctionSource, *, is_kernel: bool, device_names: dict[str, str], plan, globals_var: str = "G",
@@ -69,9 +70,6 @@ class SimtCompiler:
         self.counter += 1
         return f"_{prefix}{self.counter}"
 
-    def error(self, node, what: str) -> UnsupportedConstruct:
-        return construct_error(self.fs, node, what)  # .construct: which construct (the plan's diagnostics name it)
-
     def site(self, kind: str, node) -> str:
         """Source of the value a recording call takes for its site: a name bound to the plan's
         :class:`~gpuviz.capture.frontend.plan.SiteLine` (its line, and its id). ``node`` None: the kernel's implicit end."""
@@ -93,11 +91,6 @@ class SimtCompiler:
     def is_constant(self, node) -> bool:
         """Whether ``node`` reads only module-level names (and literals): then it is known at compile time."""
         return is_constant(self.fplan, node)
-
-    def ref(self, n: ast.Name) -> Ref:
-        """What the plan resolved the name ``n`` to."""
-        ref = self.fplan.ref(n)
-        return ref if ref is not None else Ref("undefined", n.id)
 
     def dotted(self, node) -> list[str] | None:
         """['cuda', 'threadIdx', 'x'] for cuda.threadIdx.x, as the plan resolved its root (a module)."""
@@ -447,9 +440,9 @@ class SimtCompiler:
             return (f"rt.ifexp({m}, {self.expr(n.test, m)}, lambda {a}: {self.expr(n.body, a)}, "
                     f"lambda {b}: {self.expr(n.orelse, b)})")
         if isinstance(n, ast.Subscript):
-            member = self.enum_member(n)
+            member = self.enum_subscript(n)  # Color["red"]
             if member is not None:
-                return member
+                return literal(member.value)
             base = self.expr(n.value, m)
             return f"rt.load({m}, {base}, {self.index(n.slice, m)}, {self.site('load', n)})"
         if isinstance(n, ast.Tuple):
@@ -473,19 +466,6 @@ class SimtCompiler:
         if isinstance(op, (ast.Is, ast.IsNot)):
             return f"rt.is_({left}, {right}, {isinstance(op, ast.IsNot)})"
         return f"({left} {o} {right})"
-
-    def enum_member(self, n: ast.Subscript) -> str | None:
-        """``Color["red"]``: an enum member looked up by name on its class, as a number (None: not that)."""
-        if not (isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum"):
-            return None
-        cls = self.fplan.enums[n.value.id]
-        if not (isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)):
-            raise self.error(n, f"{n.value.id}[...]: kernels look an enum member up by a constant name, "
-                                f"{n.value.id}['NAME'], or as {n.value.id}.NAME")
-        member = cls.__members__.get(n.slice.value)
-        if member is None or not isinstance(member.value, (int, float, bool)):
-            raise self.error(n, f"{n.value.id}[{n.slice.value!r}]: kernels use enum members whose values are numbers")
-        return literal(member.value)
 
     def exception_value(self, s: ast.Raise) -> str:
         """The exception a ``raise`` raises, built at compile time (numba needs its arguments constant)."""
@@ -568,10 +548,8 @@ class SimtCompiler:
                 return literal(value.item() if isinstance(value, np.generic) else value)
             raise self.error(n, f"{text or text_of(n)}: a kernel reads another module's numbers and calls its device "
                                 "functions; this is neither")
-        if isinstance(n.value, ast.Name) and self.ref(n.value).kind == "enum":
-            member = getattr(self.fplan.enums[n.value.id], n.attr, None)
-            if member is None or not isinstance(member.value, (int, float, bool)):
-                raise self.error(n, f"{n.value.id}.{n.attr}: kernels use enum members whose values are numbers")
+        member = self.enum_attribute(n)  # Color.RED
+        if member is not None:
             return literal(member.value)
         base = self.expr(n.value, m)
         if n.attr in ("shape", "size", "ndim", "dtype"):
@@ -594,17 +572,9 @@ class SimtCompiler:
             return f"rt.call_device({self.device_names[dotted_text]}, {m}{args})"
         parts = self.dotted(n.func)
         if parts is None:
-            if isinstance(n.func, ast.Attribute) and n.func.attr in ARRAY_REDUCTIONS:
-                if n.args or n.keywords:
-                    raise self.error(n, f".{n.func.attr}() with arguments (an axis, a dtype) is not supported in "
-                                        f"kernels: numba-cuda compiles .{n.func.attr}() of a whole array")
-                owner = n.func.value
-                if not (isinstance(owner, ast.Name) and self.ref(owner).kind == "local_array"):
-                    raise self.error(n, f"the method .{n.func.attr}() of {text_of(owner)}: gpuviz runs it on a "
-                                        "thread's own cuda.local.array only (a global or shared array's loads would "
-                                        "go unrecorded): write the loop")
-                return (f"rt.array_reduce({m}, {self.expr(n.func.value, m)}, "
-                        f"{ARRAY_REDUCTIONS[n.func.attr]!r}, {line})")
+            op = self.local_reduction(n)
+            if op is not None:
+                return f"rt.array_reduce({m}, {self.expr(n.func.value, m)}, {op!r}, {line})"
             if isinstance(n.func, ast.Attribute) and n.func.attr not in METHODS:
                 raise self.error(n, f"the method .{n.func.attr}() is not supported by gpuviz (it supports "
                                     f"{', '.join('.' + x + '()' for x in sorted(METHODS | set(ARRAY_REDUCTIONS)))})"
