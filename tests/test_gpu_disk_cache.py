@@ -177,3 +177,61 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
     assert third["out"] == list(np.arange(256, dtype=np.float32) * 2 + 5.25)
     off = "compiled (GPUVIZ_GPU_CACHE=0)"
     assert run(GPUVIZ_GPU_CACHE="0")["variants"] == {"counting": off, "instrumented": off}
+
+
+_CAPTURE_SHIFT = textwrap.dedent("""
+    import json, sys, numpy as np
+    sys.path.insert(0, {root!r})
+    sys.path.insert(0, {folder!r})
+    from gpuviz.capture import capture
+    from probe_kernels import {name} as kernel
+    x = np.arange(256, dtype=np.float32)
+    out = np.zeros_like(x)
+    t = capture(kernel, 2, 128, out, x, backend="gpu")
+    print(json.dumps({{"recorders": t.launch.meta.get("recorders"), "variants": t.launch.meta.get("variants"),
+                      "out": out.tolist(), "n": len(t),
+                      "digest": [int(t.field(k).astype(np.int64).sum()) for k in ("kind", "index", "line", "thread")]}}))
+""")
+
+
+@pytest.mark.gpu
+def test_a_fresh_process_reads_the_recorders_another_kernel_compiled(tmp_path):
+    """Issue 25: the recorders' device functions were most of a cold capture's compile. Captured once (any kernel
+    of the block shape), a new process reads them from disk for a kernel it never captured, with the same trace
+    and results as with the cache off."""
+    folder = tmp_path / "program"
+    folder.mkdir()
+    (folder / "probe_kernels.py").write_text(textwrap.dedent("""
+        from numba import cuda
+
+        @cuda.jit
+        def scale(out, x):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = x[i] * 2.0
+
+        @cuda.jit
+        def shift(out, x):
+            i = cuda.grid(1)
+            if i < out.size - 1:
+                out[i] = x[i + 1] - x[i]
+    """))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+
+    def run(name, **extra):
+        out = subprocess.run([sys.executable, "-c", _CAPTURE_SHIFT.format(root=ROOT, folder=str(folder), name=name)],
+                             capture_output=True, text=True, timeout=300, env=dict(env, **extra), cwd=ROOT)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = run("scale")
+    assert first["recorders"]["compiled"] > 5 and first["recorders"]["read from disk"] == 0, first
+    shifted = run("shift")
+    assert shifted["variants"] == {"counting": "compiled", "instrumented": "compiled"}, shifted
+    assert shifted["recorders"]["read from disk"] > 5 and shifted["recorders"]["compiled"] == 0, shifted
+    off = run("shift", GPUVIZ_GPU_CACHE="0")
+    assert off["recorders"] == {"read from disk": 0, "compiled": 0}, off  # off: numba compiles them, uncounted
+    assert shifted["n"] == off["n"] > 0 and shifted["digest"] == off["digest"] and shifted["out"] == off["out"]
+    x = np.arange(256, dtype=np.float32)
+    assert shifted["out"][:255] == list(x[1:] - x[:-1]) and shifted["out"][255] == 0

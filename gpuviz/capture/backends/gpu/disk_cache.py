@@ -227,10 +227,10 @@ class VariantDiskCache:
         pass
 
 
-def trim(folder: Path, max_bytes: int = MAX_BYTES) -> None:
-    """Delete the least recently used files until the folder holds at most ``max_bytes``."""
+def trim(folder: Path, max_bytes: int = MAX_BYTES, pattern: str = "*/*.kernel") -> None:
+    """Delete the least recently used files (``pattern``) until the folder holds at most ``max_bytes``."""
     try:
-        files = [(p.stat().st_mtime, p.stat().st_size, p) for p in folder.glob("*/*.kernel")]
+        files = [(p.stat().st_mtime, p.stat().st_size, p) for p in folder.glob(pattern)]
     except OSError:
         return
     total = sum(size for _, size, _ in files)

@@ -75,6 +75,7 @@ from ..base import PlanCache
 from .arguments import _copy_tuple, _write_back, array_arguments, c_contiguous_arguments, launch_arguments
 from .device import (DeviceTimer, EventTimer, _load_module, device_info, gpu_cuda, gpu_versions, kernel_resources,
                      occupancy_register_cap)
+from . import recorder_cache
 from .disk_cache import VariantDiskCache
 from .disk_cache import enabled as disk_cache_enabled
 from .variant import build_variant, decode_kinds
@@ -657,6 +658,7 @@ def recorded_description(mode: str, record: str) -> str:
 
 def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode, timestamps, record, time_plain,
                  repeats, layout, max_registers, dynamic_shared_bytes=0) -> Recorded:
+    recorders_before = dict(recorder_cache.COUNTS)
     rec = GpuRecording(kernel, grid, block, args, mode=mode, timestamps=timestamps, record_blocks=record_blocks,
                        record=record, layout=layout, max_registers=max_registers,
                        dynamic_shared_bytes=dynamic_shared_bytes)
@@ -698,6 +700,8 @@ def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode,
     meta["instrumented"] = kernel_resources(cuda, rec.record_variant.dispatcher, rec.record_args, rec.block)
     if rec.variant_origins:
         meta["variants"] = dict(rec.variant_origins)
+    # the recorders' device functions this capture needed and numba had not compiled in this process yet
+    meta["recorders"] = {k: v - recorders_before[k] for k, v in recorder_cache.COUNTS.items()}
     # does the instrumented run compute what one plain run does? (the timed plain copies ran several times;
     # this one runs on the copy of the inputs taken before the recording changed the caller's device arrays)
     rec._launch(rec.plain, check_args, "plain")

@@ -7,6 +7,7 @@ import types
 from dataclasses import dataclass
 
 from ..rewrite import PREFIX
+from . import recorder_cache
 from .layout import BLOCK_SETS, SLAB_MARK
 
 
@@ -92,6 +93,8 @@ def make_recorders(cuda, *, count: bool, warp: bool, time_all: bool, uniform: bo
            shape.NARROW, shape.GRID_1D, shape.BLOCK_DIMS)
     if key not in _MADE:
         _MADE[key] = _build_recorders(shape)
+        # and once per machine: what numba compiled of them in an earlier process is read back from disk
+        recorder_cache.attach(_MADE[key], repr(key[1:]))
     return dict(_MADE[key])
 
 
