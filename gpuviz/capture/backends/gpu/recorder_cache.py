@@ -31,7 +31,7 @@ from . import disk_cache
 
 log = logging.getLogger(__name__)
 
-_FORMAT = 1
+_FORMAT = 2  # 2: a payload's modules in numba's order (see _library_of)
 
 
 def folder() -> Path:
@@ -60,9 +60,13 @@ def _library_of(codegen, name: str, texts: list[str]):
         lib._module = _IrText(text)
         lib._finalized = True
         libraries.append(lib)
-    head = libraries[0]
-    head._linking_libraries.update(libraries[1:])
-    return head
+    # a chain, each linking the next, so that a kernel reads the modules in the order they were saved (numba's: a
+    # module before the ones defining what it calls). NVVM links only what the modules before need: in another
+    # order (a set of libraries) a definition that came before its first caller was dropped and the kernel
+    # called an undefined function
+    for lib, after in zip(libraries, libraries[1:]):
+        lib._linking_libraries.add(after)
+    return libraries[0]
 
 
 def _payload(cres) -> dict:
