@@ -229,8 +229,9 @@ def test_a_fresh_process_reads_the_recorders_another_kernel_compiled(tmp_path):
     assert first["recorders"]["compiled"] > 5 and first["recorders"]["read from disk"] == 0, first
     shifted = run("shift")
     assert shifted["variants"] == {"counting": "compiled", "instrumented": "compiled"}, shifted
-    # scale's recorders, read back (shift's x[i + 1] also needs one scale's x[i] did not: compiled)
-    assert shifted["recorders"]["read from disk"] > 5, shifted
+    # scale's recorders, read back: at least r_begin and r_end of both variants (shift's x[i + 1] is no lane-linear
+    # read, as scale's x[i] is, so its recorder is compiled; on the H200: 4 read, 8 compiled)
+    assert shifted["recorders"]["read from disk"] >= 4, shifted
     off = run("shift", GPUVIZ_GPU_CACHE="0")
     assert off["recorders"] == {"read from disk": 0, "compiled": 0}, off  # off: numba compiles them, uncounted
     assert shifted["n"] == off["n"] > 0 and shifted["digest"] == off["digest"] and shifted["out"] == off["out"]
