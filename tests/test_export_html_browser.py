@@ -549,3 +549,48 @@ def test_a_trace_page_shows_every_view(browser, mm_page):
     assert set(shown) == {"view-grid", "view-block", "view-source", "view-shared", "view-global"}
     assert not page.visible("#views-button")
     page.close()
+
+
+#: the elements that show ``want`` in full on the screen (not a <select>, whose closed box shows what fits of it), each
+#: with its contrast against the background under it; and whether the scene list itself shows a cut title
+_TITLE_SHOWN_JS = r"""([want, w, h]) => {
+  const lum = (c) => { const [r, g, b] = c.match(/[\d.]+/g).slice(0, 3).map(Number).map((v) => v / 255)
+    .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const ground = (el) => { for (let e = el; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
+    if (!/rgba\(.*, 0\)$/.test(c) && c !== 'transparent') return c; } return 'rgb(255, 255, 255)'; };
+  const shown = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (['SELECT', 'OPTION'].includes(el.tagName) || el.innerText === undefined || el.innerText.trim() !== want) continue;
+    const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+    if (!r.width || cs.visibility === 'hidden' || Number(cs.opacity) === 0) continue;
+    const [a, b] = [lum(cs.color), lum(ground(el))].sort((x, y) => y - x);
+    shown.push({on_screen: r.left >= 0 && r.right <= w && r.top >= 0 && r.bottom <= h,
+                cut: el.scrollWidth > el.clientWidth + 1, contrast: (a + 0.05) / (b + 0.05)});
+  }
+  const sel = document.getElementById('scene-select'), cs = getComputedStyle(sel);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+  const room = sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20;  // less its arrow
+  const selectCuts = Number(cs.opacity) > 0 && ctx.measureText(sel.selectedOptions[0].text).width > room;
+  return {shown: shown, selectCuts: selectCuts};
+}"""
+
+
+@_SCREENS
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_scene_list_shows_the_whole_scene_title(browser, tmp_path, theme, size):
+    """Issue 28: the scene list (a <select>) cut long titles: '2. Through a shared tile: coalesced both ways, but a
+    32-way bank conflict' showed as far as 'coalesced both ways,' at 1280x720. The whole title of the current scene is
+    on the screen, uncut, in the theme's text colour (contrast 4.5:1 at least), and the list shows no cut title."""
+    from gpuviz.lessons import load_lesson
+
+    lesson = load_lesson("bank_conflicts")
+    page = Opened(browser, _lesson_page(tmp_path, "bank_conflicts", theme), size=size)
+    pg = page.page
+    for i, scene in enumerate(lesson.scenes):
+        pg.select_option("#scene-select", str(i))
+        found = pg.evaluate(_TITLE_SHOWN_JS, [f"{i + 1}. {scene.title}", *size])
+        assert found["shown"], f"the title of scene {i + 1} is nowhere on the page in full"
+        assert all(s["on_screen"] and not s["cut"] and s["contrast"] >= 4.5 for s in found["shown"]), found
+        assert not found["selectCuts"], f"the scene list cuts the title of scene {i + 1}"
+    page.close()

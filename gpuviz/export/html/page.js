@@ -101,6 +101,8 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     scrub.min = sc.first; scrub.max = sc.last;
     if (S.data.kind === "lesson") {
       $("scene-select").value = String(i);
+      // the whole title, wrapped, over which the list lies: a <select> shows what fits of it (issue 28)
+      $("scene-title").textContent = $("scene-select").title = `${i + 1}. ${sc.title}`;
       Views.showScene(sc.views);
     }
     legends();
