@@ -471,30 +471,126 @@ def _lesson_page(tmp_path, name: str, theme: str):
 
 
 #: CI's slice of the walk below: fused_attention's naive scene (five global arrays and their legend ran 85 px below the
-#: fold), bank_conflicts (a shared tile, its figure and legend: 78 px), a block view of 8 warps with its legend
-#: (reduction_ladder's first scene: 28 px)
+#: fold at 1280x720, 87 at 1920x1080), bank_conflicts (a shared tile, its figure and legend: 78 px), a block view of 8
+#: warps with its legend (reduction_ladder's first scene: 28 px)
 _PROJECTOR_SLICE = {"fused_attention": range(0, 6), "bank_conflicts": None, "reduction_ladder": range(0, 4)}
+#: a projector's 1280x720 and a full-HD screen's 1920x1080: a lesson's page is the screen at both
+_SCREENS = pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=["1280x720", "1920x1080"])
 
 
+@_SCREENS
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_a_lessons_page_fits_a_1280x720_projector_at_every_beat_it_is_stepped_to(browser, tmp_path, theme):
+def test_a_lessons_page_fits_a_projector_at_every_beat_it_is_stepped_to(browser, tmp_path, theme, size):
     """Issue 28 (the HTML page at 1280x720, looked at beat by beat): nothing was clipped, but some beats ran below the
     fold: fused_attention's naive scene by 85 px (the global memory legend), bank_conflicts by 78 (the shared memory
-    legend), reduction_ladder by 28 (the block view's legend). At 1280x720 the page is the screen: no beat runs below it
-    or past its right edge, no element is cut, and no text is smaller than it was."""
+    legend), reduction_ladder by 28 (the block view's legend); at 1920x1080 fused_attention's page ran 87 px below it
+    (laid out as a long page there, not as the screen). At 1280x720 and 1920x1080 the page is the screen: no beat runs
+    below it or past its right edge, no element is cut, and no text is smaller than it was."""
     problems = []
     for name, beats in _PROJECTOR_SLICE.items():
-        problems += _beats_cut_at(browser, _lesson_page(tmp_path, name, theme), (1280, 720), beats)
+        problems += _beats_cut_at(browser, _lesson_page(tmp_path, name, theme), size, beats)
     assert problems == []
 
 
 @pytest.mark.full  # beyond CI's slice of the browser layer: --all runs it
+@_SCREENS
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_every_lessons_page_fits_a_1280x720_projector_at_every_beat(browser, tmp_path, theme):
+def test_every_lessons_page_fits_a_projector_at_every_beat(browser, tmp_path, theme, size):
     """The walk above over every shipped lesson, every beat."""
     from gpuviz.lessons import builtin_lessons
 
     problems = []
     for name in builtin_lessons():
-        problems += _beats_cut_at(browser, _lesson_page(tmp_path, name, theme), (1280, 720))
+        problems += _beats_cut_at(browser, _lesson_page(tmp_path, name, theme), size)
     assert problems == []
+
+
+#: the page's view for each of the window's views a lesson's scene may name. The page has no barrier swimlanes (its
+#: block view draws the warps waiting at a barrier), no timings chart and no details panel
+_PAGE_VIEW = {"grid": "view-grid", "block": "view-block", "barriers": "view-block", "source": "view-source",
+              "shared": "view-shared", "memory": "view-global"}
+_SHOWN_VIEWS_JS = "els => els.filter((e) => e.getClientRects().length).map((e) => e.id)"
+
+
+@pytest.mark.parametrize("name", ["bank_conflicts", "shared_tiling", "reduction_ladder"])
+def test_a_lessons_page_shows_its_scenes_views_large(browser, tmp_path, name):
+    """Issue 28: the lesson's page showed every view at every beat, five small ones in three columns, where the window
+    brings forward the views the scene names. Now each scene shows its own views (the block view for 'barriers'),
+    laid out large in the room beside the lesson: none narrower than 40% of it, all on the screen. A button (and V)
+    shows every view, and again the scene's."""
+    from gpuviz.lessons import load_lesson
+
+    lesson = load_lesson(name)
+    page = Opened(browser, _lesson_page(tmp_path, name, "light"), size=(1280, 720))
+    pg = page.page
+    for i, scene in enumerate(lesson.scenes):
+        pg.select_option("#scene-select", str(i))
+        want = {_PAGE_VIEW[v] for v in scene.views if v in _PAGE_VIEW}
+        assert set(pg.eval_on_selector_all("#views .view", _SHOWN_VIEWS_JS)) == want, scene.title
+        room = pg.eval_on_selector("#views", "e => e.getBoundingClientRect().toJSON()")
+        for view in want:
+            box = pg.eval_on_selector(f"#{view}", "e => e.getBoundingClientRect().toJSON()")
+            assert box["width"] >= 0.4 * room["width"], (scene.title, view, box, room)
+            assert box["top"] >= 0 and box["bottom"] <= 720 and box["right"] <= 1280, (scene.title, view, box)
+    # every view, then the scene's again
+    assert page.visible("#views-button")
+    pg.click("#views-button")
+    every = set(pg.eval_on_selector_all("#views .view", _SHOWN_VIEWS_JS))
+    assert every >= {"view-grid", "view-block", "view-source", "view-global"} and every > want
+    page.press("v")
+    assert set(pg.eval_on_selector_all("#views .view", _SHOWN_VIEWS_JS)) == want
+    page.close()
+
+
+def test_a_trace_page_shows_every_view(browser, mm_page):
+    """A trace's page has no scene to choose its views: it shows all five, and no button to choose."""
+    page = Opened(browser, mm_page, size=(1280, 720))
+    shown = page.page.eval_on_selector_all("#views .view", _SHOWN_VIEWS_JS)
+    assert set(shown) == {"view-grid", "view-block", "view-source", "view-shared", "view-global"}
+    assert not page.visible("#views-button")
+    page.close()
+
+
+#: the elements that show ``want`` in full on the screen (not a <select>, whose closed box shows what fits of it), each
+#: with its contrast against the background under it; and whether the scene list itself shows a cut title
+_TITLE_SHOWN_JS = r"""([want, w, h]) => {
+  const lum = (c) => { const [r, g, b] = c.match(/[\d.]+/g).slice(0, 3).map(Number).map((v) => v / 255)
+    .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const ground = (el) => { for (let e = el; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
+    if (!/rgba\(.*, 0\)$/.test(c) && c !== 'transparent') return c; } return 'rgb(255, 255, 255)'; };
+  const shown = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (['SELECT', 'OPTION'].includes(el.tagName) || el.innerText === undefined || el.innerText.trim() !== want) continue;
+    const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+    if (!r.width || cs.visibility === 'hidden' || Number(cs.opacity) === 0) continue;
+    const [a, b] = [lum(cs.color), lum(ground(el))].sort((x, y) => y - x);
+    shown.push({on_screen: r.left >= 0 && r.right <= w && r.top >= 0 && r.bottom <= h,
+                cut: el.scrollWidth > el.clientWidth + 1, contrast: (a + 0.05) / (b + 0.05)});
+  }
+  const sel = document.getElementById('scene-select'), cs = getComputedStyle(sel);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+  const room = sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20;  // less its arrow
+  const selectCuts = Number(cs.opacity) > 0 && ctx.measureText(sel.selectedOptions[0].text).width > room;
+  return {shown: shown, selectCuts: selectCuts};
+}"""
+
+
+@_SCREENS
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_scene_list_shows_the_whole_scene_title(browser, tmp_path, theme, size):
+    """Issue 28: the scene list (a <select>) cut long titles: '2. Through a shared tile: coalesced both ways, but a
+    32-way bank conflict' showed as far as 'coalesced both ways,' at 1280x720. The whole title of the current scene is
+    on the screen, uncut, in the theme's text colour (contrast 4.5:1 at least), and the list shows no cut title."""
+    from gpuviz.lessons import load_lesson
+
+    lesson = load_lesson("bank_conflicts")
+    page = Opened(browser, _lesson_page(tmp_path, "bank_conflicts", theme), size=size)
+    pg = page.page
+    for i, scene in enumerate(lesson.scenes):
+        pg.select_option("#scene-select", str(i))
+        found = pg.evaluate(_TITLE_SHOWN_JS, [f"{i + 1}. {scene.title}", *size])
+        assert found["shown"], f"the title of scene {i + 1} is nowhere on the page in full"
+        assert all(s["on_screen"] and not s["cut"] and s["contrast"] >= 4.5 for s in found["shown"]), found
+        assert not found["selectCuts"], f"the scene list cuts the title of scene {i + 1}"
+    page.close()

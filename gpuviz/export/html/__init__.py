@@ -5,7 +5,7 @@
     gpuviz export big.gpuviz --format html --frames 0:4000 -o b.html   # a trace too big: a frame range
 
 The page carries everything: its data (JSON, gzip, base64; read back with the browser's own
-``DecompressionStream``), its code (``page.js``), its styles (``page.css``) and the vendored libraries
+``DecompressionStream``), its code (``views.js``, ``page.js``), its styles (``page.css``) and the vendored libraries
 (``vendor/``: Prism for the kernel's source, d3-scale-chromatic for the cividis heat maps). It makes no
 network request.
 
@@ -46,6 +46,8 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_MAX_BYTES = 3_000_000
 #: a trace with more frames than this is not even built without a frame range (it could not fit)
 MAX_FRAMES_WITHOUT_RANGE = 20_000
+#: the page's own code, in the order it runs: views.js (which views a scene shows, and how large) before page.js
+PAGE_JS = ("views.js", "page.js")
 VENDOR_JS = ("d3-color.min.js", "d3-interpolate.min.js", "d3-scale-chromatic.min.js",
              "prism-core.min.js", "prism-python.min.js")
 _LICENSES = {"d3-color.min.js": "d3-color.LICENSE", "d3-interpolate.min.js": "d3-interpolate.LICENSE",
@@ -200,6 +202,8 @@ def lesson_page_data(lesson, player=None) -> dict:
         notes = next((s.notes for s in slides if s.scene_index == i), "")
         scenes.append(scene_data(ls.prepared, ls.narrator, ls.first, ls.last, title=sc.title,
                                  notes=notes, scene_range=True))
+        # the window's views the scene brings forward (page.js shows its own of them, laid out large)
+        scenes[-1]["views"] = list(sc.views)
     # a beat's caption as the window shows it: the narration and, once revealed, the kernel's own note
     beats = [{"scene": s.scene_index, "frame": s.frame,
               "caption": s.caption + (f". {s.kernel_note}" if s.caption and s.kernel_note else ""),
@@ -235,7 +239,7 @@ def page_html(data: dict, theme: str = "light") -> str:
         raise ValueError(f"unknown theme {theme!r}; themes: light, dark")
     data = dict(data, palettes=_palettes())
     template = (HERE / "page.html").read_text(encoding="utf-8")
-    js = (HERE / "page.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
+    js = "\n".join((HERE / name).read_text(encoding="utf-8") for name in PAGE_JS).replace("</script", "<\\/script")
     css = (HERE / "page.css").read_text(encoding="utf-8")
     out = template
     for key, value in (("{{TITLE}}", _html.escape(data.get("title", "gpuviz"))), ("{{THEME}}", theme),

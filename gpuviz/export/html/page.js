@@ -5,12 +5,14 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
+  const Views = window.gpuvizViews;  // views.js: which views stand on the page, where, and how large
   const S = {data: null, scene: null, si: -1, frame: 0, beat: -1, followed: null, followFrames: null, picked: null,
              playing: false, lastTick: 0, fps: 8, theme: document.documentElement.dataset.theme || "light",
              pal: null, heat: null, heatAt: -1, arrays: [], laneEls: [], warpLabels: []};
   const KIND = {START: 0, END: 1, GLOBAL_LOAD: 2, GLOBAL_STORE: 3, SHARED_LOAD: 4, SHARED_STORE: 5, ATOMIC: 6,
                 BARRIER: 7, WARP_OP: 8};
   const ACTIVE = 2;
+  const BANK_HEADER_PX = 14;  // over a shared array: each bank's mark, lit when this warp uses it
 
   async function decode() {
     const text = $("gpuviz-data").textContent.trim();
@@ -97,7 +99,12 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     buildArrays(sc);
     const scrub = $("scrubber");
     scrub.min = sc.first; scrub.max = sc.last;
-    if (S.data.kind === "lesson") $("scene-select").value = String(i);
+    if (S.data.kind === "lesson") {
+      $("scene-select").value = String(i);
+      // the whole title, wrapped, over which the list lies: a <select> shows what fits of it (issue 28)
+      $("scene-title").textContent = $("scene-select").title = `${i + 1}. ${sc.title}`;
+      Views.showScene(sc.views);
+    }
     legends();
   }
 
@@ -199,6 +206,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     $("view-shared").hidden = !S.arrays.some((r) => r.info.space === "shared");
     $("view-global").hidden = !S.arrays.some((r) => r.info.space === "global");
     if ($("global-arrays").children.length === 0) $("global-arrays").innerHTML = '<div class="empty">no global arrays</div>';
+    reserveFigureLines(sc);
     // the heat scale of each global array: its busiest element over the page's frames
     const ev = sc.events;
     for (const r of S.arrays) {
@@ -209,6 +217,23 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       }
       let m = 1; for (let k = 0; k < c.length; k++) if (c[k] > m) m = c[k];
       r.vmax = m; r.counts = new Int32Array(r.layout.size);
+    }
+  }
+
+  function reserveFigureLines(sc) {
+    // a memory view keeps a line for each array a frame of this scene touches at most: its height, and the picture
+    // sizes fitted to it (views.js), then stay put from beat to beat
+    const e = sc.events, arrays = sc.launch.arrays, most = {global: 1, shared: 1};
+    for (let i = 0; i + 1 < e.offsets.length; i++) {
+      const seen = {global: new Set(), shared: new Set()};
+      for (let k = e.offsets[i]; k < e.offsets[i + 1]; k++) {
+        const a = arrays[e.array[k]];
+        if (a && seen[a.space] && isMemory(e.kind[k])) seen[a.space].add(e.array[k]);
+      }
+      for (const space in most) most[space] = Math.max(most[space], seen[space].size);
+    }
+    for (const [space, box] of [["global", $("global-arrays")], ["shared", $("shared-arrays")]]) {
+      if (box.querySelector(".afigs")) figs(box).style.minHeight = `${most[space] * 1.35}em`;
     }
   }
 
@@ -344,8 +369,12 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     drawFollow();
     drawLanes(sc, i, L);
     drawSource(F.lines[i], F.line[i]);
-    drawGrid(sc, i, L);
-    drawArrays(sc, i);
+    drawPictures(sc, i, L);
+  }
+
+  function drawPictures(sc, i, L) {
+    // as large as the page holds them (views.js measures, and draws them again smaller where they overflow)
+    Views.fit(() => { drawGrid(sc, i, L); drawArrays(sc, i); });
   }
 
   function drawLesson() {
@@ -422,8 +451,8 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
 
   function drawGrid(sc, i, L) {
     const cv = $("grid-canvas"), [gx, gy, gz] = L.grid, rows = gy * gz;
-    const W = cv.clientWidth || cv.parentElement.clientWidth;
-    const cell = Math.max(3, Math.min(64, W / gx, 260 / rows));
+    const W = cv.clientWidth || cv.parentElement.clientWidth, room = Views.pictureRoom();
+    const cell = Math.max(3, Math.min(room.gridCell, W / gx, room.grid / rows));
     const ctx = fitCanvas(cv, W, cell * rows + 2);
     const p = S.pal, states = sc.frames.block_states[i], cur = sc.frames.block[i];
     ctx.fillStyle = p.background; ctx.fillRect(0, 0, W, cell * rows + 2);
@@ -501,23 +530,33 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     return off;
   }
 
+  function arraysPlan(space, height) {  // a lesson scene's arrays of one view, so many to a row (views.js)
+    const box = $(`${space}-arrays`), gap = parseFloat(getComputedStyle(box).columnGap) || 0;
+    const layouts = S.arrays.filter((r) => r.info.space === space).map((r) => r.layout);
+    return Views.arrayPlan(space, layouts, box.clientWidth, gap, height);
+  }
+
   function drawArrays(sc, i) {
     advanceHeat(sc, i);
     const e = sc.events, p = S.pal, facts = sc.frames.facts[i];
     const lo = e.offsets[i], hi = e.offsets[i + 1];
     const fb = S.followed && sc.frames.block[i] === S.followed.block ? S.followed.thread : -1;
-    // a projector's short, wide screen (page.css's 1280x720 layout): a global array at most 150 px tall, so that the
-    // arrays of a kernel with five (fused attention's Q, K, V, S, O) stay above the fold: at 230 px, O ran 213 px below
-    const short = window.matchMedia("(max-height: 820px) and (min-width: 1251px)").matches;
+    // as tall as views.js allows: on a projector's short, wide screen a global array among every view is at most 150 px
+    // tall, so that the arrays of a kernel with five (fused attention's Q, K, V, S, O) stay above the fold: at 230 px,
+    // O ran 213 px below; a scene's own views, fewer, are drawn larger
+    const room = Views.pictureRoom();
+    const plans = {global: arraysPlan("global", room.global), shared: arraysPlan("shared", room.shared)};
     for (const r of S.arrays) {
-      const shared = r.info.space === "shared", lay = r.layout;
+      const shared = r.info.space === "shared", lay = r.layout, plan = plans[r.info.space];
+      r.div.style.flex = plan ? `0 0 ${plan.width}px` : "";
       const box = r.div.clientWidth || 300;
-      const tallest = shared ? 96 : (short ? 150 : 230);
-      const cell = Math.max(1, Math.min(18, box / lay.cols, tallest / lay.rows));
-      const W = cell * lay.cols, H = cell * lay.rows + (shared ? 14 : 0);
+      // (a planned shared tile's bank header is part of its height: a scene's pictures are measured with it)
+      const tallest = plan ? plan.tallest - (shared ? BANK_HEADER_PX : 0) : room[r.info.space];
+      const cell = Math.max(1, Math.min(room.cell, box / lay.cols, tallest / lay.rows));
+      const W = cell * lay.cols, H = cell * lay.rows + (shared ? BANK_HEADER_PX : 0);
       r.canvas.style.width = `${W}px`;
       const ctx = fitCanvas(r.canvas, W, H);
-      const top = shared ? 14 : 0;
+      const top = shared ? BANK_HEADER_PX : 0;
       const off = heatImage(r, shared);
       ctx.fillStyle = p.background; ctx.fillRect(0, 0, W, H);
       ctx.imageSmoothingEnabled = false;
@@ -608,6 +647,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       Home: () => go(S.scene.first), End: () => go(S.scene.last), " ": togglePlay,
       Escape: () => { if (S.followed) unfollow(); $("keys").hidden = true; },
       t: () => applyTheme(S.theme === "light" ? "dark" : "light"),
+      v: () => { if (S.data.kind === "lesson") toggleEveryView(); },
       "?": () => { $("keys").hidden = !$("keys").hidden; },
     }[k];
     if (!act) return;
@@ -628,6 +668,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     $("scrubber").addEventListener("input", (ev) => { stop(); go(Number(ev.target.value)); });
     $("theme-button").onclick = () => applyTheme(S.theme === "light" ? "dark" : "light");
     $("help-button").onclick = () => { $("keys").hidden = !$("keys").hidden; };
+    $("views-button").onclick = toggleEveryView;
     if (S.data.kind === "lesson") {
       $("beat-next").onclick = () => { S.followed = null; gotoBeat(S.beat >= 0 ? S.beat + 1 : lastBeat()); };
       $("beat-prev").onclick = () => { S.followed = null; gotoBeat(S.beat >= 0 ? S.beat - 1 : lastBeat()); };
@@ -644,7 +685,12 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
       pending = true;
       requestAnimationFrame(() => { pending = false; if (S.scene) draw(); });
     }).observe($("views"));
+    // a window resized past a layout's edge: the page is the screen, or a page again (its pictures as large as fit)
+    // (and its pictures start again from their largest, shrunk to what the new size holds)
+    window.addEventListener("resize", () => { Views.fitScreen(); if (S.scene) draw(); });
   }
+
+  function toggleEveryView() { Views.toggleEveryView(); draw(); }
 
   async function main() {
     S.data = await decode();
@@ -653,6 +699,7 @@ from the page's data, made by gpuviz's Python model; this code only draws them a
     if (d.summary) { $("summary").hidden = false; $("summary").textContent = d.summary; }
     document.title = `${d.title} · gpuviz`;
     document.body.dataset.kind = d.kind;  // page.css lays a lesson's page out its own way on a projector
+    Views.init(d.kind);
     if (d.kind === "lesson") {
       $("lesson").hidden = false;
       $("scene-select").innerHTML = d.scenes.map((s, i) => `<option value="${i}"></option>`).join("");
