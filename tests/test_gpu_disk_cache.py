@@ -165,9 +165,11 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     first, second = run(), run()
-    both = {"counting": "compiled", "instrumented": "compiled"}
+    both = {"plain": "compiled", "counting": "compiled", "instrumented": "compiled"}
     assert first["variants"] == both, first
-    assert second["variants"] == {"counting": "disk cache", "instrumented": "disk cache"}, (first, second)
+    # the plain run's kernel too (a copy of the user's dispatcher, with the same disk cache)
+    assert second["variants"] == {"plain": "disk cache", "counting": "disk cache", "instrumented": "disk cache"}, \
+        (first, second)
     assert second["n"] == first["n"] > 0 and second["digest"] == first["digest"]
     assert second["out"] == first["out"] == list(np.arange(256, dtype=np.float32) * 2 + 1)
     # a constant of another module the kernel reads changed: compiled again, and the result follows it
@@ -228,7 +230,7 @@ def test_a_fresh_process_reads_the_recorders_another_kernel_compiled(tmp_path):
     first = run("scale")
     assert first["recorders"]["compiled"] > 5 and first["recorders"]["read from disk"] == 0, first
     shifted = run("shift")
-    assert shifted["variants"] == {"counting": "compiled", "instrumented": "compiled"}, shifted
+    assert shifted["variants"] == {"plain": "compiled", "counting": "compiled", "instrumented": "compiled"}, shifted
     # scale's recorders, read back: at least r_begin and r_end of both variants (shift's x[i + 1] is no lane-linear
     # read, as scale's x[i] is, so its recorder is compiled; on the H200: 4 read, 8 compiled)
     assert shifted["recorders"]["read from disk"] >= 4, shifted
@@ -237,3 +239,34 @@ def test_a_fresh_process_reads_the_recorders_another_kernel_compiled(tmp_path):
     assert shifted["n"] == off["n"] > 0 and shifted["digest"] == off["digest"] and shifted["out"] == off["out"]
     x = np.arange(256, dtype=np.float32)
     assert shifted["out"][:255] == list(x[1:] - x[:-1]) and shifted["out"][255] == 0
+
+
+class _CopyableDispatcher(_FakeDispatcher):
+    """What cached_plain copies of a numba-cuda dispatcher: its function and its options."""
+
+    def __init__(self, py_func=None, targetoptions=None):
+        super().__init__(**(targetoptions or {}))
+        self.py_func = py_func
+
+
+def test_the_plain_runs_copy_is_keyed_by_the_kernels_code_and_what_it_reads(monkeypatch, tmp_path):
+    """Issue 25: the plain run compiled the user's kernel again in every process; a copy of it (the same function
+    and options) now has a disk cache, keyed as a variant's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    def key(namespace, **options):
+        fn = _kernel_reading(namespace)
+        copy = disk_cache.cached_plain(_CopyableDispatcher(fn, dict(options)), parse_function(fn))
+        assert copy is not None and copy.py_func is fn and copy.targetoptions == options
+        return copy._cache.key
+
+    base = key(_namespace(), fastmath=False)
+    assert key(_namespace(), fastmath=False) == base
+    assert key(_namespace(FACTOR=3.0), fastmath=False) != base  # a constant it reads
+    assert key(_namespace(OFFSET=2.0), fastmath=False) != base  # another module's attribute
+    assert key(_namespace(), fastmath=True) != base  # numba's options
+    # a plain function's variants and its plain copy never share an entry
+    assert base != _key(_kernel_reading(_namespace()), sources={"scale": "x"}, options=("plain",), fastmath=False)
+    monkeypatch.setenv("GPUVIZ_GPU_CACHE", "0")
+    fn = _kernel_reading(_namespace())
+    assert disk_cache.cached_plain(_CopyableDispatcher(fn, {}), parse_function(fn)) is None

@@ -261,3 +261,23 @@ def attach(dispatcher, *, sources: dict[str, str], options: tuple, functions) ->
     cache = VariantDiskCache(hashlib.sha256(text.encode()).hexdigest())
     dispatcher._cache = cache
     return cache
+
+
+def cached_plain(kernel, root) -> object | None:
+    """A copy of the user's dispatcher ``kernel`` (its function, its options) whose compiled code is kept on disk as
+    a variant's is, keyed by the sources of ``root`` (the kernel's :class:`FunctionSource`) and its device functions,
+    where they lie, and what their free names read; None when the cache is off, or the kernel cannot be copied or
+    described.
+
+    The plain run of a capture (its timing, the outputs the recording is checked against, its registers) compiled the
+    user's kernel in every new process: on an H200 most of a capture whose variants came from disk (numba's first
+    launch there: 0.09 s median over the corpus, a warm capture 0.13 s)."""
+    if not enabled():
+        return None
+    try:
+        copy = type(kernel)(kernel.py_func, targetoptions=dict(kernel.targetoptions))
+    except Exception:  # noqa: BLE001 - not numba-cuda's dispatcher as this module knows it: the user's own, as before
+        return None
+    functions = [root, *root.all_device_functions().values()]
+    sources = {f"{fs.name} {fs.file}:{fs.first_line}": ast.unparse(fs.tree) for fs in functions}
+    return copy if attach(copy, sources=sources, options=("plain",), functions=functions) is not None else None

@@ -76,7 +76,7 @@ from .arguments import _copy_tuple, _write_back, array_arguments, c_contiguous_a
 from .device import (DeviceTimer, EventTimer, _load_module, device_info, gpu_cuda, gpu_versions, kernel_resources,
                      occupancy_register_cap)
 from . import recorder_cache
-from .disk_cache import VariantDiskCache
+from .disk_cache import VariantDiskCache, cached_plain
 from .disk_cache import enabled as disk_cache_enabled
 from .variant import build_variant, decode_kinds
 from .layout import BUFFERS, CNT_COLUMNS, OFF_COLUMNS, SLAB_MARK
@@ -189,7 +189,7 @@ class GpuRecording:
         self.timings: dict[str, float] = {}
         self.kernel_time_includes_enqueue = False
         self.rewrite_s = 0.0
-        self.variant_origins: dict[str, str] = {}  # {"counting" | "instrumented": where its code came from}
+        self.variant_origins: dict[str, str] = {}  # {"plain" | "counting" | "instrumented": where its code came from}
         if max_registers == "occupancy":
             self.max_registers = occupancy_register_cap(cuda, self.plain, self.args, self.block)
         elif max_registers is not None:
@@ -276,6 +276,20 @@ class GpuRecording:
         except Exception as exc:
             raise _fault(exc, self.root, self.grid, self.block, what) from exc
 
+    def plain_from_disk(self, launch_args) -> None:
+        """When numba has not compiled the user's kernel for these arguments yet: run a copy of it whose compiled
+        code is kept on disk (:func:`.disk_cache.cached_plain`), so that a kernel captured before, in any process,
+        is not compiled again for its plain run either."""
+        try:
+            argtypes = tuple(self.plain.typeof_pyval(a) for a in launch_args)
+        except Exception:  # noqa: BLE001 - not a dispatcher that types its arguments: kept as it is
+            return
+        if argtypes in getattr(self.plain, "overloads", {argtypes: None}):
+            return  # compiled already (the program launched it before): nothing to gain
+        copy = cached_plain(self.plain, self.root)
+        if copy is not None:
+            self.plain = copy
+
     def _compile(self, dispatcher, launch_args, what) -> float | None:
         """Compile ahead of the timed launch; seconds, or None when it was compiled already."""
         try:
@@ -287,7 +301,9 @@ class GpuRecording:
             t0 = time.perf_counter()
             dispatcher.compile(argtypes)
             seconds = time.perf_counter() - t0
-            if what != "plain":  # the recording variants: compiled now, or their cubin read from the disk cache
+            # where each kernel's code came from: compiled now, or its cubin read from the disk cache (the plain run's
+            # only when it is gpuviz's copy with a disk cache: the user's own dispatcher compiles as numba does)
+            if what != "plain" or isinstance(disk, VariantDiskCache):
                 self.variant_origins[what] = _origin(disk, hits)
             return seconds
         except Exception as exc:
@@ -671,6 +687,7 @@ def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode,
 
     # 1. plain: the user's kernel untouched, on fresh copies (it may write into its inputs)
     plain_args = rec.device_args(fresh=True)
+    rec.plain_from_disk(plain_args)
     compiled = rec._compile(rec.plain, plain_args, "plain")
     if compiled is not None:
         timings["plain_compile_s"] = compiled
