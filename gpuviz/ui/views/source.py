@@ -252,10 +252,17 @@ class SourceView(TraceView):
             cursor = QTextCursor(doc.findBlockByNumber(i))
             # the whole block selected: a wrapped line is lit on every row it takes, not its first only; and its
             # line break too, or its last row (a one-row line's only row) was lit no further than its text
-            if not cursor.movePosition(QTextCursor.MoveOperation.NextBlock, QTextCursor.MoveMode.KeepAnchor):
+            at_end = not cursor.movePosition(QTextCursor.MoveOperation.NextBlock, QTextCursor.MoveMode.KeepAnchor)
+            if at_end:
                 cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
             sel.cursor = cursor
             sels.append(sel)
+            if at_end:  # the file's last line has no line break: a cursor on its last row lights that row whole
+                row = QTextEdit.ExtraSelection()
+                row.format = QTextCharFormat(sel.format)
+                row.cursor = QTextCursor(cursor)
+                row.cursor.clearSelection()
+                sels.append(row)
         self.editor.setExtraSelections(sels)
         if sels:
             cursor = QTextCursor(sels[0].cursor)
