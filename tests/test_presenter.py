@@ -172,3 +172,24 @@ def test_presenting_the_title_says_where_on_one_line_and_the_caption_says_what(w
     leave_presenter(window)
     qapp.processEvents()
     assert window.frame_text.text() == desk
+
+
+def test_one_ctrl_plus_up_a_2d_blocks_title_stays_on_one_line_beside_the_badge(window, qapp):
+    """Issue 28: at 1280x720 one Ctrl++ up, 'block (0,0) · warp 0 · phase 2 of 2 · step 11 · line 45' took two lines
+    beside the badge 'CPU executor · 2026-12-03 · no GPU', 34 px the crowded lesson scenes under it needed.
+    Presenting, the badge says what made the trace and not when, and the title stays one line at every frame; the
+    desk gets the date back."""
+    desk_badge = window.origin_badge.text()
+    date = desk_badge.split(" · ")[1]
+    p = enter_presenter(window, theme="dark", size=(1280, 720), fullscreen=False)
+    p.keys.trigger("bigger")
+    qapp.processEvents()
+    assert window.origin_badge.text() == "CPU executor · no GPU"
+    for f in (0, 80, 200):
+        window.session.set_frame(f)
+        qapp.processEvents()
+        title = window.frame_text
+        assert title.text().startswith("block (") and title.height() < 2 * title.fontMetrics().lineSpacing(), f
+    leave_presenter(window)
+    qapp.processEvents()
+    assert window.origin_badge.text() == desk_badge and date in desk_badge

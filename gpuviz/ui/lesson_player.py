@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QVBoxLayout, QWidget
 from shiboken6 import isValid
 
@@ -45,6 +45,8 @@ CROWDED_SECOND_MAX_SHARE = 0.4
 #: next share where the scene's notes would leave the source under them less than CROWDED_SOURCE_MIN_PX
 CROWDED_SIDE_SHARES = (0.52, 0.56, 0.6)
 CROWDED_SOURCE_MIN_PX = 140
+#: what the separator between a crowded scene's columns takes of the panel's share at most (2 px of its 4)
+CROWDED_SEPARATOR_PX = 4
 
 
 class LessonPanel(QWidget):
@@ -107,14 +109,18 @@ class LessonPanel(QWidget):
         def para(text: str, style: str = "") -> str:
             return f"<p style='{style}{gap}'>{text}</p>" if style or gap else f"<p>{text}</p>"
 
-        where = f"{e(slide.lesson)} · {e(slide.progress)}" if with_caption else e(slide.progress)
         # the scene title a step above the notes, not a heading twice their size: at 1280x720 in presenter mode
         # an <h2> took half the panel and pushed the notes below the fold
         title_size = f"{round(text_px * 1.2)}px" if text_px else "large"
-        parts = [
-            f"<div style='color:{theme.muted}'>{where}</div>",
-            f"<p style='font-size:{title_size}; font-weight:bold; margin:4px 0'>{e(slide.scene_title)}</p>",
-        ]
+        title = f"<p style='font-size:{title_size}; font-weight:bold; margin:4px 0'>{e(slide.scene_title)}"
+        if with_caption:
+            parts = [f"<div style='color:{theme.muted}'>{e(slide.lesson)} · {e(slide.progress)}</div>", title + "</p>"]
+        else:
+            # presenting, where the lesson stands follows the title on its last line (on a line of its own only if
+            # it does not fit there): a line of the panel over the source, which one Ctrl++ up ran short of it
+            where = (f"<span style='font-size:{text_px}px; font-weight:normal; color:{theme.muted};"
+                     f" white-space:nowrap'>&nbsp;&nbsp;{e(slide.progress)}</span>") if text_px else ""
+            parts = [f"{title}{where}</p>"]
         plain = ([slide.lesson] if with_caption else []) + [slide.progress, slide.scene_title]
         if slide.notes:
             parts.append(para(e(slide.notes)))
@@ -135,6 +141,19 @@ class LessonPanel(QWidget):
             plain.append(slide.kernel_note)
         body = "".join(parts)
         return (f"<div style='font-size:{text_px}px'>{body}</div>" if text_px else body), "\n".join(plain)
+
+
+class _ResizeWatch(QObject):
+    """Calls ``resized()`` after a resize of any widget it is installed on."""
+
+    def __init__(self, resized):
+        super().__init__()
+        self._resized = resized
+
+    def eventFilter(self, obj, ev) -> bool:
+        if ev.type() == QEvent.Type.Resize:
+            self._resized()
+        return False
 
 
 class LessonController:
@@ -160,6 +179,13 @@ class LessonController:
         self.errors: list[str] = []
         self.scene_loaded = -1
         self._tallest: dict[tuple, int] = {}  # (scene, width, text px, theme) -> the panel's height (_tallest_step)
+        # a crowded scene's split follows its column's height (_column_resized)
+        self._column_height = 0  # the height of the panel's column a crowded scene was last laid out for
+        self._refit_asked = False
+        self._column_watch = _ResizeWatch(self._column_resized)
+        for dock in (self.dock, window.docks.get("source")):
+            if dock is not None:
+                dock.installEventFilter(self._column_watch)
 
     # ---- clicker ---------------------------------------------------------------------------------------
     def start(self, scene: int = 0) -> None:
@@ -180,6 +206,7 @@ class LessonController:
         presenter.caption_override = self._caption
         presenter.refresh_caption()
         if self.scene_loaded >= 0:
+            self._hold_caption_bar()
             self._show_panel()  # in the presenter's form: the caption bar has the caption and the kernel's note
             # F5 while a lesson plays: the panel gets its presenter width now (and again once a window manager has
             # made the window full screen); it kept its desk width, 292 px at 1280x720, and the notes scrolled
@@ -215,10 +242,20 @@ class LessonController:
         return self.player.prev()
 
     def _caption(self) -> tuple[str, str]:
-        s = self.player.slide()
+        return self._caption_of(self.player.slide())
+
+    @staticmethod
+    def _caption_of(s) -> tuple[str, str]:
+        """What the presenter's caption bar shows at slide ``s``: (caption, note)."""
         if s.question and not s.answer:
             return f"Predict: {s.question}", ""
         return s.caption, s.kernel_note
+
+    def _hold_caption_bar(self) -> None:
+        """Presenting, the caption bar held at the tallest caption of the scene's steps (CaptionBar.hold_for)."""
+        p = presenter_of(self.window)
+        if p is not None and self.session.frames is not None:
+            p.caption_bar.hold_for(self._each_step(self._caption_of))
 
     # ---- scenes ----------------------------------------------------------------------------------------
     def _on_player(self, what: str) -> None:
@@ -230,6 +267,7 @@ class LessonController:
         loaded = self.player.current
         s = self.session
         s.set_trace(loaded.prepared, f"lesson {self.lesson.name}: {loaded.scene.title}")
+        self._hold_caption_bar()  # before the scene's views are sized to the room the bar leaves them
         self.arrange(loaded.scene.views, loaded.scene.layout)
         subject = timings_subject(loaded.scene)
         view = self.window.views.get("timings")
@@ -258,9 +296,21 @@ class LessonController:
     def _refit_crowded(self) -> None:
         """A crowded scene's split again, once the caption bar under it has taken its height: Qt shares a change of
         the column's height among its views by their sizes, and gave a block's 8 warps the room the arrays need."""
+        self._refit_asked = False
         if self._crowded_now and self.scene_loaded >= 0 and isValid(self.window):
             scene = self.player.current.scene
             self._size_docks([self.window.docks[v] for v in scene.views], scene.layout)
+
+    def _column_resized(self) -> None:
+        """The panel's column is no longer as tall as the crowded scene was laid out for: laid out again, once the
+        window is done. The top bar settled its height (103 -> 41 px) after simt_hierarchy's first scene was laid
+        out, and Qt shared the room among the docks by their sizes: the panel 35 px taller than its text, the
+        global arrays 39 px shorter."""
+        source = self.window.docks.get("source")
+        if (self._crowded_now and not self._refit_asked and source is not None
+                and self.dock.height() + source.height() != self._column_height):
+            self._refit_asked = True  # once, however many docks the change resizes
+            QTimer.singleShot(0, self._refit_crowded)
 
     def _on_theme(self) -> None:
         if self.scene_loaded >= 0:
@@ -424,10 +474,13 @@ class LessonController:
         others = [d for d in shown if d is not source]
         w.layout().activate()  # the docks just placed laid out now: their heights are the column's
         height = max(self.dock.height() + source.height(), 400) if self.dock.height() > 0 else max(w.height(), 600)
-        # wider where the panel's text needs it (Ctrl+=): at 1280x720 one step larger it ran 62 px below the panel
+        self._column_height = self.dock.height() + source.height()
+        # wider where the panel's text needs it (Ctrl+=): at 1280x720 one step larger it ran 62 px below the panel;
+        # measured less the separator's part of the share (bank_conflicts' second scene chose 665 px, got 663 and
+        # its answer ran 2 px below the panel)
         for share in CROWDED_SIDE_SHARES:
             side = int(width * share)
-            if self._tallest_step(side) <= height - CROWDED_SOURCE_MIN_PX:
+            if self._tallest_step(side - CROWDED_SEPARATOR_PX) <= height - CROWDED_SOURCE_MIN_PX:
                 break
         w.resizeDocks([others[0], self.dock], [width - side, side], H)
         # measured at the width the panel got (the separator takes 2 px of the share): custom_kernel's fused scene
@@ -474,27 +527,36 @@ class LessonController:
         """The height the lesson panel takes at ``width`` for the tallest step of the scene (an answer revealed
         adds lines: held from the first step, the views do not move at the reveal)."""
         p = presenter_of(self.window)
-        player, keep = self.player, self.player.beat_index
         self.panel.label.ensurePolished()
-        key = (player.scene_index, width, p.notes_px() if p is not None else None, self.session.theme.name,
+        key = (self.player.scene_index, width, p.notes_px() if p is not None else None, self.session.theme.name,
                self.panel.label.font().key())
         if key in self._tallest:
             return self._tallest[key]
-        heights = []
-        try:
-            for i in range(len(player.current.beats)):
-                player.beat_index = i
-                heights.append(self.panel.text_height(player.slide(), self.session.theme, with_caption=p is None,
-                                                      text_px=p.notes_px() if p is not None else None, width=width))
-        finally:
-            player.beat_index = keep
+        heights = self._each_step(lambda slide: self.panel.text_height(
+            slide, self.session.theme, with_caption=p is None, text_px=p.notes_px() if p is not None else None,
+            width=width))
         self._tallest[key] = max(heights, default=0)
         return self._tallest[key]
+
+    def _each_step(self, of_slide) -> list:
+        """``of_slide(slide)`` at each step of the scene, the player put back at the step it is at."""
+        player, keep = self.player, self.player.beat_index
+        try:
+            out = []
+            for i in range(len(player.current.beats)):
+                player.beat_index = i
+                out.append(of_slide(player.slide()))
+            return out
+        finally:
+            player.beat_index = keep
 
     # ---- the end -----------------------------------------------------------------------------------------
     def stop(self) -> None:
         """Leave the lesson: the window's docks and keys as they were."""
         self._unobserve()
+        for dock in (self.dock, self.window.docks.get("source")):
+            if dock is not None and isValid(dock):
+                dock.removeEventFilter(self._column_watch)
         try:
             self.session.theme_changed.disconnect(self._on_theme)
         except (RuntimeError, TypeError):  # already gone with the window
@@ -507,6 +569,7 @@ class LessonController:
         if p is not None and p.lesson is self:
             p.lesson = None
             p.caption_override = None
+            p.caption_bar.hold_for(())  # the frames' own captions again: two or three lines held
         self._compact_views([])
         self.window.removeDockWidget(self.dock)
         self.dock.deleteLater()

@@ -114,14 +114,46 @@ class CaptionBar(QWidget):
     _held_for = None
     _held = (0, 0)
 
+    #: (caption, note) of every text the bar is to show, where that is known ahead (a lesson's scene); () if not
+    _coming: tuple = ()
+
     def release_height(self) -> None:
-        """Another trace: the bar fits its text again (and holds that)."""
+        """Another trace: the bar fits its text again (and holds that); what it was told was coming goes too."""
+        self._held_for = None
+        self._coming = ()
+        self._fit()
+
+    def hold_for(self, texts) -> None:
+        """Hold the bar at the tallest of ``texts``, the (caption, note) of each step of a lesson's scene, from the
+        first step on, instead of the two or three lines guessed for a caption not known yet: at 1280x720 one
+        Ctrl++ up, host_device_flow's captions take two lines, and the third, held blank, was room the lesson's
+        notes over the source needed (51 px short). The views do not move from step to step either: held at the
+        tallest text seen so far, the bar grew at bank_conflicts' fifth step and the scene was laid out again."""
+        self._coming = tuple(texts)
         self._held_for = None
         self._fit()
 
+    def _tallest_coming(self, inner: int) -> tuple[int, int]:
+        """The heights of the tallest caption and note of :attr:`_coming` at ``inner`` px wide."""
+        heights = []
+        for k, label in enumerate((self.caption, self.note)):
+            probe = QLabel()
+            probe.setWordWrap(True)
+            probe.setTextFormat(Qt.TextFormat.PlainText)
+            probe.ensurePolished()
+            probe.setFont(label.font())
+            tallest = 0
+            for texts in self._coming:
+                if texts[k]:
+                    probe.setText(texts[k])
+                    tallest = max(tallest, wrapped_text_height(probe, inner))
+            heights.append(tallest)
+        return heights[0], heights[1]
+
     def _fit(self) -> None:
         """Each label as tall as its wrapped text at the bar's width, and never shorter than the tallest text it
-        has had at this width and text size: the caption at least two or three lines. Left to the layout, a toolbar
+        has had at this width and text size: the caption at least two or three lines, or as tall as the tallest of
+        what a lesson's scene will show (:meth:`hold_for`). Left to the layout, a toolbar
         sizes a word-wrapped label for Qt's guess of its width (about 700 px), not the window's: at 1280x720
         the bar took 255 px for four lines of text (150 px) and the lesson notes above it had to scroll. Fitted
         exactly to each frame's text, the bar grew and shrank by a line or two between frames and every view
@@ -137,7 +169,8 @@ class CaptionBar(QWidget):
             self._held_for = key
             fm = QFontMetrics(self.caption.font())
             # a caption is one to three sentences: three lines where a line holds under ~100 characters
-            self._held = (lines_height(self.caption.font(), 2 if inner >= 100 * fm.averageCharWidth() else 3), 0)
+            self._held = (self._tallest_coming(inner) if self._coming else
+                          (lines_height(self.caption.font(), 2 if inner >= 100 * fm.averageCharWidth() else 3), 0))
         held = []
         for label, floor in zip((self.caption, self.note), self._held):
             h = wrapped_text_height(label, inner) if label.text() else 0  # heightForWidth over-asks, by lines
@@ -519,6 +552,7 @@ def enter_presenter(window, theme: str = "dark", scale: float | None = None, siz
     p = Presenter(window, theme=theme, scale=scale, size=size, fullscreen=fullscreen)
     window._gpuviz_presenter = p
     if hasattr(window, "_on_frame"):  # the title in its presenter form (one line: where), now, at its height
+        window._style_badge()  # and the badge beside it (no date)
         window._on_frame(window.session.frame)
         window._fit_now_labels()
         window._grow_now_labels()

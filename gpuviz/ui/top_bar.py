@@ -170,7 +170,9 @@ class TopBarMixin:
         L = tr.launch
         bg, fg = _BADGE_COLOURS.get(L.backend, (self.session.theme.grid, self.session.theme.foreground))
         t = self.session.theme
-        self.origin_badge.setText(trace_origin_short(L, self.is_live_trace(tr)))
+        # presenting, what made the trace and not when: at 1280x720 one Ctrl++ up the date took the room the frame's
+        # title needs for its one line ('block (0,0) · warp 7 · phase 1 of 5 · step 6 · line 45' took two, 34 px)
+        self.origin_badge.setText(trace_origin_short(L, self.is_live_trace(tr), when=presenting(self) is None))
         self.origin_badge.setStyleSheet(f"background: {bg}; color: {fg}; border-radius: {t.px(4)}px; "
                                         f"padding: {t.px(3)}px {t.px(10)}px; font-weight: bold;")
         self.origin_badge_action.setVisible(True)

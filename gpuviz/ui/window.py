@@ -255,6 +255,9 @@ class MainWindow(TopBarMixin, TransportMixin, DocksMixin, FilesMixin, ActionsMix
         self.setStyleSheet(stylesheet(self.session.theme))
         self._fit_now_labels()
         self._style_badge()
+        # and again once the top bar is laid out anew: measured at the width it had beside the badge's old text
+        # size, the presenting title took two lines one Ctrl++ up, and a title grown is not shrunk at later frames
+        QTimer.singleShot(0, self._fit_now_labels)
         self._fit_transport()  # bigger text: the full labels may no longer fit
         QTimer.singleShot(0, self._fit_dock_titles)  # nor the docks' titles
         self._refit_timer.start()

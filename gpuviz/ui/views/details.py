@@ -82,13 +82,14 @@ def trace_origin(launch, live: bool = False) -> str:
     return f"backend {backend!r} ({launch.device or 'unknown device'}), {where}"
 
 
-def trace_origin_short(launch, live: bool = False) -> str:
-    """The same, short enough for a badge: "GPU recording · NVIDIA H200 · 2026-11-29"."""
+def trace_origin_short(launch, live: bool = False, when: bool = True) -> str:
+    """The same, short enough for a badge: "GPU recording · NVIDIA H200 · 2026-11-29"; ``when`` False: without
+    the date or "this machine" ("CPU executor · no GPU")."""
     if launch.backend == "gpu":
-        return f"GPU recording · {gpu_name(launch)} · {_launch_date(launch)}"
+        return f"GPU recording · {gpu_name(launch)}" + (f" · {_launch_date(launch)}" if when else "")
     what = "CPU executor" if launch.backend == "cpu" else _BACKEND_WORDS.get(launch.backend, launch.backend)
-    where = "this machine" if live else _launch_date(launch)
-    return f"{what} · {where} · no GPU" + (" (GPU unavailable)" if fallback_reason(launch) else "")
+    where = ("this machine" if live else _launch_date(launch)) if when else ""
+    return " · ".join(filter(None, (what, where, "no GPU"))) + (" (GPU unavailable)" if fallback_reason(launch) else "")
 
 
 def schedule_text(launch) -> str:

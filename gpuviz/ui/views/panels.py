@@ -546,6 +546,16 @@ class ArrayPanelsMixin:
                         ax.showLabel(show)
                 refit_left_axis(p.plot.getAxis("left"))
             arrange_plots(self.canvas, [p.plot for p in self._panels], ncols, bar)
+        if abs(self.canvas.ci.geometry().width() - self.canvas.range.width()) > 0.5:
+            QtCore.QTimer.singleShot(0, self._grid_as_wide_as_view)  # once the new titles' sizes are known
+
+    def _grid_as_wide_as_view(self) -> None:
+        """The grid as wide as the view again: made wider than the view by the full titles' minimum width, it
+        kept that width once the names alone replaced them, and the colour bar stood 26 px past the view's right
+        edge (bank_conflicts' global arrays at 1280x720 one Ctrl++ up: its tick labels cut off)."""
+        canvas = self.canvas
+        if isValid(canvas) and abs(canvas.ci.geometry().width() - canvas.range.width()) > 0.5:
+            canvas.setRange(canvas.range, padding=0, disableAutoPixel=False)
 
     def plots_resized(self) -> None:
         super().plots_resized()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import (QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat, QTextLayout,
+                           QTextOption)
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 from shiboken6 import isValid
 
@@ -41,6 +42,27 @@ def shown_lines(lines: list[str]) -> list[str]:
     return out
 
 
+def comment_start(code: str) -> int | None:
+    """Where the trailing ``# comment`` of a line of Python starts (the ``#`` outside any string), or None."""
+    quote = ""
+    i = 0
+    while i < len(code):
+        c = code[i]
+        if quote:
+            if c == "\\":
+                i += 1  # an escaped character, a quote among them
+            elif code.startswith(quote, i):
+                i += len(quote) - 1
+                quote = ""
+        elif c in "'\"":
+            quote = code[i:i + 3] if code[i:i + 3] in ("\"\"\"", "'''") else c
+            i += len(quote) - 1
+        elif c == "#":
+            return i
+        i += 1
+    return None
+
+
 def source_label(launch) -> str:
     """Where the source shown came from. A GPU recording's path is the recording machine's: its file name,
     said to be the source as recorded (the file on this machine may differ or not exist)."""
@@ -69,6 +91,7 @@ class SourceView(TraceView):
         self.editor.setReadOnly(True)
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.editor.setUndoRedoEnabled(False)  # the lit line's comment cut and put back at every step (_cut_comment)
         layout.addWidget(self.editor)
         # the code's room changes without the view's (its caption takes another line): the lit line stays in it
         self.editor.viewport().installEventFilter(self)
@@ -78,6 +101,9 @@ class SourceView(TraceView):
         self._n_lines = 0
         self.warning_lines: set[int] = set()  # lines a warning is about (a race, an uninitialised read): marked ⚠
         self._warning_text: dict[int, str] = {}
+        #: lit lines whose comment gave way to their code: block number -> (where the cut starts, the text cut off)
+        self._cut: dict[int, tuple[int, str]] = {}
+        self._cut_width = 0  # the viewport's width the cuts were made at
 
     def set_warnings(self, warnings: list) -> None:
         """Mark the lines the trace's warnings name (gpuviz.model.analysis.TraceWarning) in the margin."""
@@ -122,6 +148,7 @@ class SourceView(TraceView):
         # every line of a second fill (a new trace, the margin's counts dropped or back) came out grey
         self.editor.setCurrentCharFormat(QTextCharFormat())
         self.editor.setPlainText("\n".join(out))
+        self._cut = {}  # every line whole again
         self._fit_wrap()
         self._style_gutter()
         total = sum(counts.values())
@@ -179,6 +206,8 @@ class SourceView(TraceView):
                 else QPlainTextEdit.LineWrapMode.NoWrap)
         if self.editor.lineWrapMode() != mode:
             self.editor.setLineWrapMode(mode)
+            if self.trace is not None and self.highlighted:
+                self._apply()  # wrapping now or no longer: the lit line's comment cut or whole (_cut_comment)
 
     def compact_changed(self) -> None:
         self._fit_wrap()
@@ -208,20 +237,32 @@ class SourceView(TraceView):
         t = self.theme
         sels = []
         doc = self.editor.document()
+        self._put_comments_back()
+        self._cut_width = self.editor.viewport().width()
         for n in self.highlighted:
             i = n - self._first_line
             if not 0 <= i < self._n_lines:
                 continue
+            self._cut_comment(i)
             sel = QTextEdit.ExtraSelection()
             sel.format.setBackground(QColor(t.highlight_line))
             sel.format.setForeground(QColor(t.foreground))
             sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
             sel.format.setFontWeight(QFont.Weight.Bold)
             cursor = QTextCursor(doc.findBlockByNumber(i))
-            # the whole block selected: a wrapped line is lit on every row it takes, not its first only
-            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            # the whole block selected: a wrapped line is lit on every row it takes, not its first only; and its
+            # line break too, or its last row (a one-row line's only row) was lit no further than its text
+            at_end = not cursor.movePosition(QTextCursor.MoveOperation.NextBlock, QTextCursor.MoveMode.KeepAnchor)
+            if at_end:
+                cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
             sel.cursor = cursor
             sels.append(sel)
+            if at_end:  # the file's last line has no line break: a cursor on its last row lights that row whole
+                row = QTextEdit.ExtraSelection()
+                row.format = QTextCharFormat(sel.format)
+                row.cursor = QTextCursor(cursor)
+                row.cursor.clearSelection()
+                sels.append(row)
         self.editor.setExtraSelections(sels)
         if sels:
             cursor = QTextCursor(sels[0].cursor)
@@ -229,13 +270,77 @@ class SourceView(TraceView):
             self.editor.setTextCursor(cursor)
             self._keep_lit_line_in_view()
 
+    #: a lit line's comment cut to fewer characters than this (its "# " included) is left out altogether
+    MIN_COMMENT_CHARS = 10
+
+    def _cut_comment(self, i: int) -> None:
+        """Line ``i`` lit: where its trailing comment would wrap it onto rows its code does not need, the comment is
+        cut to what fits on the code's last row (ending in "…"), or left out. Presenting at 1280x720 (~44 columns)
+        bank_conflicts' 'dst[col, row] = src[row, col]  # reads along a row (coalesced), writes down a column
+        (strided)' took 3 rows for 37 characters of code, and every line under it moved down a row and back at each
+        step. The code is never cut; the line is whole again once it is no longer lit (:meth:`_put_comments_back`)."""
+        if self.editor.lineWrapMode() == QPlainTextEdit.LineWrapMode.NoWrap:
+            return
+        block = self.editor.document().findBlockByNumber(i)
+        text = block.text()
+        at = comment_start(text[self._gutter_len:])
+        if at is None:
+            return
+        code = text[: self._gutter_len + at].rstrip()
+        rows = self._rows_of(code)
+        if self._rows_of(text) <= rows:
+            return
+        comment = text[self._gutter_len + at:]
+        lo, hi = 0, len(comment) - 1  # the most characters of the comment that keep the line to its code's rows
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._rows_of(f"{code}  {comment[:mid].rstrip()}…") <= rows:
+                lo = mid
+            else:
+                hi = mid - 1
+        words = comment[:lo] if lo == len(comment) or comment[lo] == " " else comment[:lo].rpartition(" ")[0]
+        words = words if len(words) >= self.MIN_COMMENT_CHARS else comment[:lo]  # at a word's end where one is
+        kept = f"  {words.rstrip()}…" if lo >= self.MIN_COMMENT_CHARS else ""
+        cursor = QTextCursor(block)
+        cursor.setPosition(block.position() + len(code))
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        self._cut[i] = (len(code), cursor.selectedText())
+        cursor.insertText(kept)
+
+    def _put_comments_back(self) -> None:
+        """The lines :meth:`_cut_comment` cut, whole again."""
+        doc = self.editor.document()
+        for i, (at, tail) in self._cut.items():
+            block = doc.findBlockByNumber(i)
+            cursor = QTextCursor(block)
+            cursor.setPosition(block.position() + at)
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            cursor.insertText(tail)
+        self._cut = {}
+
+    def _rows_of(self, text: str) -> int:
+        """The rows ``text`` takes as a line of the editor now (laid out as QPlainTextEdit lays out a line: its
+        font, its viewport's width less the document's margins, wrapped at a word or anywhere)."""
+        layout = QTextLayout(text, self.editor.font())
+        option = QTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        layout.setTextOption(option)
+        width = self.editor.viewport().width() - 2 * self.editor.document().documentMargin()
+        layout.beginLayout()
+        rows = 0
+        while (line := layout.createLine()).isValid():
+            line.setLineWidth(width)
+            rows += 1
+        layout.endLayout()
+        return rows
+
     def _keep_lit_line_in_view(self) -> None:
         """Keep the lit line in view without jumping when it already is: in view means all its rows (a wrapped
         line takes several) with a row of the code around it above and below; else it is brought to the middle,
         where the lines before and after it read too (ensureCursorVisible left it on the bottom edge, its wrapped
         half out of sight, on a projector)."""
         sels = self.editor.extraSelections()
-        if sels and not self._in_view(sels[0].cursor.block()):
+        if sels and not self._in_view(self.editor.document().findBlock(sels[0].cursor.selectionStart())):
             self.editor.centerCursor()
 
     def eventFilter(self, obj, ev) -> bool:
@@ -247,7 +352,11 @@ class SourceView(TraceView):
         return False
 
     def _lit_line_in_view_later(self) -> None:
-        if isValid(self) and self.highlighted:
+        if not isValid(self) or not self.highlighted:
+            return
+        if self._cut_width != self.editor.viewport().width():
+            self._apply()  # another width: the lit line's comment cut again to it (and the line kept in view)
+        else:
             self._keep_lit_line_in_view()
 
     def _in_view(self, block) -> bool:
