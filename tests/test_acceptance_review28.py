@@ -716,25 +716,6 @@ def test_a_three_view_scene_at_1280x720_gives_the_source_and_the_main_view_room_
     person.check(w, f"{name} scene {scene + 1} presenting at 1280x720")
 
 
-def _rows_at(editor, text: str) -> int:
-    """The rows ``text`` takes as a line of ``editor`` (its font, wrapped at its viewport's width less the
-    document's margins, as QPlainTextEdit lays a line out)."""
-    from PySide6.QtGui import QTextLayout, QTextOption
-
-    layout = QTextLayout(text, editor.font())
-    option = QTextOption()
-    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-    layout.setTextOption(option)
-    width = editor.viewport().width() - 2 * editor.document().documentMargin()
-    layout.beginLayout()
-    rows = 0
-    while (line := layout.createLine()).isValid():
-        line.setLineWidth(width)
-        rows += 1
-    layout.endLayout()
-    return rows
-
-
 @pytest.mark.parametrize("name", ["bank_conflicts", "shared_tiling", "custom_kernel"])
 @pytest.mark.parametrize("bigger", [0, 1], ids=["default", "one_ctrl_plus"])
 def test_a_lit_source_line_takes_the_rows_of_its_code_not_of_its_comment(person, name, bigger):
@@ -761,7 +742,7 @@ def test_a_lit_source_line_takes_the_rows_of_its_code_not_of_its_comment(person,
                     if text != line:
                         problems.append(f"{step}: line {i + view._first_line} not lit shows {text!r}, not {line!r}")
                     continue
-                rows, code_rows = doc.findBlockByNumber(i).layout().lineCount(), _rows_at(ed, gutter + code)
+                rows, code_rows = doc.findBlockByNumber(i).layout().lineCount(), view._rows_of(gutter + code)
                 cut += text != line
                 if not text.startswith(code):
                     problems.append(f"{step}: the lit line's code is not whole: {text!r} for {line!r}")
