@@ -115,9 +115,10 @@ class ChartTextFitting:
         names = [name.replace(" ", "\n") if wrap else name for name in self._categories]
         axis.setTicks([list(enumerate(names))])
         lines = max(name.count("\n") + 1 for name in names)
-        # pyqtgraph grows the axis to its text only once it is painted: its height now, so the values fit
+        # pyqtgraph grows the axis to its text only once it is painted, and not after a smaller font: its height
+        # now, so the values fit over it and the legend under it leaves the names whole ('allocate' was cut)
         offset = axis.style["tickTextOffset"][1] + max(0, axis.style["tickLength"])
-        axis.setHeight(int(lines * metrics.lineSpacing() + offset + 4) if wrap else None)
+        axis.setHeight(int(lines * metrics.lineSpacing() + offset + 4))
         pi.layout.activate()
 
     def _place_values_in(self, vb, area_w: float, area_h: float) -> None:
