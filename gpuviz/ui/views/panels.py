@@ -560,6 +560,21 @@ class ArrayPanelsMixin:
     def plots_resized(self) -> None:
         super().plots_resized()
         self._arrange()
+        self._fit_left_titles()
+
+    def _fit_left_titles(self) -> None:
+        """A left axis title ('element', 'bytes') only on a plot as tall as the title is long: stacked short plots
+        (three 1000-element strips presenting at 1280x720) drew each over the next ('elemene…'); their ticks
+        ('[0]') still say what the rows count."""
+        ncols = max(1, self._ncols)
+        for k, p in enumerate(self._panels):
+            ax = p.plot.getAxis("left")
+            if k % ncols or not getattr(ax, "_gpuviz_label", None):
+                continue  # right of the first column the title is left out anyway (_arrange)
+            fits = ax.label.boundingRect().width() <= ax.height()  # turned upright: its width runs along the axis
+            if fits != ax.label.isVisible():
+                ax.showLabel(fits)
+                refit_left_axis(ax)
 
 
 def _left_label_width(plot: pg.PlotItem) -> float:

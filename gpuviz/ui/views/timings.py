@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Signal
 
 from ...catalog import kernel_info  # plain data: no numba
@@ -38,6 +38,7 @@ from ...timing import cpu as timing_cpu
 from ...timing.recordings import list_recordings
 from ..plaintext import esc, plain_tooltip
 from .base import TraceView, register_view
+from .timings_fit import ChartTextFitting
 from .details import versions_text
 from .plots import style_plot
 
@@ -71,6 +72,15 @@ def decade_ticks(values) -> list[list[tuple[float, str]]]:
              for k in range(lo, hi + 1)]
     minor = [(float(np.log10(m * 10.0 ** k)), "") for k in range(lo, hi) for m in range(2, 10)]
     return [major, minor]
+
+
+def shared_suffix_dropped(names: list[str]) -> list[str]:
+    """``names`` without the " · ..." part they all end with ("pinned host memory · GPU: NVIDIA H200" ->
+    "pinned host memory"); [] when they do not all share one."""
+    if not names or any(" · " not in n for n in names):
+        return []
+    suffixes = {n.rsplit(" · ", 1)[1] for n in names}
+    return [n.rsplit(" · ", 1)[0] for n in names] if len(suffixes) == 1 else []
 
 
 def recording_set_text(rec) -> str:
@@ -126,7 +136,7 @@ _RUNNING: set[CpuMeasurement] = set()
 
 
 @register_view
-class TimingsView(TraceView):
+class TimingsView(ChartTextFitting, TraceView):
     view_id = "timings"
     title = "Timings"
     default_area = "bottom"
@@ -204,6 +214,13 @@ class TimingsView(TraceView):
         pi.layout.removeItem(pi.titleLabel)
         pi.layout.addItem(pi.titleLabel, 0, 1, 1, 3)
         self._legend_place = None
+        self._legend_full: list[str] = []  # the legend's entries whole, and without what they all share
+        self._legend_short: list[str] = []
+        self._title_text, self._title_shown = "", None  # the plot's title, and what of it is shown (wrapped)
+        self._value_items: list = []  # (text item, its bar's x, its bar's height) of each value label
+        self._bar_boxes: list = []  # (x, width, height) of each bar, in the plot's coordinates
+        self._categories: list[str] = []  # the bars' category names, and whether they are shown one word a line
+        self._categories_wrapped: str | None = None
         self._place_legend()
         layout.addWidget(self.plot)
         self._sets: list[tuple[str, object]] = []
@@ -382,18 +399,21 @@ class TimingsView(TraceView):
 
     def plots_resized(self) -> None:
         super().plots_resized()
-        self._place_legend()
+        self._fit_chart_text()
 
     def _place_legend(self) -> None:
         """The legend beside the axes in a wide, short dock (the bottom tabs at 1280x720), below them in a tall
         one: never over the data."""
+        self._fit_legend_texts()
         pi = self.plot.getPlotItem()
         legend = pi.legend
         entries = [label.itemRect().width() + 30 for _sample, label in legend.items] or [0]
         widest = max(entries)
         # beside: when the plot is wide and short and the legend takes at most 60% of its width; below
         # otherwise, in two columns of entries where two fit
-        wide = self.plot.width() > 1.6 * self.plot.height() and widest <= 0.6 * self.plot.width()
+        # (bars that carry their values need the width more: each value is as wide as two bars, or wider)
+        share = 0.35 if self._value_items else 0.6
+        wide = self.plot.width() > 1.6 * self.plot.height() and widest <= share * self.plot.width()
         n = 2 if 2 * widest <= 0.95 * self.plot.width() else 1
         place = (2, 3, 1) if wide else (4, 1, n)  # (row, column, columns of entries)
         if place == self._legend_place:
@@ -471,6 +491,10 @@ class TimingsView(TraceView):
             pi.legend.clear()
         pi.setLogMode(False, False)
         pi.getAxis("bottom").setTicks(None)  # bar plots name their categories; other plots use numbers
+        tick_font = QtGui.QFont()
+        tick_font.setPixelSize(self.theme.px())  # as style_plot sets it: a bar plot's narrow categories shrink it
+        pi.getAxis("bottom").setTickFont(tick_font)
+        pi.getAxis("bottom").setHeight(None)  # and one line tall again
         pi.getAxis("left").setTicks(None)
         for axis in ("bottom", "left"):  # each plot names its own axes: none carries over from the last one
             pi.setLabel(axis, "", units=None)
@@ -484,6 +508,8 @@ class TimingsView(TraceView):
             pi.legend.setLabelTextColor(self.theme.foreground)
             pi.legend.setLabelTextSize(f"{self.theme.px(13)}px")
         pi.setTitle(None)
+        self._title_text, self._title_shown = "", None
+        self._value_items, self._bar_boxes = [], []
         ts = self.timing_set
         if kind == "blocks_on_sms" and drawn and drawn[0][1] is None:
             L = self.session.trace.launch
@@ -499,8 +525,10 @@ class TimingsView(TraceView):
         if not self.current:
             return
         getattr(self, f"_draw_{kind}")(pi, drawn)
+        self._legend_full = list(self.legend_names)
+        self._legend_short = shared_suffix_dropped(self._legend_full)
         self._legend_place = None  # its entries changed: beside or below is decided again
-        self._place_legend()
+        self._fit_chart_text()
 
     def _not_this_kernel(self, drawn) -> str:
         """A set's timings are of the operation it timed (vector add's c = a + b): said outright when another
@@ -521,10 +549,11 @@ class TimingsView(TraceView):
         what = str(getattr(drawn[0][0], "title", "") or "the operation in the plot's title")
         return f"Timings of {what}, not of {name} on screen. "
 
-    def _title(self, pi, html: str) -> None:
-        """A plot's title in the theme's text colour and scaled (pyqtgraph's own grey #969696 was 2.96:1 on
-        white, under the 4.5:1 text wants)."""
-        pi.setTitle(html, color=self.theme.foreground, size=f"{self.theme.px(15)}px")
+    def _title(self, pi, text: str) -> None:
+        """A plot's title (plain text) in the theme's text colour and scaled (pyqtgraph's own grey #969696 was
+        2.96:1 on white, under the 4.5:1 text wants), wrapped to the plot's width (:meth:`_fit_title`)."""
+        self._title_text, self._title_shown = text, None
+        self._fit_title()
 
     def _colour(self, j: int) -> str:
         """The j-th series' colour: Okabe-Ito (told apart with the common colour-vision deficiencies), each
@@ -541,7 +570,7 @@ class TimingsView(TraceView):
 
     def _bars(self, pi, names, groups: dict[str, list[float]], log=False, label=None):
         """Grouped bars; ``label``: the text of each bar's value (a bar without one left a class reading
-        values off an axis; the host flow labelled two of its five stages)."""
+        values off an axis; the host flow labelled two of its five stages), placed by :meth:`_place_values`."""
         width = 0.8 / max(len(groups), 1)
         self.bar_labels = []
         font = pg.QtGui.QFont()
@@ -554,21 +583,19 @@ class TimingsView(TraceView):
             # a named item joins the plot's legend by itself when added (adding it again listed it twice)
             item = pg.BarGraphItem(x=x, height=v, width=width * 0.95, brush=self._colour(j), name=self._name(group))
             pi.addItem(item)
-            if label is not None:
-                # the groups' labels on staggered lines (the second a line above the first ...): side by side at one
-                # height, a narrow chart ran them into each other ('759.4492.4 µs', projector sizes)
-                for xi, vi, raw, name in zip(x, v, values, names):
-                    text = pg.TextItem(label(raw), color=self.theme.foreground, anchor=(0.5, 1.0 + 1.05 * j))
-                    text.setFont(font)
-                    text.setPos(float(xi), float(vi))
-                    pi.addItem(text)
-                    self.bar_labels.append((group, name, label(raw)))
+            self._bar_boxes += [(float(xi), width * 0.95, float(vi)) for xi, vi in zip(x, v)]
+            if label is None:
+                continue
+            for xi, vi, raw, name in zip(x, v, values, names):
+                text = pg.TextItem(label(raw), color=self.theme.foreground, anchor=(0.0, 1.0))
+                text.textItem.document().setDocumentMargin(1)  # labels pack closer: the 4 px default wasted room
+                text.setFont(font)
+                pi.addItem(text)
+                self._value_items.append((text, float(xi), float(vi)))
+                self.bar_labels.append((group, name, label(raw)))
+        self._categories, self._categories_wrapped = list(names), None
         pi.getAxis("bottom").setTicks([list(enumerate(names))])
-        if label is not None and not log and groups:
-            # room above the tallest bar for its labels' lines (autorange stops at the bar: its label was cut)
-            top = max((max(vs) for vs in groups.values() if len(vs)), default=0.0)
-            if top > 0:
-                pi.setYRange(0, top * (1.12 + 0.1 * len(groups)), padding=0)
+        pi.setXRange(-0.5, len(names) - 0.5, padding=0.02)  # known ends: the values are placed in pixels of it
 
     def _draw_host_flow(self, pi, drawn):
         s, ts, live = drawn[0]
@@ -583,7 +610,7 @@ class TimingsView(TraceView):
         # each bar's value as the lesson's notes write it (lessons.metrics: '2.86 ms', '62.3 µs')
         self._bars(pi, stages, groups, label=lambda ms: seconds_text(ms / 1e3))
         pi.setLabel("left", "time", units="ms")
-        self._title(pi, esc(s.title))
+        self._title(pi, s.title)
 
     def _draw_compile_vs_run(self, pi, drawn):
         s, ts, live = drawn[0]
@@ -592,7 +619,7 @@ class TimingsView(TraceView):
         self._bars(pi, names, {f"first call (compile + run) · {who}": s.columns["first_call_s"],
                                f"steady-state run · {who}": s.columns["steady_s"]}, log=True)
         pi.setLabel("left", "log10 seconds")
-        self._title(pi, esc(f"{s.title} · {who}"))
+        self._title(pi, f"{s.title} · {who}")
 
     def _draw_block_sweep(self, pi, drawn):
         for j, (s, ts, live) in enumerate(drawn):
@@ -632,7 +659,7 @@ class TimingsView(TraceView):
         pi.setLabel("left", "seconds")
         # the operation timed, as its set names it ("c = a + b", "out = a * x + b * y (float32)"), not always a + b
         what = str(getattr(drawn[0][0], "title", "") or "").split(":")[0].strip() or "the timed operation"
-        self._title(pi, esc(f"{what}: CPU (dashed, squares) vs GPU (solid, dots)"))
+        self._title(pi, f"{what}: CPU (dashed, squares) vs GPU (solid, dots)")
 
     def _draw_blocks_on_sms(self, pi, drawn):
         s = drawn[0][0]
@@ -645,7 +672,7 @@ class TimingsView(TraceView):
         self.legend_names.append(f"{s.title} (GPU)")
         pi.setLabel("bottom", "time since the first block started", units="µs")
         pi.setLabel("left", "SM")
-        self._title(pi, esc(f"{s.title} · GPU (colour: order of the block on its SM)"))
+        self._title(pi, f"{s.title} · GPU (colour: order of the block on its SM)")
 
     # ---- export -------------------------------------------------------------------------------------------------
     def export(self, stem) -> list[Path]:
