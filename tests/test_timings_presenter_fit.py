@@ -53,9 +53,9 @@ def timings_text_problems(view) -> list[str]:
         texts += [("legend", label.item.toPlainText(), _in_view(label.item, plot)) for _sample, label in pi.legend.items]
     out = [f"{kind} {text!r} at {r.left():.0f}..{r.right():.0f} x {r.top():.0f}..{r.bottom():.0f} is outside the "
            f"{room.width():.0f}x{room.height():.0f} plot" for kind, text, r in texts if not room.contains(r)]
-    # every category named (none left out for want of room)
+    # every category named (none left out for want of room): a bar chart's (a sweep's ticks are numbers)
     stages = list(dict.fromkeys(stage for _group, stage, _text in view.bar_labels))
-    if [" ".join(t.split()) for t, _r in ticks] != stages:
+    if stages and [" ".join(t.split()) for t, _r in ticks] != stages:
         out.append(f"the categories {stages} are named {[t for t, _r in ticks]}")
     # the category names inside their axis (taller text ran under the legend below it)
     axis_rect = plot.mapFromScene(axis.sceneBoundingRect()).boundingRect().adjusted(-1, -1, 1, 1)
@@ -111,3 +111,37 @@ def test_host_device_flow_timings_and_memory_text_reads_whole_when_presenting_at
     assert w.views["timings"].showing()[1] == "host_flow"
     assert not problems, "\n".join(dict.fromkeys(problems))
     person.check(w, "host_device_flow scene 1 presenting")
+
+
+def test_a_legend_of_cpu_and_gpu_lines_keeps_each_processor_and_drops_its_device():
+    from gpuviz.ui.views.timings import shared_suffix_dropped
+
+    assert shared_suffix_dropped(["pageable host memory · GPU: NVIDIA H200", "pinned host memory · GPU: NVIDIA H200"]) \
+        == ["pageable host memory", "pinned host memory"]
+    assert shared_suffix_dropped(["numpy a + b · CPU: Intel Xeon Processor (Icelake)", "cupy a + b · GPU: NVIDIA H200"]) \
+        == ["numpy a + b · CPU", "cupy a + b · GPU"]
+    assert shared_suffix_dropped(["numpy a + b · CPU: Xeon", "cupy a + b"]) == []
+    assert shared_suffix_dropped(["a · x", "b · y"]) == []
+
+
+@pytest.mark.parametrize("bigger", [0, 1], ids=["default", "one_ctrl_plus"])
+def test_custom_kernel_sweeps_read_whole_when_presenting_at_1280x720(person, bigger):
+    """Issue 28, custom_kernel's last two scenes (recorded sweeps, a log-log chart over the source): presenting at
+    1280x720 the chart's title ran past the view ('... CPU (dashed, squares) vs G'), the x axis stopped at 10^7 (the
+    plot wider than its dock) and the CPU line's legend entry was cut at the right."""
+    w, ctl = _presenting_lesson(person, "custom_kernel", bigger)
+    while ctl.player.scene_index < 4:
+        ctl.next()
+        settle()
+    problems, scenes = [], set()
+    while ctl.player.scene_index >= 4:
+        settle(4)
+        step = f"scene {ctl.player.scene_index + 1} step {ctl.player.beat_index + 1}"
+        view = w.views["timings"]
+        assert view.on_screen(), step
+        scenes.add(ctl.player.scene_index)
+        problems += [f"{step}: {p}" for p in timings_text_problems(view)]
+        if not ctl.next():
+            break
+    assert scenes == {4, 5}, scenes
+    assert not problems, "\n".join(dict.fromkeys(problems))

@@ -76,11 +76,17 @@ def decade_ticks(values) -> list[list[tuple[float, str]]]:
 
 def shared_suffix_dropped(names: list[str]) -> list[str]:
     """``names`` without the " · ..." part they all end with ("pinned host memory · GPU: NVIDIA H200" ->
-    "pinned host memory"); [] when they do not all share one."""
+    "pinned host memory"), or, where they end in different processors, with the processor kept and its device
+    left out ("numpy a + b · CPU: Intel Xeon Processor (...)" -> "numpy a + b · CPU", "cupy a + b · GPU: NVIDIA
+    H200" -> "cupy a + b · GPU"); [] when they do not all end so."""
     if not names or any(" · " not in n for n in names):
         return []
-    suffixes = {n.rsplit(" · ", 1)[1] for n in names}
-    return [n.rsplit(" · ", 1)[0] for n in names] if len(suffixes) == 1 else []
+    heads, suffixes = zip(*(n.rsplit(" · ", 1) for n in names))
+    if len(set(suffixes)) == 1:
+        return list(heads)
+    if all(":" in s for s in suffixes):
+        return [f"{h} · {s.split(':', 1)[0]}" for h, s in zip(heads, suffixes)]
+    return []
 
 
 def recording_set_text(rec) -> str:

@@ -21,7 +21,18 @@ class ChartTextFitting:
         widget as wide as the dock, and the values inside the data area, apart)."""
         self._fit_title()
         self._place_legend()
+        self._fit_plot_to_view()
         self._place_values()
+
+    def _fit_plot_to_view(self) -> None:
+        """The plot item as wide as the view again. pyqtgraph sizes it to the view on a resize, but no wider than
+        its minimum then: a title or legend shortened afterwards (a Ctrl++ up, presenting) left it wider than its
+        view, its right part cut (custom_kernel's sweeps: 620 px in a 562 px view, the '10⁸' tick and the title's
+        end off the edge)."""
+        pi, shown = self.plot.getPlotItem(), self.plot.range
+        if abs(pi.geometry().width() - shown.width()) > 0.5 or abs(pi.geometry().height() - shown.height()) > 0.5:
+            pi.setGeometry(shown)
+            pi.layout.activate()
 
     def _fit_title(self) -> None:
         """The plot's title wrapped onto two lines (the second elided) where one is wider than the plot: a title's
@@ -36,12 +47,20 @@ class ChartTextFitting:
         metrics = QtGui.QFontMetrics(font)
         # the title spans the plot's columns right of the left axis; a few pixels for the label's own margins
         room = max(60, self.plot.width() - pi.getAxis("left").width() - 24)
-        lines = wrap_words(text, metrics.horizontalAdvance, room)
-        html = "<br>".join(esc(line) for line in lines)
-        if html == self._title_shown:
-            return  # a new text lays the plot out again: only when it changes
-        self._title_shown = html
-        pi.setTitle(html, color=self.theme.foreground, size=f"{self.theme.px(15)}px")
+        budget = room
+        for _ in range(3):
+            lines = wrap_words(text, metrics.horizontalAdvance, budget)
+            html = "<br>".join(esc(line) for line in lines)
+            if html != self._title_shown:  # a new text lays the plot out again: only when it changes
+                self._title_shown = html
+                pi.setTitle(html, color=self.theme.foreground, size=f"{self.theme.px(15)}px")
+            # the label draws in its own font (the metrics above measured a close one): where its lines came out
+            # wider than the room (custom_kernel's 'c = a + b: CPU ... vs GPU (solid,' a Ctrl++ up: 4 px), again
+            # with as much less room
+            over = pi.titleLabel.item.boundingRect().width() - room
+            if over <= 0:
+                break
+            budget = max(60, budget - over - 2)
         # pyqtgraph gives the title a row of 30 px: a second line, or one line a Ctrl++ up, ran over the plot
         height = int(np.ceil(pi.titleLabel.itemRect().height()))
         pi.titleLabel.setMaximumHeight(height)
@@ -56,16 +75,21 @@ class ChartTextFitting:
         full, short = self._legend_full, self._legend_short
         if not short or len(legend.items) != len(full):
             return
-        font = QtGui.QFont()
-        font.setPixelSize(self.theme.px(13))
-        metrics = QtGui.QFontMetrics(font)
-        # below the plot, the legend has the data area's column (right of the left axis)
-        room = self.plot.width() - self.plot.getPlotItem().getAxis("left").width() - 16
-        too_wide = max(metrics.horizontalAdvance(n) for n in full) + 40 > room
         # only presenting, where the one line over the plot is the set's name and device; at the desk every entry
         # says its processor and device, the legend below the plot (a hidden tab's width says nothing yet)
         presenting = getattr(self.window(), "_gpuviz_presenter", None) is not None
-        names = short if too_wide and presenting and self.plot.isVisible() else full
+        names = full
+        if presenting and self.plot.isVisible():
+            # below the plot, the legend has the data area's column (right of the left axis). The entries are
+            # measured as drawn (their size follows the text size, Ctrl++ too): a legend wider than that column
+            # widened the whole chart past its view, cutting the title and the last tick ('10⁸') at the right
+            room = self.plot.width() - self.plot.getPlotItem().getAxis("left").width() - 16
+            self._set_legend_texts(legend, full)
+            widest = max(label.item.boundingRect().width() for _sample, label in legend.items)
+            names = short if widest + 40 > room else full
+        self._set_legend_texts(legend, names)
+
+    def _set_legend_texts(self, legend, names: list[str]) -> None:
         if names != self.legend_names:
             self.legend_names = list(names)
             for (_sample, label), name in zip(legend.items, names):
