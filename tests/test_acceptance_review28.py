@@ -632,6 +632,19 @@ CROWDED_FLOORS = {
 }
 
 
+def _presenter_step_problems(w, ctl, step: str) -> list[str]:
+    """What a crowded scene's step must not show presenting: cut text, labels or source lines, and lesson text
+    below its panel."""
+    from tests.test_acceptance import lesson_panel_overflow
+
+    from tests.acceptance_checks import label_problems, source_problems
+
+    problems = [f"{step}: {c}" for c in _cut_in_presenter(w) + label_problems(w) + source_problems(w, 40)]
+    if lesson_panel_overflow(ctl):
+        problems.append(f"{step}: {lesson_panel_overflow(ctl)} px of the lesson's text below its panel")
+    return problems
+
+
 def _presenting_lesson(person, name: str, bigger: int):
     """A window presenting lesson ``name`` at 1280x720 in the dark theme, ``bigger`` Ctrl++ steps up: (window, its
     lesson controller)."""
@@ -653,10 +666,6 @@ def test_a_four_view_scene_at_1280x720_gives_each_view_room_to_read(person, name
     header, a legend and 20-40 px of banks, a barriers plot ~60 px tall and the source wrapped after 25 columns.
     At every step of the first scene, at the presenter's text size and one Ctrl++ above: each view shows at least
     CROWDED_FLOORS, the lit source line takes one row, nothing is cut, and the lesson's text shows unscrolled."""
-    from tests.test_acceptance import lesson_panel_overflow
-
-    from tests.acceptance_checks import label_problems, source_problems
-
     w, ctl = _presenting_lesson(person, name, bigger)
     floors, problems = CROWDED_FLOORS[bigger], []
     while ctl.player.scene_index == 0:
@@ -667,9 +676,7 @@ def test_a_four_view_scene_at_1280x720_gives_each_view_room_to_read(person, name
                      if k in floors and v < floors[k]]
         if sizes["source lit line rows"] != 1:
             problems.append(f"{step}: the lit source line wraps onto {sizes['source lit line rows']} rows")
-        problems += [f"{step}: {c}" for c in _cut_in_presenter(w) + label_problems(w) + source_problems(w, 40)]
-        if lesson_panel_overflow(ctl):
-            problems.append(f"{step}: {lesson_panel_overflow(ctl)} px of the lesson's text below its panel")
+        problems += _presenter_step_problems(w, ctl, step)
         if not ctl.next():
             break
     assert not problems, "\n".join(dict.fromkeys(problems))
@@ -687,10 +694,6 @@ def test_a_three_view_scene_at_1280x720_gives_the_source_and_the_main_view_room_
     of code with the lit line in view, the scene's main view (the first it names) is the largest view on screen,
     nothing is cut, and the lesson's text shows unscrolled (one Ctrl++ up, bank_conflicts' and shared_tiling's
     second scenes and host_device_flow's first ran 1-51 px below the panel over the source)."""
-    from tests.test_acceptance import lesson_panel_overflow
-
-    from tests.acceptance_checks import label_problems, source_problems
-
     w, ctl = _presenting_lesson(person, name, bigger)
     while ctl.player.scene_index < scene:
         ctl.next()
@@ -707,9 +710,7 @@ def test_a_three_view_scene_at_1280x720_gives_the_source_and_the_main_view_room_
         areas = {vid: w.docks[vid].width() * w.docks[vid].height() for vid in views}
         if max(areas, key=areas.get) != views[0]:
             problems.append(f"{step}: {views[0]} is not the largest view: {areas}")
-        problems += [f"{step}: {c}" for c in _cut_in_presenter(w) + label_problems(w) + source_problems(w, 40)]
-        if lesson_panel_overflow(ctl):
-            problems.append(f"{step}: {lesson_panel_overflow(ctl)} px of the lesson's text below its panel")
+        problems += _presenter_step_problems(w, ctl, step)
         if not ctl.next():
             break
     assert not problems, "\n".join(dict.fromkeys(problems))

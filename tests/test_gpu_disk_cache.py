@@ -129,14 +129,26 @@ _CAPTURE = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     sys.path.insert(0, {folder!r})
     from gpuviz.capture import capture
-    from probe_kernel import scale
+    from {module} import {name} as kernel
     x = np.arange(256, dtype=np.float32)
     out = np.zeros_like(x)
-    t = capture(scale, 2, 128, out, x, backend="gpu")
-    print(json.dumps({{"variants": t.launch.meta.get("variants"), "out": out.tolist(), "n": len(t),
-                      "digest": [int(t.field(k).astype(np.int64).sum()) for k in ("kind", "index", "line")],
-                      "timings": dict(t.launch.timings)}}))
+    t = capture(kernel, 2, 128, out, x, backend="gpu")
+    print(json.dumps({{"recorders": t.launch.meta.get("recorders"), "variants": t.launch.meta.get("variants"),
+                      "out": out.tolist(), "n": len(t),
+                      "digest": [int(t.field(k).astype(np.int64).sum()) for k in ("kind", "index", "line", "thread")]}}))
 """)
+
+
+def _fresh_capture(folder, tmp_path, module: str, name: str, **env) -> dict:
+    """What a capture of ``module.name`` (a kernel in ``folder``) says, run in a fresh process on the GPU with the
+    disk caches under ``tmp_path``."""
+    # no .pyc: a module rewritten within the same second at the same size would be read from a stale one
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1", **env)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    script = _CAPTURE.format(root=ROOT, folder=str(folder), module=module, name=name)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.gpu
@@ -154,15 +166,9 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
             if i < out.size:
                 out[i] = x[i] * 2.0 + consts.OFFSET
     """))
-    # no .pyc: consts.py rewritten within the same second at the same size would be read from a stale one
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1")
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
 
     def run(**extra):
-        out = subprocess.run([sys.executable, "-c", _CAPTURE.format(root=ROOT, folder=str(folder))],
-                             capture_output=True, text=True, timeout=300, env=dict(env, **extra), cwd=ROOT)
-        assert out.returncode == 0, out.stderr[-3000:]
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return _fresh_capture(folder, tmp_path, "probe_kernel", "scale", **extra)
 
     first, second = run(), run()
     both = {"plain": "compiled", "counting": "compiled", "instrumented": "compiled"}
@@ -179,21 +185,6 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
     assert third["out"] == list(np.arange(256, dtype=np.float32) * 2 + 5.25)
     off = "compiled (GPUVIZ_GPU_CACHE=0)"
     assert run(GPUVIZ_GPU_CACHE="0")["variants"] == {"counting": off, "instrumented": off}
-
-
-_CAPTURE_SHIFT = textwrap.dedent("""
-    import json, sys, numpy as np
-    sys.path.insert(0, {root!r})
-    sys.path.insert(0, {folder!r})
-    from gpuviz.capture import capture
-    from probe_kernels import {name} as kernel
-    x = np.arange(256, dtype=np.float32)
-    out = np.zeros_like(x)
-    t = capture(kernel, 2, 128, out, x, backend="gpu")
-    print(json.dumps({{"recorders": t.launch.meta.get("recorders"), "variants": t.launch.meta.get("variants"),
-                      "out": out.tolist(), "n": len(t),
-                      "digest": [int(t.field(k).astype(np.int64).sum()) for k in ("kind", "index", "line", "thread")]}}))
-""")
 
 
 @pytest.mark.gpu
@@ -218,14 +209,9 @@ def test_a_fresh_process_reads_the_recorders_another_kernel_compiled(tmp_path):
             if i < out.size - 1:
                 out[i] = x[i + 1] - x[i]
     """))
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1")
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
 
     def run(name, **extra):
-        out = subprocess.run([sys.executable, "-c", _CAPTURE_SHIFT.format(root=ROOT, folder=str(folder), name=name)],
-                             capture_output=True, text=True, timeout=300, env=dict(env, **extra), cwd=ROOT)
-        assert out.returncode == 0, out.stderr[-3000:]
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return _fresh_capture(folder, tmp_path, "probe_kernels", name, **extra)
 
     first = run("scale")
     assert first["recorders"]["compiled"] > 5 and first["recorders"]["read from disk"] == 0, first

@@ -76,10 +76,9 @@ def _payload(cres) -> dict:
     library._ensure_finalized()
     if library._linking_files:
         raise pickle.PicklingError("the device function links files")
-    # a caller's lowering reads the descriptor's names, types and calling convention; the types of every variable
-    # and the function's globals (a module's dict, with weak references) served only its own lowering
-    # and the calling convention holds its target context: its class is kept, and made again for the target that
-    # loads it
+    # a caller's lowering reads the descriptor's names, types and calling convention. The types of every variable
+    # and the function's globals (a module's dict, with weak references) served only its own lowering; the calling
+    # convention holds its target context, so its class is kept and made again for the target that loads it
     fndesc = copy.copy(cres.fndesc)
     call_conv = fndesc.call_conv
     fndesc.typemap = fndesc.calltypes = fndesc.global_dict = fndesc.call_conv = None
@@ -117,7 +116,7 @@ class RecorderDiskCache:
     def __init__(self, constants: str, where: Path | None = None):
         self.constants = constants
         self.folder = where or folder()
-        self.hits = self.saved = 0
+        self.hits = 0
 
     def path(self, name: str, args, cc) -> Path:
         text = "\n".join([str(_FORMAT), disk_cache._versions(), disk_cache._code_hash(), self.constants, name,
@@ -154,7 +153,6 @@ class RecorderDiskCache:
         except Exception as exc:  # noqa: BLE001 - not kept: the next process compiles it, as before
             log.info("gpuviz: could not keep the compiled recorder on disk: %s", exc)
             return
-        self.saved += 1
         disk_cache.trim(self.folder, disk_cache.max_bytes(), pattern="*/*.device")
 
 
