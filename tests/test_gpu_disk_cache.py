@@ -93,6 +93,29 @@ def test_a_value_with_no_stable_description_turns_the_cache_off_for_that_variant
     assert disk_cache.describe(rec) != disk_cache.describe(np.dtype([("a", np.int32), ("b", np.float64)]))
 
 
+def test_the_key_is_the_same_before_and_after_a_submodule_the_kernel_reads_is_imported(monkeypatch, tmp_path):
+    """``cuda.fp16.hadd``: numba.cuda's fp16 is an attribute only once something imported it (numba's first compile
+    of a kernel using it). A key read before that differed from one read after, so on the H200 a process that read
+    the plain kernel from disk (no compile) never found the instrumented variant the last process had written."""
+    import ast
+    import importlib
+
+    package = tmp_path / "lazy_pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("VALUE = 3.5\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lazy_pkg = importlib.import_module("lazy_pkg")
+    reader = types.SimpleNamespace(names=lambda: {"pkg": lazy_pkg}, tree=ast.parse("pkg.sub.VALUE"), name="probe")
+    assert not hasattr(lazy_pkg, "sub")
+    before = disk_cache.globals_description([reader])
+    importlib.import_module("lazy_pkg.sub")
+    assert disk_cache.globals_description([reader]) == before
+    assert before.splitlines()[-1] == "probe:pkg.sub.VALUE=module:lazy_pkg|module:lazy_pkg.sub|float:3.5"
+    sys.modules.pop("lazy_pkg.sub")
+    sys.modules.pop("lazy_pkg")
+
+
 def test_the_key_is_the_same_in_another_process(tmp_path):
     code = textwrap.dedent(f"""
         import os, sys
@@ -130,7 +153,7 @@ _CAPTURE = textwrap.dedent("""
     sys.path.insert(0, {folder!r})
     from gpuviz.capture import capture
     from {module} import {name} as kernel
-    x = np.arange(256, dtype=np.float32)
+    x = np.arange(256, dtype=np.{dtype})
     out = np.zeros_like(x)
     t = capture(kernel, 2, 128, out, x, backend="gpu")
     print(json.dumps({{"recorders": t.launch.meta.get("recorders"), "variants": t.launch.meta.get("variants"),
@@ -139,13 +162,13 @@ _CAPTURE = textwrap.dedent("""
 """)
 
 
-def _fresh_capture(folder, tmp_path, module: str, name: str, **env) -> dict:
+def _fresh_capture(folder, tmp_path, module: str, name: str, dtype: str = "float32", **env) -> dict:
     """What a capture of ``module.name`` (a kernel in ``folder``) says, run in a fresh process on the GPU with the
     disk caches under ``tmp_path``."""
     # no .pyc: a module rewritten within the same second at the same size would be read from a stale one
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1", **env)
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    script = _CAPTURE.format(root=ROOT, folder=str(folder), module=module, name=name)
+    script = _CAPTURE.format(root=ROOT, folder=str(folder), module=module, name=name, dtype=dtype)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -185,6 +208,34 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
     assert third["out"] == list(np.arange(256, dtype=np.float32) * 2 + 5.25)
     off = "compiled (GPUVIZ_GPU_CACHE=0)"
     assert run(GPUVIZ_GPU_CACHE="0")["variants"] == {"counting": off, "instrumented": off}
+
+
+@pytest.mark.gpu
+def test_a_kernel_that_links_cuda_cpp_is_read_from_disk_too(tmp_path):
+    """float16 arithmetic links CUDA C++ that numba-cuda compiles with NVRTC, and numba-cuda refuses to pickle such a
+    kernel ("Cannot pickle CUDACodeLibrary with linking files"): its variants were compiled in every process (13 of
+    a warm shard's 17.6 s on the H200). The linked cubin is kept instead."""
+    folder = tmp_path / "program"
+    folder.mkdir()
+    (folder / "half_kernel.py").write_text(textwrap.dedent("""
+        from numba import cuda
+
+        @cuda.jit
+        def double(out, x):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = cuda.fp16.hadd(x[i], x[i])
+    """))
+
+    def run(**extra):
+        return _fresh_capture(folder, tmp_path, "half_kernel", "double", dtype="float16", **extra)
+
+    first, second = run(), run()
+    assert first["variants"] == {"plain": "compiled", "counting": "compiled", "instrumented": "compiled"}, first
+    assert second["variants"] == {"plain": "disk cache", "counting": "disk cache", "instrumented": "disk cache"}, \
+        (first, second)
+    assert second["n"] == first["n"] > 0 and second["digest"] == first["digest"]
+    assert second["out"] == first["out"] == list(np.arange(256, dtype=np.float16) * 2)
 
 
 @pytest.mark.gpu

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib
 import logging
 import os
 import pickle
@@ -136,6 +137,20 @@ def _free_names(tree: ast.AST) -> list[list[str]]:
     return out
 
 
+def _module_attribute(module: types.ModuleType, attr: str):
+    """``module.attr``, a submodule imported if need be: numba.cuda's ``fp16`` is there only once something imported
+    it (numba's first compile of a kernel that uses it), so a description read before and after a compile differed,
+    and a variant's entry written by one process was never found by the next (H200: every float16 kernel's
+    instrumented variant compiled again)."""
+    value = getattr(module, attr, None)
+    if value is None:
+        try:
+            value = importlib.import_module(f"{module.__name__}.{attr}")
+        except Exception:  # noqa: BLE001 - no such submodule: the name reads None, in every process alike
+            return None
+    return value
+
+
 def globals_description(functions) -> str:
     """What the free names of ``functions`` (FunctionSource objects) refer to; raises :class:`_NoStableDescription`
     for a value that cannot be described."""
@@ -150,7 +165,7 @@ def globals_description(functions) -> str:
             for attr in parts[1:]:  # a module's constant (``config.TILE``) is part of the code too
                 if not isinstance(value, types.ModuleType):
                     break
-                value = getattr(value, attr, None)
+                value = _module_attribute(value, attr)
                 try:
                     text.append(describe(value))
                 except _NoStableDescription:
@@ -211,7 +226,7 @@ class VariantDiskCache:
             return
         try:
             path = self._path(sig, self._target_context)
-            data = dumps(kernel._reduce_states())
+            data = _pickled_with_final_code(kernel, dumps)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "wb") as f:
@@ -225,6 +240,29 @@ class VariantDiskCache:
 
     def flush(self):
         pass
+
+
+def _pickled_with_final_code(kernel, dumps) -> bytes:
+    """``dumps(kernel._reduce_states())``, also for a kernel whose code library links files (CUDA C++ that numba-cuda
+    compiles with NVRTC: float16 arithmetic, cooperative groups), which numba-cuda refuses to pickle ("Cannot pickle
+    CUDACodeLibrary with linking files"): those kernels were compiled again in every process, most of a warm
+    capture's time over numba-cuda's corpus on an H200 (13 of 17.6 s in one shard). What is saved is the linked cubin
+    for this device, with the files already in it: the entry is keyed by the compute capability (``_path``), and a
+    library rebuilt with its cubin never links again. numba-cuda's own runtime library (NRT) stays listed, as numba-cuda
+    keeps it, since a kernel using it needs NRT set up at launch."""
+    from numba.cuda.memory_management.nrt import NRT_LIBRARY
+
+    lib = kernel._codelibrary
+    linked = set(lib._linking_files)
+    if linked - {NRT_LIBRARY}:
+        lib.get_cubin()  # the launch would link it now anyway; cached in the library, so not linked twice
+        # the library is pickled (its own _reduce_states) inside dumps, so the files stay unlisted until it is done
+        lib._linking_files = linked & {NRT_LIBRARY}
+        try:
+            return dumps(kernel._reduce_states())
+        finally:
+            lib._linking_files = linked
+    return dumps(kernel._reduce_states())
 
 
 def trim(folder: Path, max_bytes: int = MAX_BYTES, pattern: str = "*/*.kernel") -> None:
