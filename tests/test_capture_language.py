@@ -231,21 +231,62 @@ def test_a_record_indexed_by_a_constant_position_is_that_field():
 @cuda.jit
 def aligned(out):
     s = cuda.shared.array(4, dtype=float64, alignment=16)
+    t = cuda.local.array(2, float64, 32)  # alignment given by position
+    i = cuda.threadIdx.x
+    s[i] = i + 1.0
+    t[0] = 2.0 * i
+    cuda.syncthreads()
+    out[i] = s[3 - i] + t[0]
+
+
+@cuda.jit
+def unaligned(out):
+    s = cuda.shared.array(4, dtype=float64)
+    t = cuda.local.array(2, float64)
+    i = cuda.threadIdx.x
+    s[i] = i + 1.0
+    t[0] = 2.0 * i
+    cuda.syncthreads()
+    out[i] = s[3 - i] + t[0]
+
+
+@cuda.jit
+def misaligned(out):
+    s = cuda.shared.array(4, dtype=float64, alignment=12)
     s[0] = 1.0
     out[0] = s[0]
 
 
-def test_alignment_is_refused_on_every_backend_with_what_to_write():
-    """numba's simulator raises on alignment=; gpuviz refuses it before running, the same on cpu and sim."""
+def _events(trace):
+    """Each thread's events in its own order (the simulator interleaves threads as its scheduler does)."""
+    per_thread: dict = {}
+    for b, t, kind, index in zip(*(trace.field(k).tolist() for k in ("block", "thread", "kind", "index"))):
+        per_thread.setdefault((b, t), []).append((kind, index))
+    return per_thread
+
+
+def test_alignment_runs_on_every_backend_as_numba_cuda_compiles_it():
+    """numba's simulator refuses alignment= (numba-cuda compiles it for a GPU); it only says where an array starts in
+    memory, which no trace depends on, so cpu and sim run it: the same results and events as without it."""
     with pytest.raises(RuntimeError, match="alignment"):
-        aligned[1, 1](np.zeros(1))
+        aligned[1, 4](np.zeros(4))
+    want = [4.0, 5.0, 6.0, 7.0]  # s[3 - i] = 4 - i, plus 2i
+    for backend in ("cpu", "sim"):
+        out, plain = np.zeros(4), np.zeros(4)
+        trace = gpuviz.capture(aligned, 1, 4, out, backend=backend, lockstep=False)
+        twin = gpuviz.capture(unaligned, 1, 4, plain, backend=backend, lockstep=False)
+        assert out.tolist() == plain.tolist() == want, backend
+        assert len(trace) > 0 and _events(trace) == _events(twin), backend
+
+
+def test_an_alignment_numba_refuses_is_refused_on_every_backend_with_its_rule():
     messages = []
     for backend in ("cpu", "sim"):
         with pytest.raises(UnsupportedConstruct) as info:
-            gpuviz.capture(aligned, 1, 1, np.zeros(1), backend=backend, lockstep=False)
+            gpuviz.capture(misaligned, 1, 1, np.zeros(1), backend=backend, lockstep=False)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
-    assert "test_capture_language.py:" in messages[0] and "leave alignment= out" in messages[0]
+    assert "test_capture_language.py:" in messages[0] and "power of two" in messages[0] and "not 12" in messages[0]
 
 
 NESTED = np.dtype([("g", np.int32), ("h", np.float32, (2,)), ("j", np.float32, (3, 2))])

@@ -92,7 +92,9 @@ def test_the_front_end_reads_numba_cudas_corpus_as_the_generator_does():
         front = support_diagnostics(plan)
         assert front == _generator_diagnostics(kernel), launch.get("test")
         read, refused = read + 1, refused + bool(front)
-    assert read > 450 and refused >= 1
+    # every kernel of numba-cuda's corpus is read alike and accepted by both readers since alignment= runs (the
+    # readers' refusals are compared on tests/support_examples.py's kernels, each of which is refused)
+    assert read > 450 and refused == 0
 
 
 def test_the_generators_tables_map_exactly_the_names_the_front_end_accepts():

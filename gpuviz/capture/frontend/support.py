@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import math
+import struct
 
 import numpy as np
 
@@ -65,6 +66,24 @@ class KernelReader:
         """What the plan resolved the name ``n`` to."""
         ref = self.fplan.ref(n)
         return ref if ref is not None else Ref("undefined", n.id)
+
+    def alignment(self, name: str, n: ast.Call) -> None:
+        """``alignment=`` of a shared or local array: where the array starts in memory, which no back end's trace
+        depends on (each shared array's banks count from its own first element), so every back end runs it (the
+        simulator's rewrite leaves it out: numba's simulator refuses it). Checked as numba-cuda checks it (None, or a
+        constant power of two that is a multiple of the pointer size), so that gpuviz refuses what numba refuses."""
+        node = n.args[2] if len(n.args) > 2 else {k.arg: k.value for k in n.keywords}.get("alignment")
+        if node is None:
+            return
+        pointer = struct.calcsize("P")
+        need = f"cuda.{name}(..., alignment=) must be a constant power of two that is a multiple of {pointer}, as " \
+               "numba-cuda requires"
+        if not is_constant(self.fplan, node):
+            raise self.error(n, f"{need}, not a value known only when it runs")
+        value = const_eval(self.fs, node, self.error)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0
+                                  or value & (value - 1) or value % pointer):
+            raise self.error(n, f"{need}, not {value!r}")
 
     def enum_subscript(self, n: ast.Subscript):
         """The member of ``Color["red"]``, an enum member looked up by a constant name (None: ``n`` is no enum
@@ -514,10 +533,7 @@ class SupportCheck(KernelReader):
     def array_declaration(self, name: str, n: ast.Call, arg) -> None:
         """``cuda.shared.array`` / ``cuda.local.array``: a constant shape and dtype, or (in a device function) ones it
         is given, known when it runs."""
-        if "alignment" in {k.arg for k in n.keywords} or len(n.args) > 2:
-            raise self.error(n, f"cuda.{name}(..., alignment=) is not supported: numba's simulator refuses "
-                                "it and gpuviz does not model alignment; leave alignment= out (numba aligns "
-                                "an array to its element size)")
+        self.alignment(name, n)
         if is_constant(self.fplan, arg(0, "shape")) and is_constant(self.fplan, arg(1, "dtype")):
             const_eval(self.fs, arg(0, "shape"), self.error)
             dtype = const_eval(self.fs, arg(1, "dtype"), self.error)

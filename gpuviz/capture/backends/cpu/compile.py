@@ -681,7 +681,6 @@ class SimtCompiler(KernelReader):
     def call_cuda(self, rest: list[str], n: ast.Call, m: str, arg) -> str:
         """A call of ``cuda.<rest>`` (a barrier, an atomic, a warp primitive, an array declaration, ...)."""
         line = n.lineno
-        kw = {k.arg: k.value for k in n.keywords}
 
         def ex(node):
             return self.expr(node, m)
@@ -713,10 +712,7 @@ class SimtCompiler(KernelReader):
             return f"rt.warp_op({name!r}, {m}, {self.site('warp', n)}, {args})"
         if name in ("shared.array", "local.array"):
             space = rest[0]
-            if "alignment" in kw or len(n.args) > 2:
-                raise self.error(n, f"cuda.{name}(..., alignment=) is not supported: numba's simulator refuses "
-                                    "it and gpuviz does not model alignment; leave alignment= out (numba aligns "
-                                    "an array to its element size)")
+            self.alignment(name, n)  # where the array starts in memory: checked, then nothing to model
             if self.is_constant(arg(0, "shape")) and self.is_constant(arg(1, "dtype")):
                 shape = self.const_eval(arg(0, "shape"))
                 dtype = self.const_eval(arg(1, "dtype"))

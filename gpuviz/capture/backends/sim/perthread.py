@@ -35,6 +35,14 @@ class PerThreadRewriter(RewriteBase):
 
     runtime_rewrites = True
 
+    def visit_Call(self, node):
+        if self.callee(node.func) in (["cuda", "shared", "array"], ["cuda", "local", "array"]):
+            # numba's simulator refuses alignment= ("not supported in cudasim"); it only says where the array
+            # starts in memory, which the trace does not depend on (the front end checked it as numba-cuda does)
+            node.args = node.args[:2]
+            node.keywords = [k for k in node.keywords if k.arg != "alignment"]
+        return super().visit_Call(node)
+
 
 class SimRecorder:
     """Collects events from the simulator's threads (one Python thread per CUDA thread)."""
