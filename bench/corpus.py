@@ -101,7 +101,7 @@ def report(results, backend) -> str:
     out = [f"{len(results)} launches in the corpus, {len(stored)} stored and checked on backend {backend!r}"]
     for c in CLASSES:
         share = f"{100 * counts[c] / len(stored):5.1f}%" if stored and c != "not stored" else "      "
-        out.append(f"  {c:13s} {counts[c]:5d}  {share}")
+        out.append(f"  {c:20s} {counts[c]:5d}  {share}")
     ok = [r for r in results if r["class"] in ("exact", "outputs only") and r["cpu_s"] and r["sim_s"]]
     if ok:
         sim, cpu = sum(r["sim_s"] for r in ok), sum(r["cpu_s"] for r in ok)

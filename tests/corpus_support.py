@@ -6,11 +6,15 @@ and line numbers (the text is registered with ``linecache``, as for a kernel com
 namespace rebuilt from the stored free names, and jitted with the simulator's ``cuda.jit``.
 
 Classes of a launch:
-    exact         outputs equal the simulator's and per-thread events equal its per-thread recording
-                  (or both raised, as the test expected)
+    exact         outputs equal the simulator's (on the GPU: numba-cuda's own launch on that GPU, where the
+                  two differ) and per-thread events equal the simulator's per-thread recording (or both
+                  raised or refused, as the test expected)
     outputs only  outputs equal; events differ, or the simulator's per-thread recording is missing
+    beyond the simulator
+                  the simulator refuses a construct numba-cuda compiles for a GPU (SIMULATOR_REFUSES), and
+                  gpuviz ran the launch: nothing to compare it with (on the GPU: its outputs are numba-cuda's)
     warned        outputs differ, and gpuviz warned why (uninitialised shared memory: the simulator's
-                  answer is itself arbitrary), or (on the GPU) they equal numba-cuda's own launch on that GPU
+                  answer is itself arbitrary)
     wrong         outputs differ without a warning, or only one side raised
     refused       gpuviz refused the kernel (UnsupportedConstruct) or its launch configuration (LaunchConfigError)
     crashed       an internal error (any other exception)
@@ -21,6 +25,7 @@ Classes of a launch:
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import json
 import linecache
@@ -35,7 +40,16 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "numba_cuda_corpus.npz"
-CLASSES = ("exact", "outputs only", "warned", "wrong", "refused", "crashed", "hung", "not stored")
+CLASSES = ("exact", "outputs only", "beyond the simulator", "warned", "wrong", "refused", "crashed", "hung",
+           "not stored")
+
+#: launches whose stored reference is the simulator refusing what numba-cuda compiles for a GPU (the test checks
+#: that refusal: numba.cuda.testing's skip_unless_cudasim), by test id: why
+SIMULATOR_REFUSES = {
+    f"numba.cuda.tests.cudapy.test_array_alignment.TestCudasimUnsupportedAlignment.test_{space}_unsupported":
+        f"numba's simulator refuses cuda.{space}.array(..., alignment=), which numba-cuda compiles for a GPU"
+    for space in ("local", "shared")
+}
 
 
 class Unstorable(Exception):
@@ -266,8 +280,10 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round
     # on the GPU: one timed plain launch, not five (the corpus judges results, not speed)
     options = {"repeats": 1} if backend == "gpu" else {}
     try:
-        trace = gpuviz.capture(kernel, grid, block, *args, backend=backend, lockstep=False,
-                               max_loop_iterations=2_000_000, dynamic_shared_bytes=launch.get("dynshared", 0), **options)
+        with _numba_config_of_the_test(launch, backend):
+            trace = gpuviz.capture(kernel, grid, block, *args, backend=backend, lockstep=False,
+                                   max_loop_iterations=2_000_000, dynamic_shared_bytes=launch.get("dynshared", 0),
+                                   **options)
     except Hung:
         out.update({"class": "hung", "detail": f"over {time_limit_s:.0f}s"})
         return out
@@ -275,8 +291,12 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round
         raise  # no GPU (say): nothing of the run would mean anything
     except (UnsupportedConstruct, LaunchConfigError) as exc:
         # a launch configuration gpuviz refuses as a GPU would (a grid of no blocks: numba's simulator runs
-        # nothing, a GPU refuses it, numba-cuda's forall() of no work does not launch): refused, not wrong
-        out.update({"class": "refused", "detail": str(exc)})
+        # nothing, a GPU refuses it, numba-cuda's forall() of no work does not launch): refused, not wrong;
+        # refused where the simulator raised too (a construct numba cannot compile): as the test expected
+        if launch.get("sim_raised"):
+            out.update({"class": "exact", "detail": f"both refused (the simulator raised {launch['sim_raised']}): {exc}"})
+        else:
+            out.update({"class": "refused", "detail": str(exc)})
         return out
     except CaptureError as exc:  # a fault, or an exception the kernel raises (KernelRaised)
         if "loop iterations" in str(exc):
@@ -294,6 +314,12 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round
     out["cpu_s"] = time.perf_counter() - t0
     if round_trip is not None and trace is not None:
         out["round_trip"] = round_trip_problem(trace, round_trip)
+    if launch.get("sim_raised") and raised is None and launch.get("test") in SIMULATOR_REFUSES:
+        detail = SIMULATOR_REFUSES[launch["test"]]
+        if backend == "gpu" and trace is not None and trace.launch.meta.get("outputs_match_plain") is True:
+            detail += "; the recording's outputs equal numba-cuda's own launch on this GPU"
+        out.update({"class": "beyond the simulator", "detail": detail})
+        return out
     if launch.get("sim_raised") or raised is not None:
         if launch.get("sim_raised") and raised is not None:
             out.update({"class": "exact", "detail": f"both raised ({launch['sim_raised']})"})
@@ -313,12 +339,13 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round
         if not _equal(got, host_of(want)):
             bad.append(k)
     warnings = trace.launch.warnings if trace is not None else []
+    on_gpus_terms = ""
     if bad and backend == "gpu" and trace is not None and trace.launch.meta.get("outputs_match_plain") is True:
         # the recorded run computed what numba-cuda's own launch of the kernel computes on this GPU: the GPU's
-        # arithmetic (libdevice, fused multiply-adds) differs from the simulator's Python, not gpuviz
-        out.update({"class": "warned", "detail": f"arguments {bad} differ from the simulator's, and equal "
-                                                 "numba-cuda's own launch on this GPU"})
-        return out
+        # arithmetic (libdevice, fused multiply-adds, clz of a negative int32) or its uninitialised shared memory
+        # differs from the simulator's Python, not gpuviz; the reference of a GPU's outputs is numba-cuda on it
+        on_gpus_terms = f"arguments {bad} differ from the simulator's and equal numba-cuda's own launch on this GPU"
+        bad = []
     if bad:
         uninit = [w for w in warnings if "before any thread of its block wrote it" in w]
         out.update({"class": "warned" if uninit else "wrong", "detail": f"arguments {bad} differ"
@@ -328,10 +355,43 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round
         out.update({"class": "outputs only", "detail": "no per-thread recording: " + launch.get("sim_events_missing", "")})
         return out
     if events_equal(trace, rb.arrays[launch["sim_events"]], launch["sim_event_names"]):
-        out["class"] = "exact"
+        out.update({"class": "exact", "detail": on_gpus_terms})
     else:
-        out.update({"class": "outputs only", "detail": "per-thread events differ from the simulator's"})
+        out.update({"class": "outputs only", "detail": "; ".join(
+            filter(None, ["per-thread events differ from the simulator's", on_gpus_terms]))})
     return out
+
+
+@contextlib.contextmanager
+def _numba_config_of_the_test(launch, backend: str):
+    """On the GPU, numba-cuda's settings that the launch's test turned on in its ``setUp`` (``config.CUDA_ENABLE_NRT =
+    True``: test_array_methods' ``val.copy()`` needs numba-cuda's runtime on a GPU), as the test ran with them; the
+    simulator needs none of them."""
+    nrt = backend == "gpu" and _test_enables_nrt(launch.get("test") or "")
+    if not nrt:
+        yield
+        return
+    from numba.cuda import config
+
+    old = config.CUDA_ENABLE_NRT
+    config.CUDA_ENABLE_NRT = True
+    try:
+        yield
+    finally:
+        config.CUDA_ENABLE_NRT = old
+
+
+def _test_enables_nrt(test_id: str) -> bool:
+    """Whether the test class of ``test_id`` (module.Class.test) sets ``CUDA_ENABLE_NRT = True`` in its setUp."""
+    import inspect
+
+    module_name, _, rest = test_id.rpartition(".")
+    module_name, _, class_name = module_name.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+        return "CUDA_ENABLE_NRT = True" in inspect.getsource(cls.setUp)
+    except Exception:  # noqa: BLE001 - no such class or setUp, or no source: the test sets nothing
+        return False
 
 
 def round_trip_problem(trace, folder) -> str:
