@@ -236,7 +236,7 @@ def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
     """The constructs of :data:`BACKEND_LIMITS` one function uses: (construct, file, line)."""
     fs = fp.fs
     out = []
-    if fs.vararg:
+    if fs.vararg and "*args" in BACKEND_LIMITS:
         out.append(("*args", fs.file, fs.first_line))
     for n in ast.walk(fs.tree):
         if isinstance(n, ast.FunctionDef) and n is not fs.tree:
@@ -251,7 +251,8 @@ def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
             out.append(("tuple(...)", fs.file, n.lineno))
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.attr in ARRAY_REDUCTIONS and (fp.ref(n.func.value) or Ref("", "")).kind == "local_array":
-            out.append(("a local array's reduction (.sum(), .mean(), ...)", fs.file, n.lineno))
+            if f".{n.func.attr}()" in BACKEND_LIMITS:  # a reduction some back end refuses (.min(), .max())
+                out.append((f".{n.func.attr}()", fs.file, n.lineno))
         elif isinstance(n, ast.Call) and refused_call(fp.chain(n.func)) is not None:
             out.append((refused_call(fp.chain(n.func)), fs.file, n.lineno))  # a cuda.* call a back end refuses
     return sorted(out, key=lambda c: c[2])
