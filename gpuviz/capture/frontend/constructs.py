@@ -87,17 +87,16 @@ CONSTRUCTS: tuple[Construct, ...] = (
     # as written: a local array records nothing), but for .min() and .max(), which it does not compile at all
     *(Construct(f".{m}()", group=_LOCAL_REDUCTION,
                 refused={"gpu": _NUMBA_CUDA_NO_MIN_MAX} if m in ("min", "max") else {}) for m in _REDUCTIONS),
-    Construct("a def inside a kernel", refused={
-        "gpu": "the GPU recorder does not instrument a closure's body yet; capture it with the cpu or sim backend",
+    Construct("a def inside a kernel"),  # a closure numba inlines: its body recorded where it is called
+    # numba-cuda's kernel dispatcher types each argument of a launch and does not fold the further ones into the
+    # kernel's *args tuple (the launch fails: "Signature mismatch"); a device function's call it folds, as numba does
+    Construct("*args of a kernel", refused={
+        "gpu": "numba-cuda does not launch a kernel with *args (it types each argument of the launch and the "
+               "kernel takes the further ones as one tuple: 'Signature mismatch'), so the kernel cannot run on a "
+               "GPU; capture it with the cpu or sim backend, or give the kernel one parameter per argument",
     }),
-    Construct("*args", refused={
-        "gpu": "the GPU recorder does not instrument a function with *args yet; capture it with the cpu or sim "
-               "backend",
-    }),
-    Construct("a device function of another module", refused={
-        "gpu": "the GPU recorder instruments device functions called by name only; capture it with the cpu or sim "
-               "backend, or import the function by name (from mymod import helper)",
-    }),
+    Construct("*args of a device function"),  # its further arguments packed into the tuple at each call
+    Construct("a device function of another module"),  # mymod.helper(x): instrumented as one called by name
     Construct("tuple(...)"),  # a tuple of values: nothing recorded of its own; every back end runs it as numba does
 )
 

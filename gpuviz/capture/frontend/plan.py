@@ -236,8 +236,8 @@ def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
     """The constructs of :data:`BACKEND_LIMITS` one function uses: (construct, file, line)."""
     fs = fp.fs
     out = []
-    if fs.vararg and "*args" in BACKEND_LIMITS:
-        out.append(("*args", fs.file, fs.first_line))
+    if fs.vararg:
+        out.append(("*args of a kernel" if fp.is_kernel else "*args of a device function", fs.file, fs.first_line))
     for n in ast.walk(fs.tree):
         if isinstance(n, ast.FunctionDef) and n is not fs.tree:
             out.append(("a def inside a kernel", fs.file, n.lineno))
@@ -251,11 +251,11 @@ def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
             out.append(("tuple(...)", fs.file, n.lineno))
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.attr in ARRAY_REDUCTIONS and (fp.ref(n.func.value) or Ref("", "")).kind == "local_array":
-            if f".{n.func.attr}()" in BACKEND_LIMITS:  # a reduction some back end refuses (.min(), .max())
-                out.append((f".{n.func.attr}()", fs.file, n.lineno))
+            out.append((f".{n.func.attr}()", fs.file, n.lineno))
         elif isinstance(n, ast.Call) and refused_call(fp.chain(n.func)) is not None:
             out.append((refused_call(fp.chain(n.func)), fs.file, n.lineno))  # a cuda.* call a back end refuses
-    return sorted(out, key=lambda c: c[2])
+    # the constructs every back end models (a closure, tuple(...), .sum() of a local array) are read and dropped here
+    return sorted((c for c in out if c[0] in BACKEND_LIMITS), key=lambda c: c[2])
 
 
 # ---- reading ------------------------------------------------------------------------------------------
