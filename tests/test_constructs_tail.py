@@ -145,13 +145,12 @@ def test_a_grid_sync_not_every_thread_reaches_is_a_divergent_grid_barrier():
         gpuviz.capture(grid_divergent, 2, 4, np.zeros(8), backend="cpu")
 
 
-def test_grid_sync_is_refused_on_the_gpu_backend_before_anything_runs():
+def test_grid_sync_is_accepted_for_the_gpu_backend_which_launches_it_cooperatively():
     from gpuviz.capture.frontend.plan import plan_for
 
-    line = _line_of(grid_rotate, "g.sync()")
-    with pytest.raises(UnsupportedConstruct, match=re.escape(f"{HERE}:{line}: grid.sync() is not supported on the "
-                                                             "gpu backend")):
-        plan_for(grid_rotate).refuse_on("gpu", 4)
+    plan_for(grid_rotate).refuse_on("gpu", 4)  # nothing refused: tests/test_gpu_tail.py records it on a GPU
+    assert plan_for(grid_rotate).grid_sync and plan_for(grid_chained).grid_sync
+    assert not plan_for(closure_kernel).grid_sync
 
 
 # ---- 2. a def inside a kernel, *args, tuple(...), local-array reductions, another module's device function ------

@@ -71,9 +71,7 @@ CONSTRUCTS: tuple[Construct, ...] = (
         "sim": "numba's simulator runs the blocks of a grid one after another (it syncs a one-block cooperative "
                "grid only), so a grid-wide barrier across several blocks cannot happen there; capture it with the "
                "cpu backend, which runs the whole grid in lockstep",
-        "gpu": "the GPU recorder does not record a cooperative launch's grid-wide barrier yet; capture it with the "
-               "cpu backend",
-    }),
+    }),  # on a GPU: recorded as the barrier it is, in a cooperative launch (backends/gpu/cooperative.py)
     Construct("cuda.syncwarp", records="warp"),
     *(Construct(f"cuda.{name}", records="warp") for name in _WARP_NAMES),
     # a thread sleeps about ns nanoseconds (a back-off in a spin loop): no value changes, nothing of its own recorded

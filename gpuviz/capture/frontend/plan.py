@@ -188,6 +188,12 @@ class KernelPlan:
         """{declaration line: the variable it is assigned to} of the shared arrays."""
         return {d.line: d.name for d in self.shared_decls}
 
+    @property
+    def grid_sync(self) -> bool:
+        """Whether the kernel or a device function it calls syncs the whole grid (``cuda.cg.this_grid().sync()``):
+        numba-cuda launches such a kernel cooperatively."""
+        return any(isinstance(n, ast.Call) and is_grid_sync(fp, n) for fp in self.functions for n in ast.walk(fp.fs.tree))
+
     def site_line(self, kind: str, fp: FunctionPlan, node) -> int | SiteLine:
         """What the executor's generated code passes for a recorded site: a :class:`SiteLine`."""
         site = fp.site(kind, node)
