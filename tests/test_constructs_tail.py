@@ -145,13 +145,12 @@ def test_a_grid_sync_not_every_thread_reaches_is_a_divergent_grid_barrier():
         gpuviz.capture(grid_divergent, 2, 4, np.zeros(8), backend="cpu")
 
 
-def test_grid_sync_is_refused_on_the_gpu_backend_before_anything_runs():
+def test_grid_sync_is_accepted_for_the_gpu_backend_which_launches_it_cooperatively():
     from gpuviz.capture.frontend.plan import plan_for
 
-    line = _line_of(grid_rotate, "g.sync()")
-    with pytest.raises(UnsupportedConstruct, match=re.escape(f"{HERE}:{line}: grid.sync() is not supported on the "
-                                                             "gpu backend")):
-        plan_for(grid_rotate).refuse_on("gpu", 4)
+    plan_for(grid_rotate).refuse_on("gpu", 4)  # nothing refused: tests/test_gpu_tail.py records it on a GPU
+    assert plan_for(grid_rotate).grid_sync and plan_for(grid_chained).grid_sync
+    assert not plan_for(closure_kernel).grid_sync
 
 
 # ---- 2. a def inside a kernel, *args, tuple(...), local-array reductions, another module's device function ------
@@ -285,20 +284,21 @@ def test_cpu_and_sim_record_the_same_events_for_every_construct():
         assert cpu.per_thread_sequences() == sim.per_thread_sequences(), kernel.__name__
 
 
-def test_the_gpu_backend_refuses_what_its_recorder_does_not_model_naming_construct_and_line():
+def test_the_gpu_backend_refuses_what_numba_cuda_does_not_run_naming_construct_and_line():
+    """numba-cuda launches no kernel with *args and compiles no .max() or .min() of a local array: the gpu back end
+    refuses them, saying so; the rest of this section it records (tests/test_gpu_tail.py)."""
     from gpuviz.capture.frontend.plan import plan_for
 
-    cases = [(closure_kernel, "def load_plus", "a def inside a kernel"),
-             (varargs_kernel, "def varargs_kernel", "*args"),
-             (module_device_function, "helpers.scaled_load", "a device function of another module"),
-             (tuple_kernel, "t = tuple(", "tuple(...)"),
-             (local_reductions, "loc.sum()", "a local array's reduction (.sum(), .mean(), ...)")]
-    for kernel, text, construct in cases:
+    cases = [(varargs_kernel, "def varargs_kernel", "*args of a kernel", "numba-cuda does not launch a kernel with *args"),
+             (local_reductions, "loc.max()", ".max()", "numba-cuda does not compile a local array's .min() or .max()")]
+    for kernel, text, construct, why in cases:
         line = _line_of(kernel, text)
         with pytest.raises(UnsupportedConstruct, match=re.escape(f"{HERE}:{line}: {construct} is not supported on "
-                                                                 "the gpu backend")):
+                                                                 f"the gpu backend: {why}")):
             plan_for(kernel).refuse_on("gpu", 1)
         plan_for(kernel).refuse_on("sim", 1)  # the simulator's recorder models them all
+    for kernel in (closure_kernel, module_device_function, tuple_kernel):
+        plan_for(kernel).refuse_on("gpu", 1)
 
 
 # ---- 3. a kernel built with exec(): no source --------------------------------------------------------------------

@@ -23,15 +23,19 @@ ALL_BACKENDS = ("cpu", "sim", "gpu")
 #: site kinds a construct can record (gpuviz.model.trace.Site.kind)
 SITE_KINDS = ("start", "end", "load", "store", "atomic", "barrier", "warp")
 
-_GPU_UNCHECKED = "the GPU recorder has not been checked with it on a GPU yet; capture it with the cpu or sim backend"
+#: why the GPU back end refuses a local array's .min() and .max(): numba-cuda (0.30) does not compile them, so the
+#: user's own kernel could not run there either (its typing of the reduction fails in numpy_take of a 0-d array)
+_NUMBA_CUDA_NO_MIN_MAX = ("numba-cuda does not compile a local array's .min() or .max() (its typing fails), so the "
+                          "kernel cannot run on a GPU; capture it with the cpu or sim backend, or write the loop")
 
 
 @dataclass(frozen=True)
 class Construct:
     """One intercepted construct. ``name``: as the source reads it, ``cuda.*`` chains after numba's module
     (``cuda.atomic.add``, ``cuda.syncthreads``), a method as ``.sum()``, a statement in words. ``records``: the
-    site kind it records, or None. ``group``: the name its refusals go by when several constructs share them (the
-    local arrays' reductions). ``refused``: {back end: why it does not model it, and what to do instead}."""
+    site kind it records, or None. ``group``: the family it belongs to (the local arrays' reductions, which the
+    support check reads as one); each construct is refused by its own name. ``refused``: {back end: why it does not
+    model it, and what to do instead}."""
 
     name: str
     records: str | None = None
@@ -67,9 +71,7 @@ CONSTRUCTS: tuple[Construct, ...] = (
         "sim": "numba's simulator runs the blocks of a grid one after another (it syncs a one-block cooperative "
                "grid only), so a grid-wide barrier across several blocks cannot happen there; capture it with the "
                "cpu backend, which runs the whole grid in lockstep",
-        "gpu": "the GPU recorder does not record a cooperative launch's grid-wide barrier yet; capture it with the "
-               "cpu backend",
-    }),
+    }),  # on a GPU: recorded as the barrier it is, in a cooperative launch (backends/gpu/cooperative.py)
     Construct("cuda.syncwarp", records="warp"),
     *(Construct(f"cuda.{name}", records="warp") for name in _WARP_NAMES),
     # a thread sleeps about ns nanoseconds (a back-off in a spin loop): no value changes, nothing of its own recorded
@@ -79,19 +81,21 @@ CONSTRUCTS: tuple[Construct, ...] = (
     }),
     Construct("cuda.shared.array"),  # a declaration: the arrays' accesses record, the declaration does not
     Construct("cuda.local.array"),
-    *(Construct(f".{m}()", group=_LOCAL_REDUCTION, refused={"gpu": _GPU_UNCHECKED}) for m in _REDUCTIONS),
-    Construct("a def inside a kernel", refused={
-        "gpu": "the GPU recorder does not instrument a closure's body yet; capture it with the cpu or sim backend",
+    # numba-cuda compiles them in the user's kernel and in the GPU recorder's variants alike (the rewrite keeps them
+    # as written: a local array records nothing), but for .min() and .max(), which it does not compile at all
+    *(Construct(f".{m}()", group=_LOCAL_REDUCTION,
+                refused={"gpu": _NUMBA_CUDA_NO_MIN_MAX} if m in ("min", "max") else {}) for m in _REDUCTIONS),
+    Construct("a def inside a kernel"),  # a closure numba inlines: its body recorded where it is called
+    # numba-cuda's kernel dispatcher types each argument of a launch and does not fold the further ones into the
+    # kernel's *args tuple (the launch fails: "Signature mismatch"); a device function's call it folds, as numba does
+    Construct("*args of a kernel", refused={
+        "gpu": "numba-cuda does not launch a kernel with *args (it types each argument of the launch and the "
+               "kernel takes the further ones as one tuple: 'Signature mismatch'), so the kernel cannot run on a "
+               "GPU; capture it with the cpu or sim backend, or give the kernel one parameter per argument",
     }),
-    Construct("*args", refused={
-        "gpu": "the GPU recorder does not instrument a function with *args yet; capture it with the cpu or sim "
-               "backend",
-    }),
-    Construct("a device function of another module", refused={
-        "gpu": "the GPU recorder instruments device functions called by name only; capture it with the cpu or sim "
-               "backend, or import the function by name (from mymod import helper)",
-    }),
-    Construct("tuple(...)", refused={"gpu": _GPU_UNCHECKED}),
+    Construct("*args of a device function"),  # its further arguments packed into the tuple at each call
+    Construct("a device function of another module"),  # mymod.helper(x): instrumented as one called by name
+    Construct("tuple(...)"),  # a tuple of values: nothing recorded of its own; every back end runs it as numba does
 )
 
 BY_NAME: dict[str, Construct] = {c.name: c for c in CONSTRUCTS}
@@ -113,12 +117,9 @@ WARP = _short_names("cuda.", "warp") - {"syncwarp"}
 #: ``local_array.<method>()``: reductions over a thread's own array -> numpy's function
 ARRAY_REDUCTIONS = {c.short: _REDUCTIONS[c.short] for c in CONSTRUCTS if c.group == _LOCAL_REDUCTION}
 
-#: constructs every back end's front end accepts that a back end does not model: construct (or group) ->
+#: constructs every back end's front end accepts that a back end does not model: construct name ->
 #: {back end: why, and what to do instead}. ``KernelPlan.refuse_on`` refuses them (the cpu back end models them all).
-BACKEND_LIMITS: dict[str, dict[str, str]] = {}
-for _c in CONSTRUCTS:
-    if _c.refused:
-        BACKEND_LIMITS.setdefault(_c.group or _c.name, dict(_c.refused))
+BACKEND_LIMITS: dict[str, dict[str, str]] = {c.name: dict(c.refused) for c in CONSTRUCTS if c.refused}
 
 
 def call_site_kind(parts: list[str] | None) -> str | None:
@@ -137,7 +138,7 @@ def refused_call(parts: list[str] | None) -> str | None:
     if not parts or parts[0] != "cuda":
         return None
     c = BY_NAME.get(".".join(parts))
-    return (c.group or c.name) if c is not None and c.refused else None
+    return c.name if c is not None and c.refused else None
 
 
 def array_declaration(parts: list[str] | None) -> str | None:

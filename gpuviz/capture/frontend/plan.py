@@ -188,6 +188,12 @@ class KernelPlan:
         """{declaration line: the variable it is assigned to} of the shared arrays."""
         return {d.line: d.name for d in self.shared_decls}
 
+    @property
+    def grid_sync(self) -> bool:
+        """Whether the kernel or a device function it calls syncs the whole grid (``cuda.cg.this_grid().sync()``):
+        numba-cuda launches such a kernel cooperatively."""
+        return any(isinstance(n, ast.Call) and is_grid_sync(fp, n) for fp in self.functions for n in ast.walk(fp.fs.tree))
+
     def site_line(self, kind: str, fp: FunctionPlan, node) -> int | SiteLine:
         """What the executor's generated code passes for a recorded site: a :class:`SiteLine`."""
         site = fp.site(kind, node)
@@ -237,7 +243,7 @@ def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
     fs = fp.fs
     out = []
     if fs.vararg:
-        out.append(("*args", fs.file, fs.first_line))
+        out.append(("*args of a kernel" if fp.is_kernel else "*args of a device function", fs.file, fs.first_line))
     for n in ast.walk(fs.tree):
         if isinstance(n, ast.FunctionDef) and n is not fs.tree:
             out.append(("a def inside a kernel", fs.file, n.lineno))
@@ -251,10 +257,11 @@ def _limited_constructs(fp: FunctionPlan) -> list[tuple[str, str, int]]:
             out.append(("tuple(...)", fs.file, n.lineno))
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.attr in ARRAY_REDUCTIONS and (fp.ref(n.func.value) or Ref("", "")).kind == "local_array":
-            out.append(("a local array's reduction (.sum(), .mean(), ...)", fs.file, n.lineno))
+            out.append((f".{n.func.attr}()", fs.file, n.lineno))
         elif isinstance(n, ast.Call) and refused_call(fp.chain(n.func)) is not None:
             out.append((refused_call(fp.chain(n.func)), fs.file, n.lineno))  # a cuda.* call a back end refuses
-    return sorted(out, key=lambda c: c[2])
+    # the constructs every back end models (a closure, tuple(...), .sum() of a local array) are read and dropped here
+    return sorted((c for c in out if c[0] in BACKEND_LIMITS), key=lambda c: c[2])
 
 
 # ---- reading ------------------------------------------------------------------------------------------

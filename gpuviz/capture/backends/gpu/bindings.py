@@ -9,8 +9,17 @@ import ast
 import numpy as np
 
 from ...frontend.consteval import UNKNOWN, fold
-from ...frontend.source import FunctionSource, reachable_functions
+from ...frontend.source import FunctionSource, dotted_name, reachable_functions
 from ..rewrite import RewriteBase
+
+
+def called_function(fs: FunctionSource, node) -> FunctionSource | None:
+    """The device function ``node`` calls, when it is a call of one: by name (``helper(x)``) or as an attribute
+    of another module (``mymod.helper(x)``, which the source walk keys by its dotted text)."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = node.func.id if isinstance(node.func, ast.Name) else dotted_name(node.func)
+    return fs.device_functions.get(name) if name is not None else None
 
 
 def compile_time_locals(fs: FunctionSource, bindings: dict) -> dict:
@@ -47,10 +56,9 @@ def call_bindings(root: FunctionSource) -> dict[int, dict]:
     for fs in order:  # callers before callees (breadth first): a caller's own bindings are known
         constants = compile_time_locals(fs, found.get(id(fs.fn), {}))
         for node in ast.walk(fs.tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in fs.device_functions):
+            sub = called_function(fs, node)
+            if sub is None:
                 continue
-            sub = fs.device_functions[node.func.id]
             mine = found.setdefault(id(sub.fn), {})
             bad = conflicting.setdefault(id(sub.fn), set())
             given = dict(zip(sub.params, node.args))
@@ -97,8 +105,8 @@ def view_parameters(root: FunctionSource) -> dict[int, set[str]]:
                           if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
                           and _is_view_expr(n.value, views)}
             for node in ast.walk(fs.tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in fs.device_functions:
-                    sub = fs.device_functions[node.func.id]
+                sub = called_function(fs, node)
+                if sub is not None:
                     for p, a in zip(sub.params, node.args):
                         if _is_view_expr(a, views) and p not in found.setdefault(id(sub.fn), set()):
                             found[id(sub.fn)].add(p)

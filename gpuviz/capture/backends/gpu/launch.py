@@ -75,7 +75,7 @@ from ..base import PlanCache
 from .arguments import _copy_tuple, _write_back, array_arguments, c_contiguous_arguments, launch_arguments
 from .device import (DeviceTimer, EventTimer, _load_module, gpu_cuda, gpu_versions, kernel_resources,
                      occupancy_register_cap)
-from . import recorder_cache
+from . import cooperative, recorder_cache
 from .disk_cache import VariantDiskCache, cached_plain
 from .disk_cache import enabled as disk_cache_enabled
 from .report import report
@@ -195,6 +195,10 @@ class GpuRecording:
             self.max_registers = occupancy_register_cap(cuda, self.plain, self.args, self.block)
         elif max_registers is not None:
             self.max_registers = int(max_registers)
+        # grid.sync(): every launch is cooperative, so every variant must fit the GPU at once as the plain kernel does
+        self.cooperative = self.plan.grid_sync
+        if self.cooperative:
+            self.max_registers = cooperative.register_cap(cuda, self.plain, self.args, self.block, self.max_registers)
         self.launch_caps = (0,) * CNT_COLUMNS  # the uniform layout's per-warp capacities, scalar kernel parameters
         self.positions_fit32 = False  # set by allocate(), which knows the buffer sizes
         self.count_variant = self.variant(count=True, uniform=False)
@@ -256,6 +260,10 @@ class GpuRecording:
         return out
 
     def _launch(self, dispatcher, launch_args, what):
+        if self.cooperative:
+            cooperative.check_fits(dispatcher, launch_args, self.grid, self.block, self.dynamic_shared_bytes,
+                                   f"{self.root.file}:{self.root.first_line}: {self.root.name}[{self.grid}, {self.block}]",
+                                   what)
         try:
             # marked as a wait for the device: a kernel compiled with debug=True is followed, inside numba's own
             # launch, by a blocking copy of its exception flag; a kernel that never ends held the program there,

@@ -80,7 +80,7 @@ from ...dtypes import to_dtype
 from ...errors import UnsupportedConstruct
 from ...frontend.consteval import fold
 from ...frontend.source import FunctionSource, assigned_names
-from ..rewrite import PREFIX, RewriteBase
+from ..rewrite import PREFIX, RewriteBase, device_alias
 from .bindings import _is_view_expr, compile_time_locals
 from .layout import (BUF_NAMES, MAX_INDEX_DIMS, PARAM_NAMES, SITE_AT, SITE_BAR, SITE_END,
                      SITE_KIND_NAMES, SITE_LD, SITE_ST, SITE_START, SITE_WARP, STATE, STATE_LEN)
@@ -167,6 +167,9 @@ class GpuRewriter(RewriteBase):
         self.skip_shared = record == "global"  # record="global": shared loads/stores are not recorded
         self.members: dict[tuple[str, int], int] = {}  # (tuple parameter, k): id of the array x[k] (_init_arrays)
         self.lane_linear = self.lane_linear_names() if (is_kernel and block_1d) else set()
+        #: the device functions it calls, by the name the rewritten call goes by (``mymod.helper``'s instrumented copy
+        #: is called by a name of its own: rewrite.device_alias)
+        self.callees = {device_alias(name): sub for name, sub in fs.device_functions.items()}
 
     def atomic_call(self, node):
         """Also ``binop(ary, idx, v)`` for a parameter every call binds to a ``cuda.atomic`` function (numba-cuda's
@@ -240,7 +243,9 @@ class GpuRewriter(RewriteBase):
                     and stores.get(st.targets[0].id) == 1 and st.targets[0].id not in self.fs.params
                     and self.is_global_index(st.value)):
                 out.add(st.targets[0].id)
-        return out
+        # a closure's parameter of the same name is another variable
+        return out - {a.arg for n in ast.walk(self.fs.tree) if isinstance(n, ast.FunctionDef) and n is not self.fs.tree
+                      for a in n.args.args}
 
     def is_global_index(self, node) -> bool:
         if isinstance(node, ast.Call):
@@ -574,6 +579,8 @@ class GpuRewriter(RewriteBase):
         return super().visit_Subscript(node)
 
     def stmt(self, s) -> list:
+        if isinstance(s, ast.FunctionDef):
+            self.check_closure(s)
         if (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
                 and s.targets[0].id in self.aliases):
             aid = self.aid_of(s.value) or ast.Constant(-1)  # -1: no array recorded (a shared one, record="global")
@@ -594,6 +601,20 @@ class GpuRewriter(RewriteBase):
                 out = [ast.Assign([_name(offset, ast.Store())], off), ast.Assign([_name(name, ast.Store())], value)]
                 return [ast.copy_location(n, s) for n in out]
         return super().stmt(s)
+
+    def check_closure(self, s: ast.FunctionDef) -> None:
+        """A closure (a ``def`` inside the function, which numba inlines) is rewritten in place: what it reads and
+        writes of the enclosing function's arrays is recorded as theirs. Refused: one that subscripts its own
+        parameter, whose array the GPU build cannot tell (the cpu and sim back ends record it)."""
+        params = {a.arg for a in (*s.args.args, *s.args.posonlyargs, *s.args.kwonlyargs)}
+        if s.args.vararg is not None:
+            params.add(s.args.vararg.arg)
+        for n in ast.walk(s):
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in params:
+                raise self.error(n, f"the function {s.name!r} defined inside {self.fs.name} subscripts its parameter "
+                                    f"{n.value.id!r}: the GPU backend records the arrays a closure reads from the "
+                                    "enclosing function, not through its parameters; read the array by its own name "
+                                    "there, or capture this kernel with --backend cpu or sim")
 
     # ---- the per-thread rewrite's recordings, as GPU recorder calls -------------------------------------
     def rec(self, name, *args, line=None, site=None):
@@ -666,9 +687,11 @@ class GpuRewriter(RewriteBase):
         return super().bind_temp(name, value)
 
     def device_call(self, node: ast.Call) -> ast.Call:
-        if isinstance(node.func, ast.Name) and node.func.id in self.fs.device_functions:
+        callee = self.callees.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if callee is not None:
+            if callee.vararg:
+                node.args = self.packed_varargs(node, callee)
             # the callee records into this thread's state and buffers, told which arrays it is handed
-            callee = self.fs.device_functions[node.func.id]
             viewed = self.info.view_params.get(id(callee.fn), set())
             aids, views = [], []
             for p, a in zip(callee.params, node.args):
@@ -689,6 +712,16 @@ class GpuRewriter(RewriteBase):
                     aids.append(self.aid_of(a) or ast.Constant(-1))
             node.args = node.args + [_name(STATE), *_bufs(), *aids, *views]
         return node
+
+    def packed_varargs(self, node: ast.Call, callee: FunctionSource) -> list:
+        """The arguments of a call of ``def f(a, *rest)`` with the further ones packed into ``rest``'s tuple,
+        ``f(a, x, y)`` -> ``f(a, (x, y))``: the recording parameters come after ``rest``, so the instrumented copy
+        takes it as a parameter of its own (numba packs it so too; :meth:`rewrite`)."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
+            raise self.error(node, f"a call of {callee.name}, which takes *{callee.vararg}, with *args or keywords: "
+                                   "the GPU backend packs the further arguments itself; pass them one by one")
+        n = len(callee.params)
+        return node.args[:n] + [ast.Tuple(node.args[n:], ast.Load())]
 
     def is_no_array(self, node) -> bool:
         """Whether a call's argument is known to be no array to index: a tuple display, a kernel parameter the
@@ -711,6 +744,9 @@ class GpuRewriter(RewriteBase):
         tree = super().rewrite()
         extra = list(BUF_NAMES) + list(PARAM_NAMES)
         if not self.is_kernel:
+            if self.fs.vararg:  # def f(a, *rest): rest is the tuple each call packs (packed_varargs)
+                tree.args.args.append(ast.arg(self.fs.vararg))
+                tree.args.vararg = None
             extra = [STATE, *BUF_NAMES] + [PREFIX + "a_" + p for p in self.fs.params]
             for p in self.view_param_names():
                 extra += [PREFIX + "o_" + p, PREFIX + "z_" + p]

@@ -12,7 +12,7 @@ import numpy as np
 
 from ....model.trace import ArrayInfo, EventKind
 from ...frontend.source import FunctionSource
-from ..rewrite import PREFIX
+from ..rewrite import PREFIX, device_alias
 from . import disk_cache
 from .bindings import _calls_itself, call_bindings, view_parameters
 from .layout import (BUF_NAMES, BUFFERS, MODES, RECORDS, SITE_AT, SITE_BAR, SITE_END, SITE_LD, SITE_ST, SITE_START,
@@ -38,13 +38,27 @@ class Variant:
 
 
 class _RenameCalls(ast.NodeTransformer):
-    def __init__(self, names: dict[str, str]):
+    """Renames the calls of ``names`` (device functions), and ``inner`` (functions defined in the body, closures)
+    wherever they are defined or read."""
+
+    def __init__(self, names: dict[str, str], inner: dict[str, str] | None = None):
         self.names = names
+        self.inner = inner or {}
 
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in self.names:
             node.func = _name(self.names[node.func.id])
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        node.name = self.inner.get(node.name, node.name)
+        return node
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.inner:
+            node.id = self.inner[node.id]
         return node
 
 
@@ -60,7 +74,11 @@ def split_kernel(rw: GpuRewriter, instrumented: ast.FunctionDef, plain_names: di
     """
     fs = rw.fs
     plain = copy.deepcopy(fs.tree).body
-    plain = [_RenameCalls(plain_names).visit(st) for st in plain]
+    # a closure defined in both bodies goes by another name in the plain one: numba inlines a closure only where
+    # its name has one definition
+    inner = {n.name: PREFIX + "plain_" + n.name for n in ast.walk(fs.tree) if isinstance(n, ast.FunctionDef)
+             and n is not fs.tree}
+    plain = [_RenameCalls(plain_names, inner).visit(st) for st in plain]
     hoisted, keys = [], set()
     for st in plain:
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
@@ -135,7 +153,9 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         ns[PREFIX + "state_t"] = numba.int32 if (index32 and not count) else numba.int64
         plain_names = {}
         for call_name in fs.device_functions:
-            if is_kernel and split:  # the plain branch calls the user's own device function
+            # the plain branch calls the user's own device function (one of another module, mymod.helper, it
+            # reaches through that module as the user wrote it)
+            if is_kernel and split and "." not in call_name:
                 plain_names[call_name] = PREFIX + "plain_" + call_name
                 ns[plain_names[call_name]] = ns[call_name]
         rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record,
@@ -159,7 +179,7 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         # the device functions it calls, after it is in ``built``: a recursive one finds its own instrumented
         # copy (numba reads a function's globals when it compiles it, so they can be filled in after the exec)
         for call_name, sub in fs.device_functions.items():
-            ns[call_name] = build(sub, False)
+            ns[device_alias(call_name)] = build(sub, False)
         return jitted
 
     info.view_params = view_parameters(root)
