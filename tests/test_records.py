@@ -108,10 +108,14 @@ def test_a_local_array_of_aligned_records(tmp_path):
     _saves_and_loads(trace, tmp_path)
 
 
-def _plain_estimate() -> float:
-    """numba's simulator alone, in a process of its own, same seed."""
+def _plain_estimate(simulator: bool = True) -> float:
+    """numba alone (its simulator, or numba-cuda on the GPU), in a process of its own, same seed."""
     code = f"import runpy, sys; sys.argv=['x']; print('EST', runpy.run_path({str(EXAMPLE)!r})['main']())"
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONWARNINGS="ignore")
+    if not simulator:
+        env.pop("NUMBA_ENABLE_CUDASIM")
+        # numba-cuda 0.30 needs np.row_stack, gone in numpy 2.5 (GPU images carry it): the shim gpuviz applies too
+        code = "import numpy as np; np.row_stack = getattr(np, 'row_stack', np.vstack); " + code
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     return float(next(line for line in out.stdout.splitlines() if line.startswith("EST")).split()[1])
@@ -128,3 +132,19 @@ def test_monte_carlo_pi_traces_with_a_plain_runs_estimate(backend, tmp_path):
     assert states.numpy_dtype.names == ("s0", "s1") and states.numpy_dtype.isalignedstruct
     back = gpuviz.load(tmp_path / "pi.gpuviz")
     assert len(back.traces[0]) == len(result.traces[0]) and back.traces[0].launch.arrays == result.traces[0].launch.arrays
+
+
+@pytest.mark.gpu
+def test_monte_carlo_pi_traces_on_the_gpu_with_numba_cudas_own_estimate(tmp_path):
+    """Issue 25: numba.cuda.random's states on the GPU backend, the program's estimate that of numba-cuda's own run on
+    the same GPU with the same seed (the GPU's float32 arithmetic, not the simulator's)."""
+    result = run_script(EXAMPLE, backend="gpu", timeout=300, output=tmp_path / "pi.gpuviz")
+    assert result.ok, result.message + result.stderr[-2000:]
+    assert [r.status for r in result.launches] == ["traced"], result.summary_lines()
+    line = next(s for s in result.stdout.splitlines() if s.startswith("pi is about"))
+    assert float(line.split()[3]) == _plain_estimate(simulator=False)
+    assert result.traces[0].launch.backend == "gpu"
+    states = next(a for a in result.traces[0].launch.arrays if a.name == "rng_states")
+    assert states.numpy_dtype.names == ("s0", "s1") and states.numpy_dtype.isalignedstruct
+    back = gpuviz.load(tmp_path / "pi.gpuviz")
+    assert len(back.traces[0]) == len(result.traces[0]) > 0
