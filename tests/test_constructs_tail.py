@@ -16,6 +16,7 @@ from gpuviz import EventKind
 from gpuviz.capture.errors import DivergentBarrierError, UnsupportedConstruct
 
 from . import constructs_tail_helpers as helpers
+from .gpu_tail_kernels import tuple_values as tuple_kernel  # the same kernel the GPU tests capture
 
 BACKENDS = ("cpu", "sim")
 HERE = __file__
@@ -181,14 +182,6 @@ def varargs_kernel(out, *rest):
     i = cuda.grid(1)
     if i < out.size:
         out[i] = rest[0][i] * rest[1] + add_all(i, 2.0, rest[1])
-
-
-@cuda.jit
-def tuple_kernel(out):
-    i = cuda.grid(1)
-    t = tuple((i, i * 2, 3))
-    u = tuple(t)
-    out[i] = t[0] + u[1] * 10 + u[2] * 100 + len(tuple())
 
 
 @cuda.jit

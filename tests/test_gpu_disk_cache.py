@@ -162,6 +162,15 @@ _CAPTURE = textwrap.dedent("""
 """)
 
 
+def _program(tmp_path, module: str, source: str, **more_modules: str):
+    """A folder holding ``module``.py with ``source`` (dedented), and any ``more_modules`` (name: source) beside it."""
+    folder = tmp_path / "program"
+    folder.mkdir()
+    for name, text in {module: source, **more_modules}.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(text))
+    return folder
+
+
 def _fresh_capture(folder, tmp_path, module: str, name: str, dtype: str = "float32", **env) -> dict:
     """What a capture of ``module.name`` (a kernel in ``folder``) says, run in a fresh process on the GPU with the
     disk caches under ``tmp_path``."""
@@ -176,10 +185,7 @@ def _fresh_capture(folder, tmp_path, module: str, name: str, dtype: str = "float
 
 @pytest.mark.gpu
 def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_path):
-    folder = tmp_path / "program"
-    folder.mkdir()
-    (folder / "consts.py").write_text("OFFSET = 1.0\n")
-    (folder / "probe_kernel.py").write_text(textwrap.dedent("""
+    folder = _program(tmp_path, "probe_kernel", """
         from numba import cuda
         import consts
 
@@ -188,7 +194,7 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
             i = cuda.grid(1)
             if i < out.size:
                 out[i] = x[i] * 2.0 + consts.OFFSET
-    """))
+    """, consts="OFFSET = 1.0\n")
 
     def run(**extra):
         return _fresh_capture(folder, tmp_path, "probe_kernel", "scale", **extra)
@@ -215,9 +221,7 @@ def test_a_kernel_that_links_cuda_cpp_is_read_from_disk_too(tmp_path):
     """float16 arithmetic links CUDA C++ that numba-cuda compiles with NVRTC, and numba-cuda refuses to pickle such a
     kernel ("Cannot pickle CUDACodeLibrary with linking files"): its variants were compiled in every process (13 of
     a warm shard's 17.6 s on the H200). The linked cubin is kept instead."""
-    folder = tmp_path / "program"
-    folder.mkdir()
-    (folder / "half_kernel.py").write_text(textwrap.dedent("""
+    folder = _program(tmp_path, "half_kernel", """
         from numba import cuda
 
         @cuda.jit
@@ -225,7 +229,7 @@ def test_a_kernel_that_links_cuda_cpp_is_read_from_disk_too(tmp_path):
             i = cuda.grid(1)
             if i < out.size:
                 out[i] = cuda.fp16.hadd(x[i], x[i])
-    """))
+    """)
 
     def run(**extra):
         return _fresh_capture(folder, tmp_path, "half_kernel", "double", dtype="float16", **extra)
@@ -243,9 +247,7 @@ def test_a_fresh_process_reads_the_recorders_another_kernel_compiled(tmp_path):
     """Issue 25: the recorders' device functions were most of a cold capture's compile. Captured once (any kernel
     of the block shape), a new process reads them from disk for a kernel it never captured, with the same trace
     and results as with the cache off."""
-    folder = tmp_path / "program"
-    folder.mkdir()
-    (folder / "probe_kernels.py").write_text(textwrap.dedent("""
+    folder = _program(tmp_path, "probe_kernels", """
         from numba import cuda
 
         @cuda.jit
@@ -259,7 +261,7 @@ def test_a_fresh_process_reads_the_recorders_another_kernel_compiled(tmp_path):
             i = cuda.grid(1)
             if i < out.size - 1:
                 out[i] = x[i + 1] - x[i]
-    """))
+    """)
 
     def run(name, **extra):
         return _fresh_capture(folder, tmp_path, "probe_kernels", name, **extra)

@@ -141,21 +141,21 @@ class _FakeCuda:
         self.log: list[tuple] = []
         self.clock_ns = 0
 
-    def jit(self, _sig):
+    def jit(self, fn_or_signature=None):
         cuda = self
 
-        def wrap(fn):
-            class Kernel:
-                def __getitem__(self, _config):
-                    def launch(ns):
-                        cuda.log.append(("hold", int(ns)))
-                        cuda.clock_ns += int(ns)
+        class Kernel:
+            def compile(self, _argtypes):  # compiled (or read from gpuviz's disk cache) ahead of its first launch
+                pass
 
-                    return launch
+            def __getitem__(self, _config):
+                def launch(ns):
+                    cuda.log.append(("hold", int(ns)))
+                    cuda.clock_ns += int(ns)
 
-            return Kernel()
+                return launch
 
-        return wrap
+        return Kernel() if callable(fn_or_signature) else (lambda fn: Kernel())
 
     def synchronize(self):
         pass
