@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from tests.gpu_tail_kernels import CASES
 
@@ -78,6 +79,25 @@ def test_a_closure_records_the_enclosing_kernels_arrays_where_it_reads_and_write
     put = src[src.index("def put"):src.index("if i < out.size")]
     assert "__gv_r_mem1(" in load_plus and ", a, j)]" in load_plus
     assert "__gv_r_mem1" in put and ", out, i)] = v" in put
+
+
+@cuda.jit(device=True)
+def _first_of_rest(i, *rest):
+    return rest[0][i]
+
+
+def test_an_array_passed_through_a_device_functions_star_args_is_refused_on_the_gpu_naming_it():
+    """Its accesses (rest[0][i]) would be missing from the GPU trace, which the cpu and sim back ends record."""
+    from gpuviz.capture.backends.gpu.launch import variant_source
+    from gpuviz.capture.errors import UnsupportedConstruct
+
+    @cuda.jit
+    def through_star_args(a, out):
+        i = cuda.grid(1)
+        out[i] = _first_of_rest(i, a, 2.0)
+
+    with pytest.raises(UnsupportedConstruct, match=r"passes the array 'a' through \*rest"):
+        variant_source(through_star_args, 1, 4, [np.ones(4), np.zeros(4)])
 
 
 def test_a_closure_subscripting_its_own_parameter_is_refused_on_the_gpu_naming_it():

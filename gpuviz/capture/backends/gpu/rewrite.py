@@ -721,6 +721,14 @@ class GpuRewriter(RewriteBase):
             raise self.error(node, f"a call of {callee.name}, which takes *{callee.vararg}, with *args or keywords: "
                                    "the GPU backend packs the further arguments itself; pass them one by one")
         n = len(callee.params)
+        for a in node.args[n:]:
+            if self.aid_of(a) is not None:
+                # the callee would read it as rest[k][i], which the GPU build cannot tell apart from a number: its
+                # accesses would be missing from the trace (the cpu and sim back ends record them), so refused
+                raise self.error(node, f"a call of {callee.name} passes the array {ast.unparse(a)!r} through "
+                                       f"*{callee.vararg}: the GPU backend does not record accesses through a device "
+                                       "function's *args; pass the array as a named parameter, or capture this "
+                                       "kernel with --backend cpu or sim")
         return node.args[:n] + [ast.Tuple(node.args[n:], ast.Load())]
 
     def is_no_array(self, node) -> bool:
