@@ -217,6 +217,16 @@ def test_the_same_events_without_a_grid_scope_keep_the_per_block_frames():
     assert sorted(grid.perm.tolist()) == sorted(block.perm.tolist())  # the same events, put in another order
 
 
+def test_accesses_of_different_blocks_on_either_side_of_a_grid_sync_are_no_race():
+    from gpuviz.model import analysis
+
+    trace = _capture(grid_rotate)  # a[i] stored before g.sync(), a[i + 1] read after it: block 0 reads block 1's
+    assert len(analysis.races(trace).records) == 0
+    # the same events without the grid scope: a store and a load of different blocks with no barrier between
+    records = analysis.races(_without_scopes(trace)).records
+    assert len(records) and (records["block"] == -1).all()
+
+
 # ---- words ----------------------------------------------------------------------------------------------------
 def test_the_frames_and_the_narration_name_grid_sync_and_every_block_waiting():
     trace = _capture(grid_rotate)
