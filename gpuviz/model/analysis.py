@@ -502,10 +502,12 @@ def races(trace: Trace) -> RaceReport:
             counts = _class_counts(g, n_g, cls, groups)
             parts.append(_records("shared", groups, a, b, counts, sh["block"][a], phase[a], sh))
 
-    # global memory: group by element over the launch; accesses from different blocks always race
+    # global memory: group by element over the launch; accesses from different blocks race, unless a grid.sync()
+    # stands between them (then they are of different grid phases, and grouped apart)
     gl = _subset(trace, "global")
     if len(gl["kind"]):
-        g, n_g = _element_key(trace, gl, [], "global")
+        by_grid_phase = [(trace.grid_phase[gl["mask"]], None)] if len(trace.grid_barrier_sites) else []
+        g, n_g = _element_key(trace, gl, by_grid_phase, "global")
         cls = _access_class(gl["kind"])
         racy, candidate = _racy(g, n_g, gl["block"], cls)
         if racy.any():

@@ -13,6 +13,12 @@ Frames are ordered so the animation reads like the launch:
     ``blocks_per_wave`` blocks are resident together: wave, then phase, then step, then block, then
     warp. The blocks of a wave advance side by side, as they would on the SMs of a GPU.
 
+A kernel with ``grid.sync()`` (a barrier site of scope "grid", ``Site.scope``) is first ordered by *grid phase*,
+the grid barriers its thread passed (``Trace.grid_phase``): every block's frames before a grid barrier come before
+any frame after it, in either order, as no thread of any block passes it before every thread has arrived. The
+frames of one grid barrier complete together, at the last block's last arrival: the blocks that came first show
+"at barrier" until then.
+
 ``Frames.events(f)`` maps a frame to the indices of its events (into the trace's field arrays) in O(1)
 through a precomputed permutation and offsets, so scrubbing is instant at any size. Everything that
 does not change per frame (per-frame block/warp/step/phase/line/kind arrays, first and last frame of
@@ -39,7 +45,7 @@ class BlockState(enum.IntEnum):
 
     WAITING = 0  # not started yet (not resident)
     RESIDENT = 1  # running
-    BARRIER = 2  # running, with warps waiting at a syncthreads
+    BARRIER = 2  # running, with warps waiting at a syncthreads (or at a grid.sync(), for the whole grid)
     DONE = 3  # all its threads exited
 
     @property
@@ -62,7 +68,7 @@ class LaneState(enum.IntEnum):
     IDLE = 1  # started, but its warp is not the one issuing now
     ACTIVE = 2  # executes the current warp instruction
     DIVERGED = 3  # in the issuing warp but masked off: it sits on another branch
-    BARRIER = 4  # waiting at a syncthreads for the rest of its block
+    BARRIER = 4  # waiting at a syncthreads for the rest of its block (at a grid.sync(): of the grid)
     EXITED = 5  # ran to the end of the kernel
 
     @property
@@ -255,6 +261,9 @@ class Frames:
             major = [block, phase, step, warp]
         else:
             major = [block // self.blocks_per_wave, phase, step, block, warp]
+        grid_phase = tr.grid_phase.astype(np.int64) if self.blocks_interleave_at_grid_barriers else None
+        if grid_phase is not None:  # no block passes a grid.sync() before every block reached it
+            major = [grid_phase] + major
         key = _mixed_radix_key(major + [thread, seq]) if n else None
         if key is not None:
             perm = np.argsort(key, kind="stable")
@@ -267,10 +276,13 @@ class Frames:
         if n:
             b, w, p, s = block[perm], warp[perm], phase[perm], step[perm]
             change = (b[1:] != b[:-1]) | (w[1:] != w[:-1]) | (p[1:] != p[:-1]) | (s[1:] != s[:-1])
+            if grid_phase is not None:
+                g = grid_phase[perm]
+                change |= g[1:] != g[:-1]
             starts = np.r_[0, np.flatnonzero(change) + 1]
         else:
             starts = np.zeros(0, dtype=np.int64)
-        del key, major, thread, seq
+        del key, major, thread, seq, grid_phase
         # event positions fit 32 bits below 2**31 events: half the memory of the largest per-event array
         self.perm = perm.astype(np.int32 if n < 2**31 else np.int64)
         del perm
@@ -325,12 +337,14 @@ class Frames:
 
     def _barriers(self) -> None:
         """Barriers: frames where a warp executes a barrier; a barrier *completes* at the last such frame of its
-        (block, phase): every warp of the block is then waiting. Also the warps waiting after each frame."""
+        (block, phase): every warp of the block is then waiting. A grid barrier (``grid.sync()``) completes at the
+        last such frame of its grid phase, over every block. Also the warps of its block waiting after each frame."""
         is_bar = (self.kind_mask & _BARRIER_BIT) != 0
         self.barrier_frames = np.flatnonzero(is_bar).astype(np.int64)
         group = self.block.astype(np.int64) * (int(self.phase.max()) + 1 if self.n_frames else 1) + self.phase
+        opens = self._grid_barrier_groups(group)
         if len(self.barrier_frames):
-            g = group[self.barrier_frames]
+            g = opens[self.barrier_frames]
             _, last_in_group = np.unique(g[::-1], return_index=True)
             self.barrier_complete_frames = np.sort(self.barrier_frames[len(g) - 1 - last_in_group])
         else:
@@ -338,9 +352,9 @@ class Frames:
         # for each barrier frame, the frame at which that barrier opens (-1 for other frames)
         self.release_frame = np.full(self.n_frames, -1, dtype=np.int64)
         if len(self.barrier_complete_frames):
-            cg = group[self.barrier_complete_frames]
+            cg = opens[self.barrier_complete_frames]
             o = np.argsort(cg)
-            pos = np.searchsorted(cg[o], group[self.barrier_frames])
+            pos = np.searchsorted(cg[o], opens[self.barrier_frames])
             self.release_frame[self.barrier_frames] = self.barrier_complete_frames[o][pos]
         # warps waiting at a barrier in the frame's block right after the frame: count of barrier
         # frames so far within the frame's (block, phase), in frame order
@@ -352,6 +366,52 @@ class Frames:
         base = np.maximum.accumulate(np.where(g_start, csum - bar_sorted, 0)) if self.n_frames else csum
         self.waiting_warps = np.empty(self.n_frames, dtype=np.int32)
         self.waiting_warps[order] = csum - base
+
+    def _grid_barrier_groups(self, group: np.ndarray) -> np.ndarray:
+        """``group`` (a barrier's (block, phase) key per frame) with the frames at a grid barrier regrouped by their
+        grid phase alone, past every (block, phase) key: one grid barrier is one barrier of every block."""
+        at_grid = self.grid_barrier_frame
+        if not at_grid.any():
+            return group
+        grid_phase = self.trace.grid_phase[self.perm[self.offsets[:-1]]].astype(np.int64)
+        out = group.copy()
+        out[at_grid] = int(group.max()) + 1 + grid_phase[at_grid]
+        return out
+
+    @cached_property
+    def blocks_interleave_at_grid_barriers(self) -> bool:
+        """Does the launch have a grid barrier site (``grid.sync()``)? Its blocks' frames then take turns, a grid
+        phase at a time, so a block's frames are no longer one run."""
+        return bool(len(self.trace.grid_barrier_sites))
+
+    @cached_property
+    def grid_barrier_frame(self) -> np.ndarray:
+        """Per frame: does a warp reach a grid barrier (``grid.sync()``) in it? (from the events' sites, not kept in
+        an index: only the grid barriers' own events are looked at)."""
+        out = np.zeros(self.n_frames, dtype=bool)
+        tr = self.trace
+        if self.blocks_interleave_at_grid_barriers and tr.has("site"):
+            at = np.flatnonzero((tr.kind == EventKind.BARRIER) & np.isin(tr.site, tr.grid_barrier_sites))
+            out[self.frame_of_event[at]] = True
+        return out
+
+    def is_grid_barrier(self, f: int) -> bool:
+        """Is frame ``f`` a warp reaching a ``grid.sync()``: a barrier every block of the grid waits at?"""
+        return bool(self.grid_barrier_frame[self._check(f)])
+
+    def grid_barrier_phases(self, block: int) -> np.ndarray:
+        """The barrier phases of ``block`` that end at a ``grid.sync()`` (sorted)."""
+        at = np.flatnonzero(self.grid_barrier_frame & (self.block == int(block)))
+        return np.unique(self.phase[at]).astype(np.int64)
+
+    def grid_barrier_arrivals(self, f: int) -> tuple[int, int, int]:
+        """At grid barrier frame ``f``: (blocks whose every warp reached that grid barrier by ``f``, blocks recorded,
+        threads there by ``f``)."""
+        f = self._check(f)
+        same = self.barrier_frames[self.release_frame[self.barrier_frames] == self.release_frame[f]]
+        blocks, last = np.unique(self.block[same][::-1], return_index=True)  # each block's last arrival
+        complete = int(np.count_nonzero(same[::-1][last] <= f))
+        return complete, int(np.count_nonzero(self.block_first >= 0)), int(self.n_lanes[same[same <= f]].sum())
 
     def _steps(self) -> None:
         """Frames of each block in frame order, and where lockstep steps, blocks and waves start."""
@@ -422,13 +482,16 @@ class Frames:
 
     def next_block(self, f: int) -> int:
         """The first frame of the next block (in ``wave`` order: of the next wave)."""
-        starts = self.unit_starts if self.order == "wave" else self.block_starts
-        return self._next_in(starts, f, f)
+        return self._next_in(self._block_runs, f, f)
 
     def prev_block(self, f: int) -> int:
         """The start of the current block, or of the previous one when already at its start."""
-        starts = self.unit_starts if self.order == "wave" else self.block_starts
-        return self._prev_in(starts, f, f)
+        return self._prev_in(self._block_runs, f, f)
+
+    @property
+    def _block_runs(self) -> np.ndarray:
+        """Where a block (a wave) starts a run of frames: its first frame, and with grid barriers each grid phase's."""
+        return self.unit_starts if self.order == "wave" or self.blocks_interleave_at_grid_barriers else self.block_starts
 
     def next_step(self, f: int) -> int:
         """The first frame of the next lockstep step: every warp of the block did this one."""
@@ -500,7 +563,11 @@ class Frames:
         if len(resident):
             out[resident] = BlockState.RESIDENT
             latest = self.latest_frame_of_blocks(resident, f)
-            waiting = self.waiting_warps[np.maximum(latest, 0)] > 0
+            at = np.maximum(latest, 0)
+            waiting = self.waiting_warps[at] > 0
+            # a block whose last frame was its arrival at a grid.sync() that opened since (another block's frame)
+            # goes on: its warps are released, though it has not issued again yet
+            waiting &= ~(self.grid_barrier_frame[at] & (self.release_frame[at] < f))
             out[resident[waiting & (latest >= 0)]] = BlockState.BARRIER
         return out
 
@@ -537,7 +604,7 @@ class Frames:
             return np.zeros(0, dtype=np.int64)
         f0, f1 = int(self.block_first[block]), int(self.block_last[block])
         ev = self.perm[int(self.offsets[f0]) : int(self.offsets[f1 + 1])]
-        if self.order == "wave":  # the blocks of a wave interleave: keep this block's events
+        if self.order == "wave" or self.blocks_interleave_at_grid_barriers:  # blocks interleave: keep this one's
             ev = ev[self.trace.block[ev] == block]
         return ev.astype(np.int64)
 
@@ -634,6 +701,8 @@ class Frames:
                     names.append(format_indices(L.arrays[int(a)], tr.index[mem[tr.array[mem] == a]]))
             if names:
                 text += " " + ", ".join(names)
+        elif kind == EventKind.BARRIER and self.is_grid_barrier(f):
+            text = self._grid_barrier_action(f, lanes)
         elif kind == EventKind.BARRIER:
             waiting = int(self.waiting_warps[f])
             if self.barrier_opens_at(f):
@@ -645,8 +714,18 @@ class Frames:
             text += f" (line {line})"
         return text
 
+    def _grid_barrier_action(self, f: int, lanes: str) -> str:
+        """``all 32 lanes reach grid.sync() and wait (...)``: a barrier of the grid, so the words count blocks too."""
+        blocks_there, n_blocks, threads_there = self.grid_barrier_arrivals(f)
+        if self.barrier_opens_at(f):
+            return (f"{lanes} reach grid.sync(): all {threads_there} threads of all {n_blocks} blocks are there, "
+                    "the grid barrier opens")
+        return (f"{lanes} reach grid.sync() and wait ({int(self.waiting_warps[f])} of {self.launch.warps_per_block} "
+                f"warps of the block there, {blocks_there} of {n_blocks} blocks all there: every block of the grid "
+                "waits for the last)")
+
     def barrier_opens_at(self, f: int) -> bool:
-        """Does the barrier open at frame ``f`` (the block's last warp arrives)? A binary search: a set of the
+        """Does the barrier open at frame ``f`` (the block's last warp arrives; at a grid.sync(), the grid's)? A binary search: a set of the
         frames, built in Python on first use, stalled the window ~0.1 s on a trace of 36,000 barrier openings."""
         done = self._barrier_complete_sorted
         i = int(np.searchsorted(done, f))

@@ -158,6 +158,7 @@ class Narrator(NarrationFacts):
             out["warps_per_block"] = L.warps_per_block
             out["threads_at_barrier"] = int(self._bar_threads.get(b * self._n_ph + p, 0))
             out["barrier_opens"] = F.barrier_opens_at(f)
+            out["grid_barrier"] = F.is_grid_barrier(f)  # a grid.sync(): every block waits, not just this one
         if kind not in (K.START, K.END):
             out["waiting_lanes"] = int(self.n_waiting[f])
         return out
@@ -500,8 +501,22 @@ class Narrator(NarrationFacts):
             return "one word, no bank conflict"
         return "one word per bank: conflict-free, served in one pass"
 
+    def _grid_barrier(self, f: int, w: int, bname: str) -> str:
+        """A warp at a ``grid.sync()``: every block of the grid waits there, not only the warp's own."""
+        F, L = self.frames, self.launch
+        blocks_there, n_blocks, threads_there = F.grid_barrier_arrivals(f)
+        if F.barrier_opens_at(f):
+            return (f"Warp {w} of block {bname} is the last to reach grid.sync(): all {threads_there} threads of all "
+                    f"{n_blocks} blocks are there, so the grid barrier opens and every block goes on, safe to read "
+                    "what any block wrote before it")
+        return (f"Warp {w} reaches grid.sync() ({int(F.waiting_warps[f])} of {L.warps_per_block} warps of block "
+                f"{bname} are there): a barrier of the whole grid, so every block waits until the last thread of the "
+                f"last block arrives ({blocks_there} of {n_blocks} blocks all there)")
+
     def _barrier(self, f: int, b: int, w: int, bname: str) -> str:
         F, L = self.frames, self.launch
+        if F.is_grid_barrier(f):
+            return self._grid_barrier(f, w, bname)
         p = int(F.phase[f])
         if F.barrier_opens_at(f):
             n_at = int(self._bar_threads.get(b * self._n_ph + p, 0))

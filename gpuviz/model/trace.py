@@ -171,6 +171,10 @@ class ArrayInfo:
 #: barrier, a warp primitive. Whether a load or store is of global or shared memory is the array's space.
 SITE_KINDS = ("start", "end", "load", "store", "atomic", "barrier", "warp")
 
+#: who a barrier site holds back: the threads of one block (``cuda.syncthreads()``, the default) or every thread of
+#: every block (``cuda.cg.this_grid().sync()``)
+SITE_SCOPES = ("block", "grid")
+
 
 @dataclass(frozen=True)
 class Site:
@@ -179,6 +183,9 @@ class Site:
     ``array`` and ``index`` are the subscript as written (``sA``, ``("ty", "k")``): a device function's
     parameter name where the array is a parameter of one (the event's ``array`` says which array it was).
     ``col`` is the 0-based column of the construct on its line (-1 for the kernel's start and implicit end).
+    ``scope`` (:data:`SITE_SCOPES`) says who a barrier holds back: "block" for ``syncthreads()`` (and for every
+    site that is no barrier), "grid" for ``grid.sync()``, which no thread of any block passes before every thread
+    of every block has arrived. Saved only when it is "grid", so files written before it read the same.
     """
 
     kind: str
@@ -187,6 +194,11 @@ class Site:
     array: str = ""
     index: tuple[str, ...] = ()
     col: int = -1
+    scope: str = "block"
+
+    @property
+    def is_grid_barrier(self) -> bool:
+        return self.kind == "barrier" and self.scope == "grid"
 
     @property
     def text(self) -> str:
@@ -196,14 +208,17 @@ class Site:
         return self.kind
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "line": self.line, "function": self.function, "array": self.array,
-                "index": list(self.index), "col": self.col}
+        d = {"kind": self.kind, "line": self.line, "function": self.function, "array": self.array,
+             "index": list(self.index), "col": self.col}
+        if self.scope != "block":
+            d["scope"] = self.scope
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Site":
         return cls(kind=str(d["kind"]), line=int(d["line"]), function=str(d.get("function", "")),
                    array=str(d.get("array", "")), index=tuple(str(x) for x in d.get("index", ())),
-                   col=int(d.get("col", -1)))
+                   col=int(d.get("col", -1)), scope=str(d.get("scope", "block")))
 
 
 def _dim3(v) -> tuple[int, int, int]:
@@ -422,19 +437,40 @@ class Trace:
 
         A BARRIER event itself belongs to the phase it closes.
         """
+        return self._passed_before(self.field("kind") == EventKind.BARRIER)
+
+    @cached_property
+    def grid_barrier_sites(self) -> np.ndarray:
+        """The ids of the launch's grid-wide barrier sites (``grid.sync()``), sorted; empty for most kernels."""
+        return np.array([i for i, s in enumerate(self.launch.sites) if s.is_grid_barrier], dtype=np.int64)
+
+    @cached_property
+    def grid_phase(self) -> np.ndarray:
+        """Grid phase of each event: how many grid-wide barriers (``grid.sync()``) its thread passed before it; the
+        barrier event itself belongs to the grid phase it closes. Zeros, with no sort, for a kernel without one."""
+        grid_sites = self.grid_barrier_sites
+        if not len(grid_sites) or not self.has("site"):
+            return np.zeros(len(self), dtype=np.int32)
+        at_grid = (self.field("kind") == EventKind.BARRIER) & np.isin(self.field("site"), grid_sites)
+        if not at_grid.any():
+            return np.zeros(len(self), dtype=np.int32)
+        return self._passed_before(at_grid)
+
+    def _passed_before(self, flags: np.ndarray) -> np.ndarray:
+        """For each event, how many events of its thread earlier in program order are ``flags``ed."""
         order = self.thread_order
         n = len(order)
         out = np.empty(n, dtype=np.int32)
         if n == 0:
             return out
-        kind, gt_all = self.field("kind"), self.global_thread
+        gt_all = self.global_thread
         # a span of the order at a time (np.cumsum and np.repeat over every event held the GIL for 50-80 ms each,
         # against the GUI thread): what carries over is the barriers counted so far, the thread the last span
         # ended in and the count at that thread's first event
         carry, base_carry, last_gt = 0, 0, None
         for i in range(0, n, _SPAN):
             o = order[i : i + _SPAN]
-            is_bar = kind[o] == EventKind.BARRIER
+            is_bar = flags[o]
             before = np.cumsum(is_bar, dtype=np.int64) + (carry - is_bar)  # barriers strictly before, in the order
             carry = int(before[-1]) + int(is_bar[-1])
             gt = gt_all[o]

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import fileformat
 from .dtypes import RECORD_PREFIX, parse_dtype
-from .trace import EVENT_FIELDS, REQUIRED_FIELDS, SITE_KINDS, EventKind, Launch
+from .trace import EVENT_FIELDS, REQUIRED_FIELDS, SITE_KINDS, SITE_SCOPES, EventKind, Launch
 
 
 class TraceFileError(ValueError):
@@ -352,6 +352,9 @@ def check_sites_json(sites, at: str, lim: Limits = DEFAULT_LIMITS) -> None:
         _int_in(site["line"], -1, _INT31, sat, "line")
         if "col" in site:
             _int_in(site["col"], -1, _INT31, sat, "col")
+        if "scope" in site:  # absent in files written before grid barriers were told apart: a block's barrier
+            _need(site["scope"] in SITE_SCOPES, sat, f"scope must be one of {', '.join(SITE_SCOPES)}, not "
+                  f"{str(site['scope'])[:100]!r}")
         for key in ("function", "array"):
             if key in site:
                 _need(isinstance(site[key], str) and len(site[key]) <= 1000, sat, f"{key!r} must be text of up to "

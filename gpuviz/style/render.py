@@ -247,13 +247,16 @@ def block_events(prepared: Prepared, block: int) -> np.ndarray:
     it can.
 
     Frames in ``block`` order keep each block's events contiguous in their permutation, so a block is
-    one slice; otherwise one vectorised comparison over the trace.
+    one slice (unless a ``grid.sync()`` makes the blocks take turns: then the frames pick the block's events out);
+    otherwise one vectorised comparison over the trace.
     """
     trace, frames = prepared.trace, prepared.frames
     perm = getattr(frames, "perm", None)
     first = getattr(frames, "block_first", None)
     last = getattr(frames, "block_last", None)
     offsets = getattr(frames, "offsets", None)
+    if getattr(frames, "blocks_interleave_at_grid_barriers", False):
+        return frames.block_event_indices(block)
     if getattr(frames, "order", None) == "block" and isinstance(perm, np.ndarray) and first is not None:
         if not 0 <= block < len(first) or first[block] < 0:
             return np.zeros(0, dtype=np.int64)

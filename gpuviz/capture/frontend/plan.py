@@ -296,7 +296,8 @@ def _text(node) -> str:
 
 
 def _function_sites(fp: FunctionPlan) -> list[tuple]:
-    """(kind, line, col, array text, index texts) of every recorded site of one function, in source order."""
+    """(kind, line, col, array text, index texts, scope) of every recorded site of one function, in source order;
+    scope is "grid" for a grid-wide barrier (``grid.sync()``), else "block"."""
     tree = fp.fs.tree
     aug_targets = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.AugAssign)}
     field_stores = set()  # ary[i] in ``ary[i].x = v`` and ``ary[i]["x"] = v``: a store of the record ary[i]
@@ -319,7 +320,7 @@ def _function_sites(fp: FunctionPlan) -> list[tuple]:
                      for r in ast.walk(d) if isinstance(r, ast.Return)}  # a closure's return ends the closure
     found = []
     if fp.is_kernel:
-        found.append(("start", fp.fs.first_line, -1, "", ()))
+        found.append(("start", fp.fs.first_line, -1, "", (), "block"))
     for n in ast.walk(tree):
         if isinstance(n, ast.Subscript) and id(n) in field_targets:
             continue
@@ -337,17 +338,18 @@ def _function_sites(fp: FunctionPlan) -> list[tuple]:
                 if id(n) in aug_targets or is_slice:  # a[i] += v reads a[i]; a[i:j] = b reads b's elements
                     kinds.append("load")
             for kind in kinds:
-                found.append((kind, n.lineno, n.col_offset, _text(n.value), _index_texts(n.slice)))
+                found.append((kind, n.lineno, n.col_offset, _text(n.value), _index_texts(n.slice), "block"))
         elif isinstance(n, ast.Call):
             kind = _call_site_kind(fp, n)
             if kind == "atomic" and len(n.args) >= 2:
-                found.append((kind, n.lineno, n.col_offset, _text(n.args[0]), _index_texts(n.args[1])))
-            elif kind is not None:
-                found.append((kind, n.lineno, n.col_offset, "", ()))
+                found.append((kind, n.lineno, n.col_offset, _text(n.args[0]), _index_texts(n.args[1]), "block"))
+            elif kind is not None:  # a grid.sync() holds back every block, not just its own: the frames need to know
+                scope = "grid" if kind == "barrier" and is_grid_sync(fp, n) else "block"
+                found.append((kind, n.lineno, n.col_offset, "", (), scope))
         elif isinstance(n, ast.Return) and fp.is_kernel and id(n) not in inner_returns:
-            found.append(("end", n.lineno, n.col_offset, "", ()))
+            found.append(("end", n.lineno, n.col_offset, "", (), "block"))
     if fp.is_kernel:
-        found.append(("end", fp.fs.last_line, -1, "", ()))
+        found.append(("end", fp.fs.last_line, -1, "", (), "block"))
     order = {k: i for i, k in enumerate(("start", "load", "store", "atomic", "barrier", "warp", "end"))}
     found.sort(key=lambda s: (s[0] == "end" and s[2] == -1, s[1], s[2], order[s[0]]))
     return found
@@ -521,9 +523,9 @@ def build_plan(root: FunctionSource, *, debug: bool = False) -> KernelPlan:
             fp.locals = frozenset(fs.all_params)
         fp.device_functions = {name: index_of[id(sub.fn)] for name, sub in fs.all_device_functions().items()}
         _resolve_names(fp, fs.names(), set(fp.device_functions))
-        for kind, line, col, array, index in _function_sites(fp):
+        for kind, line, col, array, index, scope in _function_sites(fp):
             fp.site_ids[(kind, line, col)] = len(sites)
-            sites.append(Site(kind, line, fs.name, array, index, col))
+            sites.append(Site(kind, line, fs.name, array, index, col, scope))
     plan = KernelPlan(root, plans, sites, diagnostics, debug)
     plan.limited = [c for fp in plans for c in _limited_constructs(fp)]
     # the front end's reading of what gpuviz supports, the same for every back end: every refusal is kept

@@ -3,7 +3,9 @@
 One row per warp, one column per issue step. Each warp issues one instruction per step; its
 instructions are coloured by barrier phase (alternating blue / green). When a warp reaches a
 ``syncthreads`` before the others it waits (in the theme's "at barrier" purple, as in the block view) until
-the last warp arrives; the last arrivals are outlined in vermillion: everybody else waited for them. The
+the last warp arrives; the last arrivals are outlined in vermillion: everybody else waited for them. A
+``grid.sync()`` is labelled as such, and the header says that there every block of the grid waits, not just this
+one (the block view shows its warps "at barrier" until the last block arrives). The
 theme's "current" colour marks the current frame's instruction, its warp's row and a dashed line through the step.
 
 The timeline is computed from the block's events (``render.barrier_timeline``) when the current block
@@ -207,18 +209,22 @@ class BarrierView(TraceView):
     #: a block laid out as the one before (every block of most kernels) leaves them as they are
     _drawn_key = None
     _drawn_style = None
+    #: the current block's barrier phases that end at a grid.sync() (labelled and told as such)
+    _grid_phases: frozenset = frozenset()
 
     def _build_block(self, block: int) -> None:
         st = self.style
         tl = render.barrier_timeline(self.prepared, block)
         self._block, self.timeline = block, tl
+        self._grid_phases = frozenset(int(p) for p in self.frames.grid_barrier_phases(block))
         self._base = render.barrier_lanes_rgba(tl, PHASE_COLOURS, _wait_rgba(st))
         n_w = len(tl.warps)
         syncs = [p for p in range(tl.n_phases) if tl.ends_with_barrier[:, p].any()]
         every = max(1, -(-n_w // 12))  # at most a dozen labels, so they stay big and apart
         ticks = [(r + 0.5, f"warp {int(w)}") for r, w in enumerate(tl.warps) if r % every == 0]
         width = int(tl.phase_end[-1]) if tl.n_phases else 1
-        key = (id(st), tuple((p, float(tl.phase_end[p])) for p in syncs), tuple(t for _, t in ticks), n_w, width)
+        key = (id(st), tuple((p, float(tl.phase_end[p]), p in self._grid_phases) for p in syncs),
+               tuple(t for _, t in ticks), n_w, width)
         if key != self._drawn_key or self._drawn_style is not st:
             self._drawn_style = st
             self._draw_frame_of_block(tl, syncs, ticks, width)
@@ -257,7 +263,7 @@ class BarrierView(TraceView):
             bottom = k % 2 == 0 and not self.compact
             line.setPen(pen)
             line.setPos(float(tl.phase_end[p]))
-            line.label.setFormat(f"sync {p + 1}")
+            line.label.setFormat(f"grid.sync {p + 1}" if p in self._grid_phases else f"sync {p + 1}")
             line.label.setPosition(0.97 if bottom else 0.03)
             line.label.anchors = [(0.5, 1), (0.5, 1)] if bottom else [(0.5, 0), (0.5, 0)]
             line.label.setColor(st.foreground)
@@ -307,12 +313,17 @@ class BarrierView(TraceView):
         col = tl.length[:, p]
         last = tl.last_arrival(p)
         early = tl.warps[col < col.max()]
+        grid = p in self._grid_phases
+        sync = f"grid.sync {p + 1}" if grid else f"sync {p + 1}"
+        # a grid.sync() holds the block until every block of the grid arrives, whatever its own warps do
+        grid_words = " &nbsp;·&nbsp; a grid.sync(): every block of the grid waits here, not just this one" if grid else ""
         if early.size == 0:
-            return head + f": all warps reach sync {p + 1} at the same step: none waits for another"
+            return head + f": all warps reach {sync} at the same step: none waits for another" + grid_words
         wait = int(col.max() - col.min())
         return (
             head
-            + f": at sync {p + 1}, warps {_warp_list(early)} wait for "
+            + f": at {sync}, warps {_warp_list(early)} wait for "
             + f"<span style='color:{self.theme.alert}'>warp{'s' if len(last) > 1 else ''} "
             + f"{_warp_list(last)}</span> (up to {wait} step{'s' if wait != 1 else ''})"
+            + grid_words
         )
