@@ -121,12 +121,19 @@ def main(argv: list[str]) -> int:
     procs.become_subreaper()  # what the program starts and orphans stays ours to end
     if hasattr(os, "register_at_fork"):  # a child the program forks dies with the worker, even a killed one
         worker = os.getpid()
+        forked_by = [0]  # the process that called fork(), as the child's copy of memory has it
+
+        def _note_who_forks():
+            forked_by[0] = os.getpid()
 
         def _child_dies_with_worker():
-            if os.getppid() == worker:  # not a grandchild: a daemon's double fork must outlive its middle process
-                procs.die_with_parent()
+            # not a grandchild: a daemon's double fork must outlive its middle process. Asked of the forking
+            # process, not of getppid(): a worker killed before this child first ran (a program that forks, then
+            # kills the runner, on a busy machine) has left it to the subreaper, and it must exit now, not sleep on
+            if forked_by[0] == worker:
+                procs.die_with_parent(worker)
 
-        os.register_at_fork(after_in_child=_child_dies_with_worker)
+        os.register_at_fork(before=_note_who_forks, after_in_child=_child_dies_with_worker)
     parent = Parent(_take_stdin())
     log = EventLog(folder / EVENTS_FILE, parent.key())
     try:
