@@ -720,9 +720,8 @@ class Frames:
         if self.barrier_opens_at(f):
             return (f"{lanes} reach grid.sync(): all {threads_there} threads of all {n_blocks} blocks are there, "
                     "the grid barrier opens")
-        return (f"{lanes} reach grid.sync() and wait ({int(self.waiting_warps[f])} of {self.launch.warps_per_block} "
-                f"warps of the block there, {blocks_there} of {n_blocks} blocks all there: every block of the grid "
-                "waits for the last)")
+        # short: the title has three lines at 1280x720, and the caption under it says why every block waits
+        return f"{lanes} reach grid.sync() and wait ({blocks_there} of {n_blocks} blocks all there)"
 
     def barrier_opens_at(self, f: int) -> bool:
         """Does the barrier open at frame ``f`` (the block's last warp arrives; at a grid.sync(), the grid's)? A binary search: a set of the

@@ -184,7 +184,8 @@ class BarrierView(TraceView):
         restyle_header_legend_canvas(self, st, [
             ("■", PHASE_COLOURS[0], "running (phases 1, 3, …)"),
             ("■", PHASE_COLOURS[1], "running (phases 2, 4, …)"),
-            ("■", _wait_rgba(st), "waiting at syncthreads"),
+            # a barrier: syncthreads, or a grid.sync() (the lines below say which: "sync 1", "grid.sync 1")
+            ("■", _wait_rgba(st), "waiting at a barrier"),
             ("□", render.rgba("vermillion"), "arrived last: the others wait for it"),
             ("┆", st.current, "this frame"),
         ])
