@@ -22,16 +22,9 @@ from gpuviz.model.prepared import prepare
 from gpuviz.model.trace import EventKind, Site
 from gpuviz.model.validate import TraceFileError, check_sites_json
 
+from .gpu_tail_kernels import grid_rotate  # the kernel the GPU tests record
+
 BLOCKS, THREADS = 3, 64  # two warps a block, so a block's own warps arrive one after the other
-
-
-@cuda.jit
-def grid_rotate(a, out):
-    g = cuda.cg.this_grid()
-    i = cuda.grid(1)
-    a[i] = i * 10
-    g.sync()
-    out[i] = a[(i + 1) % a.size]
 
 
 @cuda.jit
