@@ -426,6 +426,24 @@ def test_a_dark_theme_chosen_while_presenting_stays_at_the_desk(person):
 
 
 # ---- finding 11: the status line keeps what the trace is -------------------------------------------------
+def test_the_status_summary_beside_a_gpu_recordings_origin_is_cut_with_an_ellipsis_not_mid_word(person):
+    """At 1280x720 a GPU recording's origin ('recorded on NVIDIA H200 on ... (driver ...)') left the summary a cut
+    word ('36 fram'). It is cut with an ellipsis to its room now, the whole of it in its tooltip."""
+    import gpuviz
+    from gpuviz.timing.recordings import recordings_dir
+
+    w = person(gpuviz.load(recordings_dir() / "transpose_shared.gpuviz"), size=(1280, 720))
+    summary, origin = w.summary_status, w.origin_status
+    whole = getattr(summary, "full_text", summary.text)()
+    assert "threads" in whole and "frames" in whole and "NVIDIA" in origin.text()
+    shown = summary.text()
+    metrics = summary.fontMetrics()
+    assert metrics.horizontalAdvance(shown) <= summary.contentsRect().width()
+    assert summary.geometry().right() < origin.geometry().left()  # side by side, not over each other
+    assert shown == whole or (shown.endswith("…") and whole.startswith(shown[:-1]))
+    assert summary.toolTip() == whole
+
+
 def test_the_status_summary_comes_back_after_a_menu_and_a_message(person):
     """Finding 11: the status-bar summary ('matmul_tiled: grid ... threads · events · frames') disappeared after
     any menu opened (its items' empty status tips cleared the message it was) and never returned."""

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QToolButton, QVBoxL
 from ..style.theme import OKABE_ITO
 from .docks import presenting
 from .views.details import trace_origin_short
-from .views.labels import slotted
+from .views.labels import OneLineLabel, slotted
 
 
 #: badge colours (background, text) by backend: a GPU recording never looks like a CPU capture
@@ -119,9 +119,14 @@ class TopBarMixin:
         # what the trace on screen is, at the left of the status line: a widget, not a message. A message with no
         # time limit was wiped by the first menu opened (its items' empty status tips) and never came back; a
         # message shown now covers this widget and hands the line back to it when it ends
-        self.summary_status = QLabel("", self)
+        self.summary_status = OneLineLabel("", self)
         self.summary_status.setObjectName("summaryStatus")
         self.summary_status.setTextFormat(Qt.TextFormat.PlainText)  # text from the trace file: never rich text
+        # the room the origin leaves, cut with an ellipsis (the whole line in its tooltip): at 1280x720 a GPU
+        # recording's long origin cut the summary mid-word ("36 fram recorded on NVIDIA H200 ...")
+        self.summary_status.set_one_line(True)
+        self.summary_status.setMinimumWidth(0)
+        self.summary_status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.statusBar().addWidget(self.summary_status, 1)
 
     # ---- notices: something to see that is not an error ------------------------------------------
