@@ -15,6 +15,8 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QWidget
 
+from ..plaintext import plain_tooltip
+
 
 class LabelSlot(QWidget):
     """Stands in a layout for one QLabel whose text changes every frame (a caption, a counter), its child.
@@ -201,7 +203,7 @@ class OneLineLabel(QLabel):
             self.setMinimumHeight(0)  # the wrapped height a view kept for it (TraceView.keep_labels_whole)
         self._one_line = on
         self.setWordWrap(self._wrapped and not on)
-        self.setToolTip(self._plain(full) if on else "")
+        self.setToolTip(plain_tooltip(self._plain(full)) if on else "")
         self.setText(full)
 
     def _plain(self, text: str) -> str:
@@ -216,7 +218,7 @@ class OneLineLabel(QLabel):
     def _fitted(self, text: str) -> str:
         """``text`` as one line of plain words that fits the label's width (an ellipsis where it is cut)."""
         plain = self._plain(text)
-        self.setToolTip(plain)
+        self.setToolTip(plain_tooltip(plain))  # shown literally: names from a trace file are never markup
         m = self.contentsMargins()
         room = self.width() - m.left() - m.right() - 2 * self.margin() - 2
         rich = self.textFormat() == Qt.TextFormat.RichText
