@@ -192,7 +192,7 @@ class KernelPlan:
     def grid_sync(self) -> bool:
         """Whether the kernel or a device function it calls syncs the whole grid (``cuda.cg.this_grid().sync()``):
         numba-cuda launches such a kernel cooperatively."""
-        return any(isinstance(n, ast.Call) and is_grid_sync(fp, n) for fp in self.functions for n in ast.walk(fp.fs.tree))
+        return any(site.is_grid_barrier for site in self.sites)  # its sites say so (_function_sites)
 
     def site_line(self, kind: str, fp: FunctionPlan, node) -> int | SiteLine:
         """What the executor's generated code passes for a recorded site: a :class:`SiteLine`."""

@@ -3,7 +3,7 @@ cooperatively by itself (its compiled code calls ``cudaCGGetIntrinsicHandle``), 
 block of the grid resident at once. The recording variants run the same barrier (recorded as the barrier it is, then
 called), so each of them is a cooperative launch too, and recording costs registers, which can lower the blocks an
 SM holds: the variants are built with the registers capped to keep the plain kernel's resident blocks
-(:func:`register_cap`), and each launch is checked against what the GPU holds before it runs (:func:`check_fits`),
+(``GpuRecording``, :func:`.device.occupancy_register_cap`), and each launch is checked against what the GPU holds before it runs (:func:`check_fits`),
 so that a grid too large is refused naming the variant, not failed by the driver."""
 
 from __future__ import annotations
@@ -11,16 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import LaunchConfigError
-from .device import occupancy_register_cap
-
-
-def register_cap(cuda, plain, args, block, max_registers):
-    """The registers per thread to build the recording variants with: the caller's ``max_registers`` when given,
-    else the most that keep the plain kernel's resident blocks per SM (so that a grid the plain kernel runs
-    cooperatively, the variants run too)."""
-    if max_registers is not None:
-        return max_registers
-    return occupancy_register_cap(cuda, plain, args, block)
 
 
 def check_fits(dispatcher, launch_args, grid, block, dynamic_shared_bytes: int, where: str, what: str) -> None:

@@ -3,7 +3,6 @@ versions, CUDA-event and host-hidden kernel timers, a compiled kernel's resource
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import sys
@@ -177,9 +176,9 @@ def _hold(cuda):
                 pass
 
         kernel = cuda.jit(gpuviz_hold)
-        if disk_cache.enabled():
-            key = "\n".join(["hold kernel", disk_cache._versions(), disk_cache._code_hash()])
-            kernel._cache = disk_cache.VariantDiskCache(hashlib.sha256(key.encode()).hexdigest())
+        cache = disk_cache.own_kernel_cache("hold kernel")
+        if cache is not None:
+            kernel._cache = cache
         kernel.compile((types.uint64,))
         _hold_kernel = kernel
     return _hold_kernel

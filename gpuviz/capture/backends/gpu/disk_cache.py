@@ -301,6 +301,14 @@ def attach(dispatcher, *, sources: dict[str, str], options: tuple, functions) ->
     return cache
 
 
+def own_kernel_cache(name: str) -> VariantDiskCache | None:
+    """The disk cache of one of gpuviz's own kernels (``name``: its code is gpuviz's, so the versions and gpuviz's code
+    hash are its whole key), or None when the cache is off."""
+    if not enabled():
+        return None
+    return VariantDiskCache(hashlib.sha256("\n".join([name, _versions(), _code_hash()]).encode()).hexdigest())
+
+
 def cached_plain(kernel, root) -> object | None:
     """A copy of the user's dispatcher ``kernel`` (its function, its options) whose compiled code is kept on disk as
     a variant's is, keyed by the sources of ``root`` (the kernel's :class:`FunctionSource`) and its device functions,

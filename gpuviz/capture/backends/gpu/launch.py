@@ -191,14 +191,13 @@ class GpuRecording:
         self.kernel_time_includes_enqueue = False
         self.rewrite_s = 0.0
         self.variant_origins: dict[str, str] = {}  # {"plain" | "counting" | "instrumented": where its code came from}
-        if max_registers == "occupancy":
+        # grid.sync(): every launch is cooperative, so every variant must fit the GPU at once as the plain kernel does:
+        # unless the caller chose, its registers are capped to keep the plain kernel's resident blocks per SM
+        self.cooperative = self.plan.grid_sync
+        if max_registers == "occupancy" or (max_registers is None and self.cooperative):
             self.max_registers = occupancy_register_cap(cuda, self.plain, self.args, self.block)
         elif max_registers is not None:
             self.max_registers = int(max_registers)
-        # grid.sync(): every launch is cooperative, so every variant must fit the GPU at once as the plain kernel does
-        self.cooperative = self.plan.grid_sync
-        if self.cooperative:
-            self.max_registers = cooperative.register_cap(cuda, self.plain, self.args, self.block, self.max_registers)
         self.launch_caps = (0,) * CNT_COLUMNS  # the uniform layout's per-warp capacities, scalar kernel parameters
         self.positions_fit32 = False  # set by allocate(), which knows the buffer sizes
         self.count_variant = self.variant(count=True, uniform=False)
