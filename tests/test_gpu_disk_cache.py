@@ -83,7 +83,7 @@ def test_a_value_with_no_stable_description_turns_the_cache_off_for_that_variant
         pass
 
     assert _key(_kernel_reading(_namespace(FACTOR=Opaque()))) is None
-    with pytest.raises(disk_cache._NoStableDescription):
+    with pytest.raises(disk_cache.NoStableDescription):
         disk_cache.describe(object())
     # numba types and dtypes are described by what they are, not where they lie in memory
     from numba import float32
@@ -309,3 +309,39 @@ def test_the_plain_runs_copy_is_keyed_by_the_kernels_code_and_what_it_reads(monk
     monkeypatch.setenv("GPUVIZ_GPU_CACHE", "0")
     fn = _kernel_reading(_namespace())
     assert disk_cache.cached_plain(_CopyableDispatcher(fn, {}), parse_function(fn)) is None
+
+
+def test_the_plain_runs_copy_follows_an_edit_of_a_device_function_its_callee_calls(monkeypatch, tmp_path):
+    """kernel -> f -> g: f's globals describe g by its name only, so the key must hold g's source too (it held the
+    kernel's and f's: an edit of g read the old compiled kernel back from disk)."""
+    import linecache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = os.path.join(ROOT, "tests", "_disk_cache_chain_probe.py")  # no such file: its lines are in linecache
+
+    def key(g_body: str) -> str:
+        src = textwrap.dedent(f"""
+            from numba import cuda
+
+            @cuda.jit(device=True)
+            def g(x):
+                return {g_body}
+
+            @cuda.jit(device=True)
+            def f(x):
+                return g(x) * 2
+
+            def k(a):
+                a[0] = f(a[0])
+        """)
+        linecache.cache[path] = (len(src), None, src.splitlines(True), path)
+        ns = {"__name__": "chain_probe"}
+        exec(compile(src, path, "exec"), ns)  # noqa: S102
+        from gpuviz.capture.frontend.plan import plan_for
+
+        root = plan_for(ns["k"]).root
+        assert [fs.name for fs in root.reachable()] == ["k", "f", "g"]
+        return disk_cache.cached_plain(_CopyableDispatcher(ns["k"], {}), root)._cache.key
+
+    assert key("x + 1") == key("x + 1")
+    assert key("x + 1") != key("x + 2")

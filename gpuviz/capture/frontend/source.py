@@ -59,6 +59,22 @@ class FunctionSource:
     def all_device_functions(self) -> dict[str, "FunctionSource"]:
         return {**self.value_functions, **self.device_functions}
 
+    def reachable(self, passed: bool = True) -> list["FunctionSource"]:
+        """This function and every function it reaches: the device functions it calls (and with ``passed`` those it
+        passes on as values), theirs, and so on; each once, in depth-first order (the same in every process)."""
+        out, seen = [], set()
+
+        def visit(fs):
+            if id(fs.fn) in seen:
+                return
+            seen.add(id(fs.fn))
+            out.append(fs)
+            for sub in (fs.all_device_functions() if passed else fs.device_functions).values():
+                visit(sub)
+
+        visit(self)
+        return out
+
     def where(self, node) -> str:
         return f"{self.file}:{getattr(node, 'lineno', self.first_line)}"
 

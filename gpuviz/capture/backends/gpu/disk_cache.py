@@ -27,6 +27,7 @@ import functools
 import hashlib
 import importlib
 import logging
+import marshal
 import os
 import pickle
 import sys
@@ -86,7 +87,7 @@ def _versions() -> str:
            f"llvmlite {llvmlite.__version__}, numpy {np.__version__}"
 
 
-class _NoStableDescription(Exception):
+class NoStableDescription(Exception):
     """A value whose compiled meaning cannot be told from a description: the variant is not cached on disk."""
 
 
@@ -94,7 +95,7 @@ def describe(value, depth: int = 0) -> str:
     """A description of ``value`` that is the same for equal values in any process, as far as compiled code
     depends on it."""
     if depth > 8:
-        raise _NoStableDescription("nested too deep")
+        raise NoStableDescription("nested too deep")
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, np.generic):
@@ -121,7 +122,7 @@ def describe(value, depth: int = 0) -> str:
         text = repr(value)
         if " at 0x" not in text:
             return f"numba:{text}"
-    raise _NoStableDescription(f"a {type(value).__name__}")
+    raise NoStableDescription(f"a {type(value).__name__}")
 
 
 def _free_names(tree: ast.AST) -> list[list[str]]:
@@ -152,7 +153,7 @@ def _module_attribute(module: types.ModuleType, attr: str):
 
 
 def globals_description(functions) -> str:
-    """What the free names of ``functions`` (FunctionSource objects) refer to; raises :class:`_NoStableDescription`
+    """What the free names of ``functions`` (FunctionSource objects) refer to; raises :class:`NoStableDescription`
     for a value that cannot be described."""
     lines = []
     for fs in functions:
@@ -168,7 +169,7 @@ def globals_description(functions) -> str:
                 value = _module_attribute(value, attr)
                 try:
                     text.append(describe(value))
-                except _NoStableDescription:
+                except NoStableDescription:
                     break
             lines.append(f"{fs.name}:{'.'.join(parts)}={'|'.join(text)}")
     return "\n".join(lines)
@@ -282,17 +283,20 @@ def trim(folder: Path, max_bytes: int = MAX_BYTES, pattern: str = "*/*.kernel") 
             pass
 
 
-def attach(dispatcher, *, sources: dict[str, str], options: tuple, functions) -> VariantDiskCache | None:
+def attach(dispatcher, *, sources: dict[str, str], options: tuple, functions, names: str | None = None
+           ) -> VariantDiskCache | None:
     """Give ``dispatcher`` (a variant's ``cuda.jit`` kernel) a disk cache keyed by the variant's ``sources``
-    ({function: generated source}), its ``options`` and the values the user's ``functions`` read; None when the
-    cache is off or a value has no stable description (the variant is then compiled as before)."""
+    ({function: generated source}), its ``options`` and the values the user's ``functions`` read (``names``: their
+    :func:`globals_description`, when the caller has it already); None when the cache is off or a value has no
+    stable description (the variant is then compiled as before)."""
     if not enabled() or not hasattr(dispatcher, "targetoptions"):  # off, or a stand-in (SourceOnlyCuda)
         return None
-    try:
-        names = globals_description(functions)
-    except _NoStableDescription as exc:
-        log.info("gpuviz: no disk cache for this GPU variant: a global is %s", exc)
-        return None
+    if names is None:
+        try:
+            names = globals_description(functions)
+        except NoStableDescription as exc:
+            log.info("gpuviz: no disk cache for this GPU variant: a global is %s", exc)
+            return None
     opts = sorted((k, repr(v)) for k, v in getattr(dispatcher, "targetoptions", {}).items())
     text = "\n\n".join([_versions(), _code_hash(), repr(options), repr(opts), names,
                         *(f"{name}\n{src}" for name, src in sorted(sources.items()))])
@@ -324,6 +328,76 @@ def cached_plain(kernel, root) -> object | None:
         copy = type(kernel)(kernel.py_func, targetoptions=dict(kernel.targetoptions))
     except Exception:  # noqa: BLE001 - not numba-cuda's dispatcher as this module knows it: the user's own, as before
         return None
-    functions = [root, *root.all_device_functions().values()]
+    # every function it reaches, not only those it calls itself: a device function's callee is described by its name
+    # alone among the caller's globals, so an edit of it must show in the sources
+    functions = root.reachable()
     sources = {f"{fs.name} {fs.file}:{fs.first_line}": ast.unparse(fs.tree) for fs in functions}
     return copy if attach(copy, sources=sources, options=("plain",), functions=functions) is not None else None
+
+
+# ---- the rewrite's output, kept on disk too ---------------------------------------------------------------
+#: 1: {"functions": {function_id: {"source", "code"}}, "arrays": [ArrayInfo]}
+_BUILD_FORMAT = 1
+
+
+def build_folder() -> Path:
+    return cache_dir().parent / "gpu-builds"
+
+
+def function_id(fs) -> str:
+    """Which function of the user's a generated one came from: its name, file and first line."""
+    return f"{fs.name} {fs.file}:{fs.first_line}"
+
+
+def build_key(functions, options: tuple, names: str) -> str:
+    """The key of a variant's rewrite: gpuviz's code, the versions, the variant's ``options``, what the free names of
+    the user's ``functions`` refer to (``names``: :func:`globals_description`) and each function's tree as parsed,
+    line numbers included (the file's text could change on disk after the parse; the tree is what is rewritten)."""
+    text = "\n\n".join([str(_BUILD_FORMAT), _versions(), _code_hash(), repr(options), names,
+                         *(f"{function_id(fs)}\n{ast.dump(fs.tree, include_attributes=True)}" for fs in functions)])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _build_path(key: str) -> Path:
+    return build_folder() / key[:2] / f"{key}.build"
+
+
+def load_build(key: str) -> dict | None:
+    """A rewrite saved by :func:`save_build`: {"functions": {function_id: {"source": generated source, "code": its
+    code object}}, "arrays": [ArrayInfo]}; None when there is none, or it cannot be read (a damaged file is a miss,
+    replaced by the next save)."""
+    path = _build_path(key)
+    try:
+        payload = pickle.loads(path.read_bytes())  # noqa: S301 - our own file, in the user's own cache folder
+        if payload.get("format") != _BUILD_FORMAT:
+            return None
+        functions = {fid: {"source": str(f["source"]), "code": marshal.loads(f["code"])}
+                     for fid, f in payload["functions"].items()}
+        arrays = list(payload["arrays"])
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - damaged or another version's: rewritten as if never saved
+        log.info("gpuviz: ignoring the cached GPU rewrite %s: %s", path, exc)
+        return None
+    os.utime(path)
+    return {"functions": functions, "arrays": arrays}
+
+
+def save_build(key: str, functions: dict[str, dict], arrays: list) -> None:
+    """Keep a variant's rewrite: ``functions`` {function_id: {"source": generated source, "code": its compiled code
+    object}} and the variant's ``arrays`` (ArrayInfo, in id order). A folder that cannot be written costs the next
+    process a rewrite, nothing else."""
+    path = _build_path(key)
+    try:
+        data = pickle.dumps({"format": _BUILD_FORMAT, "arrays": list(arrays),
+                             "functions": {fid: {"source": f["source"], "code": marshal.dumps(f["code"])}
+                                           for fid, f in functions.items()}})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except Exception as exc:  # noqa: BLE001 - see above
+        log.info("gpuviz: could not keep the GPU rewrite on disk: %s", exc)
+        return
+    trim(build_folder(), max_bytes() // 16, pattern="*/*.build")

@@ -648,7 +648,7 @@ class SourceOnlyCuda:
 
 
 def variant_source(kernel, grid, block, args, *, count: bool = True, mode: str = "thread",
-                   dynamic_shared_bytes: int = 0):
+                   dynamic_shared_bytes: int = 0, keep_rewrite: bool = False):
     """The recording variant GPU capture would build for this launch, as source: (BuildInfo, {function name:
     rewritten source}). The same steps as :class:`GpuRecording` up to numba's compile: the plan, the arguments,
     the rewrite; what it refuses, GPU capture refuses with the same message."""
@@ -662,7 +662,7 @@ def variant_source(kernel, grid, block, args, *, count: bool = True, mode: str =
     grid, block = normalize_dims(grid, "grid"), normalize_dims(block, "block")
     v = build_variant(SourceOnlyCuda(), root, array_arguments(root, launch_args), plan=plan, count=count, mode=mode,
                       all_blocks=True, grid=grid, block=block, dynamic_shared_bytes=dynamic_shared_bytes,
-                      c_contiguous=c_contiguous_arguments(root, launch_args))
+                      c_contiguous=c_contiguous_arguments(root, launch_args), keep_rewrite=keep_rewrite)
     return v.info, v.sources
 
 

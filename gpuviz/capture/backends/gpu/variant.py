@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,7 +116,8 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
                   time_all: bool = False, split: bool = False, uniform: bool = False, all_blocks: bool = False,
                   record: str = "all", max_registers: int | None = None, block_range: bool = False,
                   index32: bool = False, grid: tuple | None = None, block: tuple | None = None,
-                  lane_linear: bool = True, dynamic_shared_bytes: int = 0, c_contiguous: frozenset = frozenset()) -> Variant:
+                  lane_linear: bool = True, dynamic_shared_bytes: int = 0, c_contiguous: frozenset = frozenset(),
+                  keep_rewrite: bool | None = None) -> Variant:
     """Rewrite ``root`` (with its device functions already collected) and jit the result with ``cuda.jit``.
 
     ``split``: the kernel branches once per thread between the instrumented body (recorded blocks) and
@@ -129,10 +131,35 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     launched with that shape). ``lane_linear``: with a 1-D ``block``, record ``a[i]`` for ``i = cuda.grid(1)``
     without a warp vote (:meth:`GpuRewriter.lane_linear_names`). ``dynamic_shared_bytes``: the launch's dynamic
     shared memory (the shape of ``cuda.shared.array(0, dtype)``; the variant is launched with that many bytes).
+    ``keep_rewrite``: read the rewrite from the disk cache, and keep it there (:func:`.disk_cache.load_build`);
+    None: when the disk cache is on and ``cuda`` is numba's (not a stand-in such as SourceOnlyCuda).
     """
     import numba
 
     _check_options(mode, record, split, all_blocks)
+    # everything the generated code depends on besides the user's sources and what their names read (the view
+    # parameters, read off the sources, shape the generated sources and so are not listed)
+    options = (count, mode, time_all, split, uniform, all_blocks, record, max_registers, block_range, index32, grid,
+               block, lane_linear, dynamic_shared_bytes, sorted(c_contiguous), repr(array_args))
+    # a warm capture spent a third of its time rewriting the kernel again in every new process (bench/
+    # gpu_capture_profile.py: 1.5 of 4.1 s over 56 corpus launches on an H200, the variants' code read from disk):
+    # the rewrite is kept on disk as its code objects, keyed by the trees it rewrites
+    if keep_rewrite is None:
+        keep_rewrite = disk_cache.enabled() and isinstance(cuda, types.ModuleType)
+    names = build_key = kept = None
+    if keep_rewrite:
+        user_functions = root.reachable()
+        try:
+            names = disk_cache.globals_description(user_functions)
+        except disk_cache.NoStableDescription:
+            keep_rewrite = False
+        else:
+            build_key = disk_cache.build_key(user_functions, options, names)
+            kept = disk_cache.load_build(build_key)
+            rewritten = {disk_cache.function_id(fs) for fs in root.reachable(passed=False)}
+            if kept is not None and set(kept["functions"]) != rewritten:
+                kept = None  # not the functions this build rewrites (two of one name and line): rewritten again
+    made: dict[str, dict] = {}
     info = BuildInfo(sites=list(plan.sites))
     blocks = "all" if all_blocks else "range" if block_range else "table"
     recorders = make_recorders(cuda, count=count, warp=mode == "warp", time_all=time_all, uniform=uniform, blocks=blocks,
@@ -158,17 +185,22 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
             if is_kernel and split and "." not in call_name:
                 plain_names[call_name] = PREFIX + "plain_" + call_name
                 ns[plain_names[call_name]] = ns[call_name]
-        rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {}, record=record,
-                         c_contiguous=c_contiguous if is_kernel else frozenset(),
-                         plan=plan, bindings=bindings.get(id(fs.fn)),
-                         block_1d=lane_linear and block is not None and tuple(block)[1:] in ((), (1,), (1, 1)),
-                         dynamic_shared_bytes=dynamic_shared_bytes)
-        tree = rw.rewrite()
-        if is_kernel and split:
-            tree = split_kernel(rw, tree, plain_names)
-        module = ast.Module(body=[tree], type_ignores=[])
-        sources[fs.name] = ast.unparse(module)
-        exec(compile(module, fs.file, "exec"), ns)  # noqa: S102 - the user's kernel, instrumented
+        if kept is not None:
+            generated = kept["functions"][disk_cache.function_id(fs)]
+        else:
+            rw = GpuRewriter(fs, is_kernel=is_kernel, info=info, array_args=array_args if is_kernel else {},
+                             record=record, c_contiguous=c_contiguous if is_kernel else frozenset(),
+                             plan=plan, bindings=bindings.get(id(fs.fn)),
+                             block_1d=lane_linear and block is not None and tuple(block)[1:] in ((), (1,), (1, 1)),
+                             dynamic_shared_bytes=dynamic_shared_bytes)
+            tree = rw.rewrite()
+            if is_kernel and split:
+                tree = split_kernel(rw, tree, plain_names)
+            module = ast.Module(body=[tree], type_ignores=[])
+            generated = {"source": ast.unparse(module), "code": compile(module, fs.file, "exec")}
+            made[disk_cache.function_id(fs)] = generated
+        sources[fs.name] = generated["source"]
+        exec(generated["code"], ns)  # noqa: S102 - the user's kernel, instrumented
         fn = ns[fs.name]
         if is_kernel:
             jitted = cuda.jit(fn) if max_registers is None else cuda.jit(max_registers=int(max_registers))(fn)
@@ -182,17 +214,20 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
             ns[device_alias(call_name)] = build(sub, False)
         return jitted
 
-    info.view_params = view_parameters(root)
-    # the kernel's array parameters (and the arrays in its tuple parameters) come first, in parameter order, as
-    # in the other backends
-    for name, a in array_args.items():
-        info.array(("param", name), a)
+    if kept is not None:
+        info.arrays = list(kept["arrays"])  # what decoding needs; the rewrite's other notes served only the rewrite
+    else:
+        info.view_params = view_parameters(root)
+        # the kernel's array parameters (and the arrays in its tuple parameters) come first, in parameter order, as
+        # in the other backends
+        for name, a in array_args.items():
+            info.array(("param", name), a)
     dispatcher = build(root, True)
-    # everything the generated code depends on besides the sources and the globals (read by attach)
-    options = (count, mode, time_all, split, uniform, all_blocks, record, max_registers, block_range, index32, grid,
-               block, lane_linear, dynamic_shared_bytes, sorted(c_contiguous), repr(array_args), repr(info.view_params))
-    disk_cache.attach(dispatcher, sources=sources, options=options, functions=functions)
+    disk_cache.attach(dispatcher, sources=sources, options=options, functions=functions, names=names)
+    if keep_rewrite and kept is None:
+        disk_cache.save_build(build_key, made, info.arrays)
     return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record, blocks)
+
 
 
 def decode_kinds(info: BuildInfo, code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
