@@ -2,14 +2,17 @@
 
     .venv/bin/python bench/corpus.py [--corpus tests/data/numba_cuda_corpus.npz] [--backend cpu|sim|gpu]
                                      [--details out.json] [--only test_atomics] [--list wrong,crashed]
-                                     [--round-trip]
+                                     [--round-trip] [--gpu-reference tests/data/numba_cuda_gpu_reference.npz]
 
 Every stored launch (see bench/corpus_extract.py) is rebuilt and run on gpuviz's CPU executor (or
 ``--backend sim``: gpuviz's per-thread instrumentation on numba's simulator; or ``--backend gpu``: the
 kernels jitted by numba-cuda for the real GPU and recorded by gpuviz's GPU backend, no simulator
 anywhere), all launches of one kernel back to back in one process, and compared with what numba's
 simulator did when the tests ran (the stored outputs and per-thread recording):
-every output array, and per-thread event sequences against the simulator's per-thread recording. It
+every output array, and per-thread event sequences against the simulator's per-thread recording. The
+launches the simulator refuses (``alignment=``) are compared with numba-cuda's own launch on a GPU where
+``--gpu-reference`` (bench/corpus_gpu_reference.py) holds them, else counted "beyond the simulator"; a
+launch only the simulator makes (forall(0)'s grid of no blocks) is "not stored". It
 prints counts by class (tests/corpus_support.py defines them), the most common refusals and crashes,
 and the executor-vs-simulator time ratio over the launches that work (the simulator's time is its
 plain launch, measured at extraction on this kind of machine).
@@ -41,12 +44,13 @@ def choose_target(backend: str) -> None:
 
 
 def run(corpus=CORPUS, backend="cpu", only=None, time_limit_s=20.0, progress=False, shard=(0, 1),
-        round_trip: bool = False) -> list[dict]:
+        round_trip: bool = False, gpu_reference=None) -> list[dict]:
     """``shard`` (i, n): only the kernels at positions i, i + n, ... of the sorted list of (test module, kernel)
     (so that n processes share the corpus; the launches of one kernel stay in one process, back to back). By
-    kernel, not by module: test_math and test_atomics hold a fifth of the corpus's GPU compile time each."""
+    kernel, not by module: test_math and test_atomics hold a fifth of the corpus's GPU compile time each.
+    ``gpu_reference``: the GPU reference file of the launches the simulator refuses [corpus_support.GPU_REFERENCE]."""
     choose_target(backend)
-    from tests.corpus_support import Rebuilder, load, run_launch
+    from tests.corpus_support import GPU_REFERENCE, Rebuilder, load, run_launch
 
     index, arrays = load(corpus)
     rb = Rebuilder(index, arrays)
@@ -61,7 +65,7 @@ def run(corpus=CORPUS, backend="cpu", only=None, time_limit_s=20.0, progress=Fal
     mine = shard_of(launches, shard)
     for k, (pos, launch) in enumerate(mine):
         res = run_launch(rb, launch, time_limit_s=time_limit_s, backend=backend,
-                         round_trip=scratch.name if scratch else None)
+                         round_trip=scratch.name if scratch else None, reference_file=gpu_reference or GPU_REFERENCE)
         res.update({"test": launch.get("test"), "kernel": launch.get("kernel_name"), "module": launch["module"],
                     "pos": pos})
         results.append(res)
@@ -134,13 +138,16 @@ def main(argv=None) -> int:
     ap.add_argument("--round-trip", action="store_true",
                     help="also save every launch's trace, load it back and compare (tests/roundtrip.py)")
     ap.add_argument("--merge", nargs="*", help="print the report of these --details files (the parts of one run)")
+    ap.add_argument("--gpu-reference", help="numba-cuda's own launches on a GPU of the launches the simulator refuses "
+                    "(bench/corpus_gpu_reference.py) [tests/data/numba_cuda_gpu_reference.npz, where it exists]")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     if a.merge:
         results = [r for path in a.merge for r in json.loads(Path(path).read_text())]
     else:
         i, n = (int(x) for x in a.shard.split("/"))
-        results = run(a.corpus, a.backend, a.only, a.time_limit, progress=True, shard=(i, n), round_trip=a.round_trip)
+        results = run(a.corpus, a.backend, a.only, a.time_limit, progress=True, shard=(i, n), round_trip=a.round_trip,
+                      gpu_reference=a.gpu_reference)
     print(report(results, a.backend))
     print(f"({time.perf_counter() - t0:.0f}s)")
     for c in filter(None, a.list.split(",")):

@@ -226,25 +226,12 @@ def _nbytes(v) -> int:
     return 0
 
 
-def event_matrix(trace):
-    """(int64 matrix: block, thread, kind, array-name id, index, line in per-thread program order, names)."""
-    import numpy as np
-
-    names = sorted({a.name for a in trace.launch.arrays})
-    remap = np.array([names.index(a.name) for a in trace.launch.arrays] + [-1], dtype=np.int64)
-    arr = trace.array.astype(np.int64)
-    arr = remap[np.where(arr >= 0, arr, len(trace.launch.arrays))]
-    o = trace.thread_order
-    cols = [trace.block, trace.thread, trace.kind, arr, trace.index, trace.line]
-    return np.stack([np.asarray(c, dtype=np.int64)[o] for c in cols], axis=1), names
-
-
 # ---- one module, in a worker process --------------------------------------------------------------------
 def run_module(modname: str, out_path: str, prefix: str) -> None:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     import unittest
 
-    from tests.corpus_support import stub_filecheck
+    from tests.corpus_support import event_matrix, stub_filecheck
 
     stub_filecheck()
 

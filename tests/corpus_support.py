@@ -6,26 +6,35 @@ and line numbers (the text is registered with ``linecache``, as for a kernel com
 namespace rebuilt from the stored free names, and jitted with the simulator's ``cuda.jit``.
 
 Classes of a launch:
-    exact         outputs equal the simulator's (on the GPU: numba-cuda's own launch on that GPU, where the
-                  two differ) and per-thread events equal the simulator's per-thread recording (or both
+    exact         outputs equal the reference's (on the GPU: numba-cuda's own launch on that GPU, where it and the
+                  simulator differ) and per-thread events equal the reference's per-thread recording (or both
                   raised or refused, as the test expected)
-    outputs only  outputs equal; events differ, or the simulator's per-thread recording is missing
+    outputs only  outputs equal; events differ, or the reference's per-thread recording is missing
     beyond the simulator
-                  the simulator refuses a construct numba-cuda compiles for a GPU (SIMULATOR_REFUSES), and
-                  gpuviz ran the launch: nothing to compare it with (on the GPU: its outputs are numba-cuda's)
-    warned        outputs differ, and gpuviz warned why (uninitialised shared memory: the simulator's
-                  answer is itself arbitrary)
+                  the simulator refuses a construct numba-cuda compiles for a GPU (SIMULATOR_REFUSES), gpuviz
+                  ran the launch, and the GPU reference file holds no launch of it: nothing to compare it with (on
+                  the GPU: its outputs are numba-cuda's)
+    warned        outputs differ, and gpuviz warned why (uninitialised shared memory: the reference's answer is
+                  itself arbitrary)
     wrong         outputs differ without a warning, or only one side raised
     refused       gpuviz refused the kernel (UnsupportedConstruct) or its launch configuration (LaunchConfigError)
     crashed       an internal error (any other exception)
     hung          over the time limit
-    not stored    the extraction could not store the kernel or its arguments
+    not stored    the extraction could not store the kernel or its arguments, or the launch is one only numba's
+                  simulator makes (SIMULATOR_ONLY_LAUNCHES: numba-cuda on a GPU does not launch it); nothing runs
+
+The reference is what numba's simulator did when the tests ran (stored in the corpus), except for the launches
+the simulator refuses (SIMULATOR_REFUSES): for those, ``tests/data/numba_cuda_gpu_reference.npz``
+(``bench/corpus_gpu_reference.py``, made on a GPU) holds numba-cuda's own launch on a GPU (outputs) and gpuviz's
+GPU recording of it (per-thread events); where it holds a launch, the launch is judged against it like any other.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
+import functools
 import importlib
 import json
 import linecache
@@ -49,6 +58,18 @@ SIMULATOR_REFUSES = {
     f"numba.cuda.tests.cudapy.test_array_alignment.TestCudasimUnsupportedAlignment.test_{space}_unsupported":
         f"numba's simulator refuses cuda.{space}.array(..., alignment=), which numba-cuda compiles for a GPU"
     for space in ("local", "shared")
+}
+
+#: numba-cuda's own launch on a GPU of the SIMULATOR_REFUSES launches (bench/corpus_gpu_reference.py, run on a
+#: machine with a GPU); while it is absent, those launches are "beyond the simulator"
+GPU_REFERENCE = ROOT / "tests" / "data" / "numba_cuda_gpu_reference.npz"
+
+#: launches that only numba's simulator makes, by test id: why. The corpus stores what the simulator launched;
+#: these are "not stored" on every backend, before anything runs
+SIMULATOR_ONLY_LAUNCHES = {
+    "numba.cuda.tests.cudapy.test_forall.TestForAll.test_forall_no_work":
+        "not a launch numba-cuda makes: numba's simulator runs forall(0) as a grid of 0 blocks (kernel[0, 1]), "
+        "numba-cuda on a GPU launches nothing (ForAll.__call__ returns when ntasks == 0)",
 }
 
 
@@ -151,6 +172,7 @@ class Rebuilder:
     def __init__(self, index, arrays):
         stub_filecheck()  # stored names may come from numba-cuda's test modules, which import numba.cuda.testing
         self.funcs = index["funcs"]
+        self.launches = index.get("launches", [])
         self.arrays = arrays
         self.built: dict = {}
         self._register_sources()
@@ -253,48 +275,129 @@ def _alarm(signum, frame):
     raise Hung()
 
 
-def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round_trip=None) -> dict:
+@dataclasses.dataclass
+class Reference:
+    """What a run of a corpus launch is judged against: numba's simulator at extraction (stored in the corpus),
+    or, for a launch the simulator refuses, numba-cuda's own launch on a GPU and gpuviz's GPU recording of it."""
+
+    raised: str | None  # the name of the exception the reference's launch raised, or None
+    outputs: list  # per argument: its host array after the launch, or None (not an array)
+    events: np.ndarray | None  # per-thread events, event_matrix's columns; None: missing, events_missing says why
+    event_names: list
+    events_missing: str = ""
+    gpu: str = ""  # the GPU of a GPU reference; "" for the simulator's
+    why: str = ""  # a GPU reference: why the simulator's is not the reference
+
+    @property
+    def name(self) -> str:
+        return f"numba-cuda's own launch on {self.gpu}" if self.gpu else "the simulator"
+
+    @property
+    def detail(self) -> str:
+        """What a GPU reference's class says about it ("" for the simulator's, the default)."""
+        return f"against {self.name} ({self.why})" if self.gpu else ""
+
+
+def simulator_reference(launch, arrays) -> Reference:
+    raised = launch.get("sim_raised")
+    outputs = [] if raised else [None if e is None else host_of(decode_value(e, arrays)) for e in launch["outputs"]]
+    return Reference(raised, outputs, arrays[launch["sim_events"]] if "sim_events" in launch else None,
+                     launch.get("sim_event_names", []), launch.get("sim_events_missing", ""))
+
+
+def reference_key(launch, launches) -> str:
+    """A launch's key in the GPU reference file: test id::kernel name::n, n counting the earlier launches of the same
+    test and kernel in ``launches`` (the corpus's); stable across extractions, unlike positions or function keys."""
+    n = 0
+    for other in launches:
+        if other is launch or other == launch:
+            break
+        n += other.get("test") == launch.get("test") and other.get("kernel_name") == launch.get("kernel_name")
+    return f"{launch.get('test')}::{launch.get('kernel_name')}::{n}"
+
+
+def write_gpu_reference(path, provenance: dict, entries: dict, arrays: dict) -> None:
+    """The GPU reference file: ``index`` (JSON: provenance, and entries by reference_key, naming their arrays)
+    plus the arrays, loadable with ``allow_pickle=False``. An entry: test, kernel_name, pos (in the corpus it was
+    made from), grid, block, dynshared; numba_raised (None, or the exception's name) and numba_error;
+    outputs (per argument: an array key or None); events (an array key or None), event_names, events_missing."""
+    index = {"provenance": provenance, "launches": entries}
+    np.savez_compressed(path, index=np.frombuffer(json.dumps(index).encode(), np.uint8), **arrays)
+
+
+@functools.lru_cache(maxsize=8)
+def _gpu_reference_file(path: str, stamp: tuple):  # noqa: ARG001 - stamp: a rewritten file is read again
+    return load(path)
+
+
+def gpu_reference(launch, launches, path=GPU_REFERENCE) -> Reference | None:
+    """The GPU reference of a SIMULATOR_REFUSES launch, from the file at ``path``, or None (no file, or no launch
+    of this test, kernel and position, or one of another grid or block)."""
+    if path is None or launch.get("test") not in SIMULATOR_REFUSES or not Path(path).exists():
+        return None
+    st = Path(path).stat()
+    index, arrays = _gpu_reference_file(str(path), (st.st_mtime_ns, st.st_size))
+    e = index["launches"].get(reference_key(launch, launches))
+    if e is None or (e["grid"], e["block"]) != (list(launch["grid"]), list(launch["block"])):
+        return None
+    gpu = index["provenance"]["gpu"]
+    return Reference(e["numba_raised"], [None if k is None else arrays[k] for k in e["outputs"]],
+                     arrays[e["events"]] if e.get("events") else None, e.get("event_names", []),
+                     f"gpuviz's GPU recording on {gpu} failed: " + e.get("events_missing", ""), gpu=gpu,
+                     why=SIMULATOR_REFUSES[launch["test"]])
+
+
+def capture_launch(kernel, launch, args, backend: str):
+    """gpuviz's capture of a corpus launch, with the options the corpus runs every launch with."""
+    import gpuviz
+
+    # on the GPU: one timed plain launch, not five (the corpus judges results, not speed)
+    options = {"repeats": 1} if backend == "gpu" else {}
+    with numba_config_of_the_test(launch, backend):
+        return gpuviz.capture(kernel, tuple(launch["grid"]), tuple(launch["block"]), *args, backend=backend,
+                              lockstep=False, max_loop_iterations=2_000_000,
+                              dynamic_shared_bytes=launch.get("dynshared", 0), **options)
+
+
+def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round_trip=None,
+               reference_file=GPU_REFERENCE) -> dict:
     """Run one corpus launch on gpuviz's ``backend`` and judge it: {"class", "detail", "cpu_s", "sim_s"}
     (``cpu_s``: the seconds gpuviz took on that backend). On ``backend="gpu"`` the Rebuilder's kernels must
     be numba-cuda's real dispatchers (numba imported without NUMBA_ENABLE_CUDASIM). ``round_trip``: a folder;
     the launch's trace is then also saved there and loaded back (tests/roundtrip.py), and "round_trip" says
-    "ok" or what differed."""
-    import gpuviz
+    "ok" or what differed. ``reference_file``: the GPU reference of the SIMULATOR_REFUSES launches (None: none)."""
     from gpuviz.capture.errors import BackendUnavailable, CaptureError, LaunchConfigError, UnsupportedConstruct
 
     out = {"class": "not stored", "detail": "", "cpu_s": None, "sim_s": launch.get("sim_seconds")}
+    if launch.get("test") in SIMULATOR_ONLY_LAUNCHES:
+        out["detail"] = SIMULATOR_ONLY_LAUNCHES[launch["test"]]
+        return out
     if "unstorable" in launch or "kernel" not in launch:
         out["detail"] = launch.get("unstorable", "")
         return out
     try:
         kernel = rb.function(launch["kernel"])
         args = [decode_value(e, rb.arrays) for e in launch["args"]]
+        ref = gpu_reference(launch, rb.launches, reference_file) or simulator_reference(launch, rb.arrays)
     except Exception as exc:  # noqa: BLE001 - the corpus could not rebuild it: not gpuviz's answer
         out["detail"] = f"{type(exc).__name__}: {exc}"
         return out
-    grid, block = tuple(launch["grid"]), tuple(launch["block"])
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, time_limit_s)
     t0 = time.perf_counter()
     trace, raised = None, None
-    # on the GPU: one timed plain launch, not five (the corpus judges results, not speed)
-    options = {"repeats": 1} if backend == "gpu" else {}
     try:
-        with _numba_config_of_the_test(launch, backend):
-            trace = gpuviz.capture(kernel, grid, block, *args, backend=backend, lockstep=False,
-                                   max_loop_iterations=2_000_000, dynamic_shared_bytes=launch.get("dynshared", 0),
-                                   **options)
+        trace = capture_launch(kernel, launch, args, backend)
     except Hung:
         out.update({"class": "hung", "detail": f"over {time_limit_s:.0f}s"})
         return out
     except BackendUnavailable:
         raise  # no GPU (say): nothing of the run would mean anything
     except (UnsupportedConstruct, LaunchConfigError) as exc:
-        # a launch configuration gpuviz refuses as a GPU would (a grid of no blocks: numba's simulator runs
-        # nothing, a GPU refuses it, numba-cuda's forall() of no work does not launch): refused, not wrong;
-        # refused where the simulator raised too (a construct numba cannot compile): as the test expected
-        if launch.get("sim_raised"):
-            out.update({"class": "exact", "detail": f"both refused (the simulator raised {launch['sim_raised']}): {exc}"})
+        # a launch configuration gpuviz refuses as a GPU would: refused, not wrong; refused where the reference
+        # raised too (a construct numba cannot compile): as the test expected
+        if ref.raised:
+            out.update({"class": "exact", "detail": f"both refused ({ref.name} raised {ref.raised}): {exc}"})
         else:
             out.update({"class": "refused", "detail": str(exc)})
         return out
@@ -314,56 +417,51 @@ def run_launch(rb: Rebuilder, launch, *, time_limit_s=20.0, backend="cpu", round
     out["cpu_s"] = time.perf_counter() - t0
     if round_trip is not None and trace is not None:
         out["round_trip"] = round_trip_problem(trace, round_trip)
-    if launch.get("sim_raised") and raised is None and launch.get("test") in SIMULATOR_REFUSES:
+    out.update(judge(trace, raised, args, ref, launch, backend))
+    return out
+
+
+def judge(trace, raised, args, ref: Reference, launch, backend: str) -> dict:
+    """{"class", "detail"} of a launch gpuviz ran (``trace``) or that raised (``raised``), against ``ref``."""
+    def said(*parts):
+        return "; ".join(filter(None, [*parts, ref.detail]))
+
+    if ref.raised and raised is None and not ref.gpu and launch.get("test") in SIMULATOR_REFUSES:
         detail = SIMULATOR_REFUSES[launch["test"]]
-        if backend == "gpu" and trace is not None and trace.launch.meta.get("outputs_match_plain") is True:
+        if backend == "gpu" and trace.launch.meta.get("outputs_match_plain") is True:
             detail += "; the recording's outputs equal numba-cuda's own launch on this GPU"
-        out.update({"class": "beyond the simulator", "detail": detail})
-        return out
-    if launch.get("sim_raised") or raised is not None:
-        if launch.get("sim_raised") and raised is not None:
-            out.update({"class": "exact", "detail": f"both raised ({launch['sim_raised']})"})
-        else:
-            detail = (f"the simulator raised {launch['sim_raised']}" if launch.get("sim_raised")
-                      else f"gpuviz raised: {str(raised).splitlines()[0]}")
-            out.update({"class": "wrong", "detail": detail})
-        return out
+        return {"class": "beyond the simulator", "detail": detail}
+    if ref.raised or raised is not None:
+        if ref.raised and raised is not None:
+            return {"class": "exact", "detail": said(f"both raised ({ref.raised})")}
+        return {"class": "wrong", "detail": said(f"{ref.name} raised {ref.raised}" if ref.raised
+                                                 else f"gpuviz raised: {str(raised).splitlines()[0]}")}
     bad = []
-    for k, (arg, enc) in enumerate(zip(args, launch["outputs"])):
-        if enc is None:
-            continue
-        want = decode_value(enc, rb.arrays)
+    for k, (arg, want) in enumerate(zip(args, ref.outputs)):
         got = host_of(arg) if not isinstance(arg, tuple) else None
-        if got is None:
-            continue
-        if not _equal(got, host_of(want)):
+        if want is not None and got is not None and not _equal(got, want):
             bad.append(k)
-    warnings = trace.launch.warnings if trace is not None else []
     on_gpus_terms = ""
-    if bad and backend == "gpu" and trace is not None and trace.launch.meta.get("outputs_match_plain") is True:
+    if bad and not ref.gpu and backend == "gpu" and trace.launch.meta.get("outputs_match_plain") is True:
         # the recorded run computed what numba-cuda's own launch of the kernel computes on this GPU: the GPU's
         # arithmetic (libdevice, fused multiply-adds, clz of a negative int32) or its uninitialised shared memory
         # differs from the simulator's Python, not gpuviz; the reference of a GPU's outputs is numba-cuda on it
         on_gpus_terms = f"arguments {bad} differ from the simulator's and equal numba-cuda's own launch on this GPU"
         bad = []
     if bad:
-        uninit = [w for w in warnings if "before any thread of its block wrote it" in w]
-        out.update({"class": "warned" if uninit else "wrong", "detail": f"arguments {bad} differ"
-                    + (f"; {uninit[0]}" if uninit else "")})
-        return out
-    if "sim_events" not in launch:
-        out.update({"class": "outputs only", "detail": "no per-thread recording: " + launch.get("sim_events_missing", "")})
-        return out
-    if events_equal(trace, rb.arrays[launch["sim_events"]], launch["sim_event_names"]):
-        out.update({"class": "exact", "detail": on_gpus_terms})
-    else:
-        out.update({"class": "outputs only", "detail": "; ".join(
-            filter(None, ["per-thread events differ from the simulator's", on_gpus_terms]))})
-    return out
+        uninit = [w for w in trace.launch.warnings if "before any thread of its block wrote it" in w]
+        return {"class": "warned" if uninit else "wrong",
+                "detail": said(f"arguments {bad} differ", uninit[0] if uninit else "")}
+    if ref.events is None:
+        return {"class": "outputs only", "detail": said("no per-thread recording: " + ref.events_missing)}
+    if events_equal(trace, ref.events, ref.event_names):
+        return {"class": "exact", "detail": said(on_gpus_terms)}
+    recording = f"gpuviz's GPU recording on {ref.gpu}" if ref.gpu else "the simulator's"
+    return {"class": "outputs only", "detail": said(f"per-thread events differ from {recording}", on_gpus_terms)}
 
 
 @contextlib.contextmanager
-def _numba_config_of_the_test(launch, backend: str):
+def numba_config_of_the_test(launch, backend: str):
     """On the GPU, numba-cuda's settings that the launch's test turned on in its ``setUp`` (``config.CUDA_ENABLE_NRT =
     True``: test_array_methods' ``val.copy()`` needs numba-cuda's runtime on a GPU), as the test ran with them; the
     simulator needs none of them."""
@@ -412,7 +510,9 @@ def round_trip_problem(trace, folder) -> str:
     return "ok"
 
 
-def events_equal(trace, want: np.ndarray, want_names: list[str]) -> bool:
+def event_matrix(trace) -> tuple[np.ndarray, list[str]]:
+    """A trace's per-thread events as an int64 matrix (block, thread, kind, array-name id, index, line; in per-thread
+    program order, trace.thread_order) and the sorted array names the ids index (-1: no array)."""
     names = sorted({a.name for a in trace.launch.arrays})
     remap = np.array([names.index(a.name) for a in trace.launch.arrays] + [-1], dtype=np.int64)
     arr = trace.array.astype(np.int64)
@@ -420,6 +520,13 @@ def events_equal(trace, want: np.ndarray, want_names: list[str]) -> bool:
     o = trace.thread_order
     cols = [trace.block, trace.thread, trace.kind, arr, trace.index, trace.line]
     got = np.stack([np.asarray(c, dtype=np.int64)[o] for c in cols], axis=1) if len(o) else np.zeros((0, 6), np.int64)
+    return got, names
+
+
+def events_equal(trace, want: np.ndarray, want_names: list[str]) -> bool:
+    """Whether ``trace``'s event_matrix equals a reference's (``want``, ``want_names``: the simulator's, or a GPU
+    recording's), comparing array ids by name."""
+    got, names = event_matrix(trace)
     if names != want_names:
         # arrays gpuviz names but the simulator never touched (or the other way round) do not matter when
         # no event names them: compare by name

@@ -13,8 +13,8 @@ from . import corpus_support as C
 
 pytestmark = pytest.mark.skipif(not C.CORPUS.exists(), reason="no corpus file: run bench/corpus_extract.py")
 
-#: launches known to come out wrong, by test id and kernel: none now (alignment= and a grid of no blocks are
-#: refused with their reasons, atomics on .real/.imag and rec[0] run); a new wrong answer fails this test
+#: launches known to come out wrong, by test id and kernel: none now (alignment= runs, atomics on .real/.imag and
+#: rec[0] run; forall(0)'s grid of no blocks is a launch only the simulator makes); a new wrong answer fails this test
 KNOWN_WRONG: set[str] = set()
 
 
@@ -41,8 +41,9 @@ def test_no_new_wrong_answers(results):
 
 
 def test_every_refusal_names_file_line_and_construct(results):
+    # none on the CPU executor now (the last one, forall(0)'s grid of no blocks, is a launch numba-cuda does not
+    # make: "not stored"); a refusal that comes must say where and what
     refused = [r for r in results if r["class"] == "refused"]
-    assert refused, "the corpus holds kernels gpuviz does not support yet"
     unnamed = [r["detail"][:200] for r in refused if not re.search(r"\.py:\d+: \S", r["detail"])]
     assert unnamed == []
 
