@@ -13,7 +13,8 @@ rebuilt as bench/corpus.py rebuilds them, then
 
 Written with tests/corpus_support.py's write_gpu_reference (an index with provenance: GPU, compute capability,
 versions, commit, date, command), keyed by reference_key (test id, kernel, position); bench/corpus.py and
-tests/test_corpus.py then judge those launches against it on every backend.
+tests/test_corpus.py then judge those launches against it on the cpu and sim backends (on the gpu backend the
+events would be the very recording judged).
 """
 
 from __future__ import annotations
