@@ -113,6 +113,11 @@ def _first_launches(results: list[dict]) -> dict[tuple, dict]:
     return first
 
 
+def _median_p90(seconds: list[float]) -> str:
+    """``seconds`` (sorted) as "median ... s, p90 ... s"."""
+    return f"median {statistics.median(seconds):.3f} s, p90 {seconds[int(0.9 * (len(seconds) - 1))]:.3f} s"
+
+
 def report(numba: list[dict], cold: list[dict], warm: list[dict], solo: list[dict] | None = None) -> str:
     traced = {r["pos"] for r in cold if r.get("class") in ("exact", "outputs only", "warned") and r["s"]}
     by_pos = {name: {r["pos"]: r for r in rs} for name, rs in (("numba", numba), ("cold", cold), ("warm", warm))}
@@ -137,9 +142,8 @@ def report(numba: list[dict], cold: list[dict], warm: list[dict], solo: list[dic
                                                                             if p in by_pos["warm"]]).values() if r["s"]]
     if warm_s:
         warm_s.sort()
-        lines.append(f"warm (captured before, a fresh process): per launch median {statistics.median(warm_s):.3f} s, "
-                     f"p90 {warm_s[int(0.9 * (len(warm_s) - 1))]:.3f} s (target: median <= 0.25 s); a kernel's first "
-                     f"capture median {statistics.median(first_warm):.3f} s")
+        lines.append(f"warm (captured before, a fresh process): per launch {_median_p90(warm_s)} (target: median <= "
+                     f"0.25 s); a kernel's first capture median {statistics.median(first_warm):.3f} s")
     both = [p for p in traced if by_pos["warm"].get(p, {}).get("s") and by_pos["cold"][p].get("sim_s")]
     if both:
         sim = sum(by_pos["cold"][p]["sim_s"] for p in both)
@@ -153,9 +157,8 @@ def report(numba: list[dict], cold: list[dict], warm: list[dict], solo: list[dic
         solo_s = sorted(one[p]["s"] for p in in_solo)
         if solo_s:
             sim = sum(by_pos["cold"][p]["sim_s"] for p in in_solo)
-            lines.append(f"warm, one process (the GPU to itself), {len(in_solo)} launches: median "
-                         f"{statistics.median(solo_s):.3f} s, p90 {solo_s[int(0.9 * (len(solo_s) - 1))]:.3f} s; sum "
-                         f"{sum(solo_s):.1f} s against numba's simulator's {sim:.1f} s over the same launches "
+            lines.append(f"warm, one process (the GPU to itself), {len(in_solo)} launches: {_median_p90(solo_s)}; "
+                         f"sum {sum(solo_s):.1f} s against numba's simulator's {sim:.1f} s over the same launches "
                          f"(target: below it): {sum(solo_s) / sim:.2f}x")
     classes = {}
     for r in warm:
