@@ -23,6 +23,7 @@ sets another size); ``GPUVIZ_GPU_CACHE=0`` turns it off. A file that cannot be r
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -226,13 +227,7 @@ class VariantDiskCache:
             self.problem = "numba gave no target to key it by"
             return
         try:
-            path = self._path(sig, self._target_context)
-            data = _pickled_with_final_code(kernel, dumps)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)  # atomic: a process reading it sees the whole file or none
+            write_entry(self._path(sig, self._target_context), _pickled_with_final_code(kernel, dumps))
         except Exception as exc:  # noqa: BLE001 - a cache that cannot be written costs the next capture a compile
             self.problem = f"{type(exc).__name__}: {exc}"[:300]
             log.info("gpuviz: could not keep the compiled GPU variant on disk: %s", self.problem)
@@ -264,6 +259,22 @@ def _pickled_with_final_code(kernel, dumps) -> bytes:
         finally:
             lib._linking_files = linked
     return dumps(kernel._reduce_states())
+
+
+def write_entry(path: Path, data: bytes) -> None:
+    """Write a cache entry whole or not at all: a process reading it at the same time sees the old file or the new
+    one, never a part. (Not model.safewrite: its checks are for the user's output paths, and its temporary file ends
+    like the target, which :func:`trim`'s patterns would match while it is written.)"""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def trim(folder: Path, max_bytes: int = MAX_BYTES, pattern: str = "*/*.kernel") -> None:
@@ -331,7 +342,7 @@ def cached_plain(kernel, root) -> object | None:
     # every function it reaches, not only those it calls itself: a device function's callee is described by its name
     # alone among the caller's globals, so an edit of it must show in the sources
     functions = root.reachable()
-    sources = {f"{fs.name} {fs.file}:{fs.first_line}": ast.unparse(fs.tree) for fs in functions}
+    sources = {function_id(fs): ast.unparse(fs.tree) for fs in functions}
     return copy if attach(copy, sources=sources, options=("plain",), functions=functions) is not None else None
 
 
@@ -387,16 +398,10 @@ def save_build(key: str, functions: dict[str, dict], arrays: list) -> None:
     """Keep a variant's rewrite: ``functions`` {function_id: {"source": generated source, "code": its compiled code
     object}} and the variant's ``arrays`` (ArrayInfo, in id order). A folder that cannot be written costs the next
     process a rewrite, nothing else."""
-    path = _build_path(key)
     try:
-        data = pickle.dumps({"format": _BUILD_FORMAT, "arrays": list(arrays),
-                             "functions": {fid: {"source": f["source"], "code": marshal.dumps(f["code"])}
-                                           for fid, f in functions.items()}})
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        write_entry(_build_path(key), pickle.dumps({
+            "format": _BUILD_FORMAT, "arrays": list(arrays),
+            "functions": {fid: {"source": f["source"], "code": marshal.dumps(f["code"])} for fid, f in functions.items()}}))
     except Exception as exc:  # noqa: BLE001 - see above
         log.info("gpuviz: could not keep the GPU rewrite on disk: %s", exc)
         return

@@ -23,7 +23,6 @@ import hashlib
 import logging
 import os
 import pickle
-import tempfile
 import types
 from pathlib import Path
 
@@ -144,12 +143,7 @@ class RecorderDiskCache:
                 from numba.cuda.serialize import dumps  # numba's pickler: it also takes typing templates' classes
             except ImportError:
                 from numba.core.serialize import dumps
-            data = dumps(_payload(cres))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)  # atomic: a process reading it sees the whole file or none
+            disk_cache.write_entry(path, dumps(_payload(cres)))
         except Exception as exc:  # noqa: BLE001 - not kept: the next process compiles it, as before
             log.info("gpuviz: could not keep the compiled recorder on disk: %s", exc)
             return

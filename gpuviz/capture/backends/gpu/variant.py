@@ -156,8 +156,8 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         else:
             build_key = disk_cache.build_key(user_functions, options, names)
             kept = disk_cache.load_build(build_key)
-            rewritten = {disk_cache.function_id(fs) for fs in root.reachable(passed=False)}
-            if kept is not None and set(kept["functions"]) != rewritten:
+            if kept is not None and set(kept["functions"]) != {disk_cache.function_id(fs)
+                                                               for fs in root.reachable(passed=False)}:
                 kept = None  # not the functions this build rewrites (two of one name and line): rewritten again
     made: dict[str, dict] = {}
     info = BuildInfo(sites=list(plan.sites))
@@ -227,7 +227,6 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
     if keep_rewrite and kept is None:
         disk_cache.save_build(build_key, made, info.arrays)
     return Variant(dispatcher, info, mode, count, time_all, sources, split, uniform, record, blocks)
-
 
 
 def decode_kinds(info: BuildInfo, code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
