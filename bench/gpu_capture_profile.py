@@ -1,12 +1,15 @@
 """Where a GPU capture's seconds go: one shard of numba-cuda's corpus captured cold, then warm, each in one fresh
 process under cProfile, with the capture's own split (``launch.timings``) per launch.
 
-    python3 bench/gpu_capture_profile.py [--shard 0/8] [--out DIR]    (on a machine with a GPU)
+    python3 bench/gpu_capture_profile.py [--shard 0/8] [--only MODULE ...] [--out DIR]    (on a machine with a GPU)
 
 bench/gpu_capture_speed.py says how far the capture is from numba's own launch over the whole corpus (16 processes
-time-sharing one GPU); this says why, in one uncontended process per pass. Written to ``--out``: ``cold.txt`` and
-``warm.txt`` (the launches' splits summed, then cProfile's top functions by cumulative and by own time) and
-``summary.txt``.
+time-sharing one GPU); this says why, in one uncontended process per pass. Three passes, each one process: **cold** (every cache empty), **new kernel**
+(the kernels' own variants, rewrites and plain copies removed from the disk cache, gpuviz's recorders kept: a kernel
+never captured before on a machine where gpuviz has run) and **warm** (everything kept). Written to ``--out`` per
+pass: ``<pass>.json`` (every launch's seconds, split and variant origins) and ``<pass>.prof.txt`` (cProfile's top
+functions by cumulative and by own time), and ``summary.txt``. ``--only`` keeps the launches of test modules whose
+name ends with one of the words given (``test_atomics``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import io
 import json
 import os
 import pstats
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _worker(shard: str, out: Path) -> None:
+def _worker(shard: str, out: Path, only: list[str]) -> None:
     from numba import cuda
 
     from bench.corpus import choose_target, shard_of
@@ -45,6 +49,8 @@ def _worker(shard: str, out: Path) -> None:
     for pos, launch in shard_of(index["launches"], (i, n)):
         if "unstorable" in launch or "kernel" not in launch:
             continue
+        if only and not any(launch["module"].endswith(word) for word in only):
+            continue
         try:
             kernel = rb.function(launch["kernel"])
             args = [decode_value(e, rb.arrays) for e in launch["args"]]
@@ -60,7 +66,8 @@ def _worker(shard: str, out: Path) -> None:
             timings, variants, error = {}, {}, f"{type(exc).__name__}: {str(exc)[:120]}"
         finally:
             profile.disable()
-        rows.append({"pos": pos, "kernel": launch.get("kernel_name"), "s": time.perf_counter() - t0,
+        rows.append({"pos": pos, "module": launch["module"], "kernel": launch.get("kernel_name"),
+                     "s": time.perf_counter() - t0,
                      "timings": timings, "variants": variants, "error": error})
     out.with_suffix(".json").write_text(json.dumps(rows))
     text = io.StringIO()
@@ -89,29 +96,39 @@ def _summary(name: str, rows: list[dict]) -> str:
         for v in r["variants"].values():
             origins[v] = origins.get(v, 0) + 1
     lines.append(f"  variants: {origins}")
+    lines.append("  the slowest launches (seconds, the split over 0.01 s, where each variant came from):")
+    for r in sorted(rows, key=lambda r: -r["s"])[:12]:
+        split = ", ".join(f"{k[:-2]} {v:.2f}" for k, v in r["timings"].items() if k.endswith("_s") and v >= 0.01)
+        lines.append(f"    {r['s']:6.2f} s  {r.get('module', '').rsplit('.', 1)[-1]}.{r['kernel']}: {split}; "
+                     f"{r['variants'] or r['error']}")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shard", default="0/8")
+    ap.add_argument("--only", nargs="*", default=[], help="test modules (the end of their names) to keep")
     ap.add_argument("--out", default=".")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     out = Path(a.out)
     if a.worker:
-        _worker(a.shard, out / a.worker)
+        _worker(a.shard, out / a.worker, a.only)
         return 0
     out.mkdir(parents=True, exist_ok=True)
     cache = tempfile.mkdtemp(prefix="gpuviz-capture-profile-")
     env = dict(os.environ, XDG_CACHE_HOME=cache, PYTHONPATH=str(ROOT), GPUVIZ_GPU_CACHE_MB="4096")
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     summary = []
-    for name in ("cold", "warm"):
+    for name in ("cold", "new kernel", "warm"):
+        if name == "new kernel":
+            # what a kernel's own capture compiled goes; gpuviz's recorders (its own code) stay
+            for kept in ("gpu-variants", "gpu-builds"):
+                shutil.rmtree(Path(cache) / "gpuviz" / kept, ignore_errors=True)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, __file__, "--worker", name, "--shard", a.shard, "--out", str(out)], env=env,
-                       cwd=ROOT, check=False)
-        rows = json.loads((out / f"{name}.json").read_text())
+        subprocess.run([sys.executable, __file__, "--worker", name.replace(" ", "_"), "--shard", a.shard,
+                        "--out", str(out), "--only", *a.only], env=env, cwd=ROOT, check=False)
+        rows = json.loads((out / f"{name.replace(' ', '_')}.json").read_text())
         summary.append(_summary(name, rows) + f"\n  (the process: {time.perf_counter() - t0:.1f} s)")
         print(summary[-1], flush=True)
     (out / "summary.txt").write_text("\n".join(summary) + "\n")

@@ -200,11 +200,11 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
         return _fresh_capture(folder, tmp_path, "probe_kernel", "scale", **extra)
 
     first, second = run(), run()
-    both = {"plain": "compiled", "counting": "compiled", "instrumented": "compiled"}
+    # a launch of 256 threads records at once (no counting variant: tests/test_gpu_sizing.py)
+    both = {"plain": "compiled", "instrumented": "compiled"}
     assert first["variants"] == both, first
     # the plain run's kernel too (a copy of the user's dispatcher, with the same disk cache)
-    assert second["variants"] == {"plain": "disk cache", "counting": "disk cache", "instrumented": "disk cache"}, \
-        (first, second)
+    assert second["variants"] == {"plain": "disk cache", "instrumented": "disk cache"}, (first, second)
     assert second["n"] == first["n"] > 0 and second["digest"] == first["digest"]
     assert second["out"] == first["out"] == list(np.arange(256, dtype=np.float32) * 2 + 1)
     # a constant of another module the kernel reads changed: compiled again, and the result follows it
@@ -213,7 +213,7 @@ def test_a_capture_in_a_fresh_process_reads_the_variants_compiled_before(tmp_pat
     assert third["variants"] == both, third
     assert third["out"] == list(np.arange(256, dtype=np.float32) * 2 + 5.25)
     off = "compiled (GPUVIZ_GPU_CACHE=0)"
-    assert run(GPUVIZ_GPU_CACHE="0")["variants"] == {"counting": off, "instrumented": off}
+    assert run(GPUVIZ_GPU_CACHE="0")["variants"] == {"instrumented": off}
 
 
 @pytest.mark.gpu
@@ -235,9 +235,8 @@ def test_a_kernel_that_links_cuda_cpp_is_read_from_disk_too(tmp_path):
         return _fresh_capture(folder, tmp_path, "half_kernel", "double", dtype="float16", **extra)
 
     first, second = run(), run()
-    assert first["variants"] == {"plain": "compiled", "counting": "compiled", "instrumented": "compiled"}, first
-    assert second["variants"] == {"plain": "disk cache", "counting": "disk cache", "instrumented": "disk cache"}, \
-        (first, second)
+    assert first["variants"] == {"plain": "compiled", "instrumented": "compiled"}, first
+    assert second["variants"] == {"plain": "disk cache", "instrumented": "disk cache"}, (first, second)
     assert second["n"] == first["n"] > 0 and second["digest"] == first["digest"]
     assert second["out"] == first["out"] == list(np.arange(256, dtype=np.float16) * 2)
 
@@ -267,12 +266,12 @@ def test_a_fresh_process_reads_the_recorders_another_kernel_compiled(tmp_path):
         return _fresh_capture(folder, tmp_path, "probe_kernels", name, **extra)
 
     first = run("scale")
-    assert first["recorders"]["compiled"] > 5 and first["recorders"]["read from disk"] == 0, first
+    assert first["recorders"]["compiled"] >= 3 and first["recorders"]["read from disk"] == 0, first
     shifted = run("shift")
-    assert shifted["variants"] == {"plain": "compiled", "counting": "compiled", "instrumented": "compiled"}, shifted
-    # scale's recorders, read back: at least r_begin and r_end of both variants (shift's x[i + 1] is no lane-linear
-    # read, as scale's x[i] is, so its recorder is compiled; on the H200: 4 read, 8 compiled)
-    assert shifted["recorders"]["read from disk"] >= 4, shifted
+    assert shifted["variants"] == {"plain": "compiled", "instrumented": "compiled"}, shifted
+    # scale's recorders, read back: at least r_begin and r_end of the recording variant (shift's x[i + 1] is no
+    # lane-linear read, as scale's x[i] is, so its recorder is compiled)
+    assert shifted["recorders"]["read from disk"] >= 2, shifted
     off = run("shift", GPUVIZ_GPU_CACHE="0")
     assert off["recorders"] == {"read from disk": 0, "compiled": 0}, off  # off: numba compiles them, uncounted
     assert shifted["n"] == off["n"] > 0 and shifted["digest"] == off["digest"] and shifted["out"] == off["out"]

@@ -6,11 +6,17 @@ How one capture runs (see gpu_rewrite.py for the rewrite itself):
    inputs: its registers, shared memory and resident blocks per SM, and its kernel time (CUDA events,
    warm-up excluded, median of repeats, the GPU held while the host enqueues so that numba's dispatch is
    not counted: :class:`DeviceTimer`) are the ones shown as "real";
-2. the **count** variant runs on other fresh copies and writes how many events (and timed events) each
-   recorded thread (or warp) produces; from those counts the buffers are sized exactly, each warp getting
-   its largest lane's count. When every warp needs about as many as the largest (within
-   ``UNIFORM_SLACK``), the device computes each position from the warp number (nothing to load at entry);
-   otherwise an exclusive prefix sum gives each slot its offset in a table;
+2. the buffers are sized. Per-thread recording of at most ``SPECULATE_EVENTS // SPECULATE_MIN_PER_THREAD`` threads
+   first **records at once** into buffers with room for a guessed number of events per thread (up to
+   ``SPECULATE_PER_THREAD``): every thread writes at END how many events it produced, whether they fit or not, so
+   when one did not fit the inputs are put back as they were and the recording runs again, sized by those counts.
+   Otherwise (per-warp mode, or many threads) the **count** variant runs first, on other fresh copies, and writes
+   how many events (and timed events) each recorded thread (or warp) produces. Either way, the sizes come from
+   counts of a real run: each warp gets its largest lane's count. When every warp needs about as many as the
+   largest (within ``UNIFORM_SLACK``), the device computes each position from the warp number (nothing to load
+   at entry); otherwise an exclusive prefix sum gives each slot its offset in a table. A first capture compiles
+   the kernel twice when it records at once (plain and recording variants), three times when it counts first:
+   compiling is most of a capture that was never made before (bench/gpu_capture_profile.py);
 3. the **record** variant runs on the inputs themselves (so the arrays the caller passed end up as
    after a normal launch) and writes the events, field-major, at those offsets. A thread that produces
    more events than counted (only possible when the kernel's control flow depends on a data race)
@@ -91,6 +97,12 @@ LAYOUTS = ("auto", "uniform", "table")
 UNIFORM_SLACK = 0.25
 #: fields of one per-warp record, in this order, in the ``idx`` buffer: code, active mask, base index, stride
 WARP_RECORD_FIELDS = 4
+#: recording at once, before any count (per-thread mode): room for at most this many events in all, at most
+#: SPECULATE_PER_THREAD per recorded thread, and never fewer than SPECULATE_MIN_PER_THREAD (more threads than that
+#: allows are counted first). 2**19 events are about 11 MB of buffers, copied back whole
+SPECULATE_EVENTS = 1 << 19
+SPECULATE_PER_THREAD = 64
+SPECULATE_MIN_PER_THREAD = 8
 _TIMED_KINDS = np.array([EventKind.START, EventKind.END, EventKind.BARRIER, EventKind.WARP_OP], dtype=np.uint8)
 
 
@@ -452,6 +464,51 @@ class GpuRecording:
         self.buffer_lengths = tuple(sizes)
         return bufs
 
+    def guessed_capacity(self, max_events: int | None) -> int:
+        """Events per recorded thread that a first recording run, before any count, gets room for; 0: count first
+        (per-warp mode, whose slots have several parts to size, or more threads than the guess has room for)."""
+        if self.mode != "thread" or self.n_slots == 0:
+            return 0
+        budget = SPECULATE_EVENTS if max_events is None else min(SPECULATE_EVENTS, int(max_events))
+        per_thread = min(SPECULATE_PER_THREAD, budget // self.n_slots)
+        return per_thread if per_thread >= SPECULATE_MIN_PER_THREAD else 0
+
+    def guessed_counts(self, per_thread: int) -> np.ndarray:
+        """Counts, in the counting pass's columns, that give every recorded thread room for ``per_thread`` events
+        and as many timed events (:meth:`allocate` lays them out uniformly)."""
+        counts = np.zeros((self.n_slots, CNT_COLUMNS), np.int64)
+        counts[:, :2] = per_thread
+        return counts
+
+    def produced_counts(self, bufs) -> np.ndarray | None:
+        """(n_slots, 4) in the counting pass's columns: the events and timed events each recorded thread produced in
+        the recording run that wrote ``bufs``, whether they fit or not (per-thread mode writes them at END, in the
+        columns that mode leaves free); None when they cannot be trusted (a position past 2**31 in a 32-bit state
+        wrapped: fewer produced than written)."""
+        cnt = bufs[BUFFERS.index("cnt")].copy_to_host()[: self.n_slots].astype(np.int64)
+        produced = np.zeros_like(cnt)
+        produced[:, :2] = cnt[:, 2:4]
+        if np.any(produced[:, :2] < cnt[:, :2]):
+            return None
+        return produced
+
+    def restore_inputs(self, pristine) -> list:
+        """The recording kernel's arguments put back as they were before a recording run that must run again:
+        numpy inputs uploaded afresh (the host arrays are written only after the capture), the caller's device
+        arrays, in tuples too, copied back from ``pristine`` (copies taken before that run)."""
+        dargs = self.device_args(fresh=False)
+
+        def back(a, d, p):
+            if isinstance(a, tuple):
+                for a_k, d_k, p_k in zip(a, d, p):
+                    back(a_k, d_k, p_k)
+            elif not isinstance(a, np.ndarray) and hasattr(d, "copy_to_device") and hasattr(p, "copy_to_host"):
+                d.copy_to_device(p)
+
+        for a, d, p in zip(self.args, dargs, pristine):
+            back(a, d, p)
+        return dargs
+
     def scalar_params(self) -> list:
         """The recording kernel's scalar parameters (gpu_rewrite.PARAMS): the recorded block range and the
         uniform layout's capacities, as int64 so that every launch compiles to the same signature."""
@@ -468,8 +525,8 @@ class GpuRecording:
         """Run the recording variant once (timed with CUDA events); the events land in ``bufs``."""
         launch_args = list(dargs) + list(bufs) + self.scalar_params()
         compiled = self._compile(self.record_variant.dispatcher, launch_args, "instrumented")
-        if compiled is not None:
-            self.timings["instrumented_compile_s"] = compiled
+        if compiled is not None:  # summed: a recording run again in another layout compiles that one too
+            self.timings["instrumented_compile_s"] = self.timings.get("instrumented_compile_s", 0.0) + compiled
         _load_module(self.record_variant.dispatcher, launch_args)
         # one run only (it writes into the caller's arrays): no retry, a generous hold instead
         timer = DeviceTimer(self.cuda, hold_s=2e-3)
@@ -489,6 +546,10 @@ class GpuRecording:
     def dropped_records(self, bufs) -> bool:
         """Did the recording run drop records (slot full)? Reads the four drop counters."""
         return int(bufs[BUFFERS.index("drop")].copy_to_host()[0]) > 0
+
+    def dropped_any(self, bufs) -> bool:
+        """Did the recording run drop anything: events, timestamps or slab rows?"""
+        return bool(np.any(bufs[BUFFERS.index("drop")].copy_to_host()[:3] > 0))
 
     FETCHED = ("code", "idx", "stride", "mask", "slab", "time", "sm", "cnt", "drop")
 
@@ -691,15 +752,38 @@ def record_launch(kernel, grid, block, args, *, record_blocks, max_events, mode,
     else:
         rec._launch(rec.plain, plain_args, "plain")
         rec._sync("plain")
-    # 2. count, on fresh copies; 3. record, on the caller's data
-    count_args = rec.device_args(fresh=True)
-    counts = rec.count(count_args)
-    bufs = rec.allocate(counts, max_events=max_events)
     # the inputs as the caller passed them, copied before the recording runs in place on the caller's device
-    # arrays: an in-place kernel (a[i] += 1) checked on a copy taken later would differ by one more run
+    # arrays: an in-place kernel (a[i] += 1) checked on a copy taken later would differ by one more run; a recording
+    # run again starts from them too
     check_args = rec.device_args(fresh=True)
-    dargs = rec.device_args(fresh=False)
-    rec.record(dargs, bufs)
+    # 2. sizes: a first recording run into guessed buffers, or a counting pass on fresh copies; 3. record, on the
+    # caller's data
+    guess = rec.guessed_capacity(max_events)
+    if guess:
+        bufs = rec.allocate(rec.guessed_counts(guess))
+        dargs = rec.device_args(fresh=False)
+        rec.record(dargs, bufs)
+        produced = rec.produced_counts(bufs)
+        total = None if produced is None else int(produced[:, 0].sum())
+        if produced is not None and not rec.dropped_any(bufs) and (max_events is None or total <= max_events):
+            rec.totals = (total, int(produced[:, 1].sum()))
+            meta["sizing"] = f"recorded at once: room for {guess} events per thread, and every thread's fitted"
+        else:
+            # what did not fit: the inputs as they were, and a second run sized by what each thread produced (a
+            # counting pass when those counts cannot be trusted); allocate() refuses a trace over max_events
+            dargs = rec.restore_inputs(check_args)
+            counts = rec.count(rec.device_args(fresh=True)) if produced is None else produced
+            bufs = rec.allocate(counts, max_events=max_events)
+            rec.record(dargs, bufs)
+            meta["sizing"] = (f"recorded twice: room for {guess} events per thread did not hold them all, so the "
+                              "recording ran again with " + ("the counting pass's sizes" if produced is None else
+                                                             "each thread's count from the first run"))
+    else:
+        counts = rec.count(rec.device_args(fresh=True))
+        bufs = rec.allocate(counts, max_events=max_events)
+        dargs = rec.device_args(fresh=False)
+        rec.record(dargs, bufs)
+        meta["sizing"] = "counting pass, then the recording"
     if mode == "warp" and rec.dropped_records(bufs) and all(isinstance(a, np.ndarray) or not hasattr(a, "shape") for a in args):
         # the warps converged differently from the counting pass, so one part of a slot (converged or diverged
         # records) overflowed: record again with room for every record in either part (numpy inputs are

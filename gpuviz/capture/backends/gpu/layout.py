@@ -27,7 +27,8 @@ BUFFERS = (
     #         mode) and diverged order entry (``code``, per-warp mode) go (table layout)
     "cap",  # int32[n_slots, 5]: how many each slot may write (its warp's largest count; uniform layout: row 0)
     "cnt",  # int32[n_slots, 4]: how many each slot produced (count pass) or wrote (record pass): events
-    #         (per-warp mode: converged records), timed events, slab rows, diverged records (per-warp mode)
+    #         (per-warp mode: converged records), timed events, slab rows, diverged records (per-warp mode);
+    #         the per-thread record pass writes what it produced, fitted or not, in the last two columns
     "drop",  # int64[4]: events, timed events, slab rows that found their slot full; per-warp mode: lane events
     #          run while diverged from lane 0 (not recorded). Reported, never silent
 )
@@ -49,7 +50,8 @@ STATE = PREFIX + "s"
 # events this lane ran while diverged from lane 0 (per-warp mode: not recorded, reported in drop[3]),
 # and in per-warp mode: the staged record (code, -1: none; base; first record of the stage; stride), the
 # diverged records so far, their capacity, their first row and their first ``code`` entry. Per-warp mode
-# counts converged records (pos) from 0 in every lane; end is their capacity, start their first row.
+# counts converged records (pos) from 0 in every lane; end is their capacity, start their first row. Per-thread
+# mode keeps in 13 and 14 the events and timestamps that found the slot full (pos stops at end).
 STATE_LEN = 21
 MAX_INDEX_DIMS = 4
 #: ``stride`` of a per-warp record whose lanes' indices are in ``slab`` (no arithmetic progression)

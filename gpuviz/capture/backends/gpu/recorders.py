@@ -344,24 +344,27 @@ def _make_put(k: _Consts, mad, at_index, put_warp_converged, put_warp):
             if timed or TIME_ALL:
                 s[2] += 1
             return
+        # past the capacity: not written, counted in the state (s[13], s[14]) and reported once at END (r_end): no
+        # atomic per event (a first run into guessed buffers may overflow by millions), and the position stops at
+        # its end, so that it never wraps around 32 bits however many events a thread makes
         p = s[0]
         if p < s[1]:
             at = at_index(p, 1, 0)
             code_a[at] = code
             if has_index:
                 idx_a[at] = index
+            s[0] = mad(p, 1, STRIDE)
         else:
-            cuda.atomic.add(drop_a, 0, 1)
-        s[0] = mad(p, 1, STRIDE)
+            s[13] += 1
         if timed or TIME_ALL:
             q = s[2]
             if q < s[3]:
                 time_a[at_index(q, 1, 0)] = globaltimer()
                 if starts:
                     sm_a[at_index(q, 1, 0)] = smid()
+                s[2] = mad(q, 1, STRIDE)
             else:
-                cuda.atomic.add(drop_a, 1, 1)
-            s[2] = mad(q, 1, STRIDE)
+                s[14] += 1
 
     return put
 
@@ -424,6 +427,8 @@ def _make_begin(k: _Consts, mad, block_ordinal, put):
         s[12] = 0
         s[8] = 0
         s[9] = 0
+        s[13] = 0  # per-thread mode: the events and timestamps that found the slot full (see put)
+        s[14] = 0
         if WARP:  # converged records counted from 0 in every lane; the stage starts empty
             s[0] = 0
             s[13] = EMPTY
@@ -493,6 +498,13 @@ def _make_end_event_value(k: _Consts, mad, at_index, flush_staged, put):
                 slot = U64(s[5])
                 cnt_a[slot, 0] = (min(s[0], s[1]) - s[6]) // STRIDE if not COUNT else s[0]
                 cnt_a[slot, 1] = (min(s[2], s[3]) - s[7]) // STRIDE if not COUNT else s[2]
+                if not COUNT:  # what it produced, fitted or not: a first run into guessed buffers sizes the next
+                    cnt_a[slot, 2] = (s[0] - s[6]) // STRIDE + s[13]
+                    cnt_a[slot, 3] = (s[2] - s[7]) // STRIDE + s[14]
+                    if s[13] > 0:  # what did not fit: dropped, and said so
+                        cuda.atomic.add(drop_a, 0, I64(s[13]))
+                    if s[14] > 0:
+                        cuda.atomic.add(drop_a, 1, I64(s[14]))
             return
         if COUNT:
             if s[4] != 0 and s[11] == 0:  # converged records, timed events, slab rows, diverged records

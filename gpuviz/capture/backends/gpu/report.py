@@ -31,7 +31,7 @@ def report(rec, drops, check_args, dargs, meta: dict, warnings: list) -> tuple[i
     dropped, dropped_timed, dropped_slab, diverged = (int(x) for x in drops[:4])
     dropped += dropped_slab
     if dropped:
-        warnings.append(f"{dropped:,} events did not fit the sizes the counting pass measured and were dropped: the kernel's "
+        warnings.append(f"{dropped:,} events did not fit the sizes an earlier run measured and were dropped: the kernel's "
                         "control flow differs between runs (a data race?)")
     if dropped_timed:
         warnings.append(f"{dropped_timed:,} timestamps did not fit and were dropped")

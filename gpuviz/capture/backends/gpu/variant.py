@@ -203,7 +203,13 @@ def build_variant(cuda, root: FunctionSource, array_args: dict[str, ArrayInfo], 
         exec(generated["code"], ns)  # noqa: S102 - the user's kernel, instrumented
         fn = ns[fs.name]
         if is_kernel:
-            jitted = cuda.jit(fn) if max_registers is None else cuda.jit(max_registers=int(max_registers))(fn)
+            # no link-time optimization: numba-cuda turns it on wherever nvJitLink is, and then compiles the kernel's
+            # IR with NVVM twice (PTX, which its kernel reads, and LTO-IR for the link), while the recorders are in
+            # the kernel's own IR, inlined by NVVM already (bench/gpu_capture_profile.py on an H200: 550 NVVM compiles
+            # for 275 variants, 14.5 of their 35 s the LTO-IR ones). Files the kernel links (numba's fp16 helpers) link
+            # as PTX, as numba did before nvJitLink
+            jit_options = {"lto": False} if max_registers is None else {"lto": False, "max_registers": int(max_registers)}
+            jitted = cuda.jit(**jit_options)(fn)
         else:
             # a recursive device function cannot be inlined into itself: numba calls it
             jitted = cuda.jit(device=True, forceinline=not _calls_itself(fs))(fn)
