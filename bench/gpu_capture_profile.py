@@ -62,13 +62,15 @@ def _worker(shard: str, out: Path, only: list[str]) -> None:
             trace = gpuviz.capture(kernel, tuple(launch["grid"]), tuple(launch["block"]), *args, backend="gpu",
                                    lockstep=False, dynamic_shared_bytes=launch.get("dynshared", 0), repeats=1)
             timings, variants, error = dict(trace.launch.timings), dict(trace.launch.meta.get("variants", {})), None
+            extra = {k: trace.launch.meta.get(k) for k in ("recorders", "sizing")}
         except Exception as exc:  # noqa: BLE001 - refused or raised: timed all the same, said so
             timings, variants, error = {}, {}, f"{type(exc).__name__}: {str(exc)[:120]}"
+            extra = {}
         finally:
             profile.disable()
         rows.append({"pos": pos, "module": launch["module"], "kernel": launch.get("kernel_name"),
                      "s": time.perf_counter() - t0,
-                     "timings": timings, "variants": variants, "error": error})
+                     "timings": timings, "variants": variants, "error": error, **extra})
     out.with_suffix(".json").write_text(json.dumps(rows))
     text = io.StringIO()
     stats = pstats.Stats(profile, stream=text)

@@ -36,6 +36,7 @@ import ast
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import importlib
 import json
 import linecache
@@ -232,8 +233,11 @@ class Rebuilder:
         # each function in a module of its own, as in its test file: numba-cuda mangles a device function by its
         # module, and lowers a function's call of itself as a call of itself only when that module is imported
         # (a bare namespace made test_recursion's kernels fail to compile on the GPU: "no attribute
-        # 'insert_unresolved_ref'")
-        module_name = f"gpuviz_corpus_{len(self.built)}_{f['name']}"
+        # 'insert_unresolved_ref'"). Named by the stored function, not by the order of rebuilding: a kernel's GPU
+        # variants on disk are keyed by the modules of the device functions it calls, so a name that depended on what
+        # the process rebuilt before missed them in another process (bench/gpu_capture_speed.py's one-process pass
+        # compiled 97 kernels again whose variants 16 processes had kept)
+        module_name = f"gpuviz_corpus_{hashlib.sha1(repr(key).encode()).hexdigest()[:12]}_{f['name']}"
         home = types.ModuleType(module_name)
         sys.modules[module_name] = home
         ns = home.__dict__
