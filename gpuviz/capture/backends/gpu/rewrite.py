@@ -24,10 +24,10 @@ in the capture plan's site table (:mod:`gpuviz.capture.frontend.plan`), which th
 which the events keep as their ``site``) and, for memory events, the flat element
 ``index``. START, BARRIER, WARP_OP and END events (every event with ``timestamps="all"``) also go to a
 second, "timed" stream: ``%globaltimer`` and ``%smid``. Block, thread and sequence number are not
-written at all: each thread's (or warp's) events sit contiguously at an offset the host computed from a
-counting pass, so the host derives them.
+written at all: each thread's (or warp's) events sit contiguously at an offset the host computed from its
+count (a counting pass's, or a first recording run's into guessed room: :mod:`.launch`), so the host derives them.
 
-Layouts (``uniform``, a compile-time choice made by the host after counting): when every warp needs
+Layouts (``uniform``, a compile-time choice made by the host from the counts): when every warp needs
 about as many slots as the largest, each slot's first position is computed from its warp number and
 that largest count, so a thread loads nothing to find where to write; otherwise it reads its offset from
 a table the host filled with exclusive prefix sums. Either way the sizes are exact (a slot gets at most
