@@ -84,6 +84,20 @@ def _copy_tuple(cuda, t: tuple, fresh: bool = True) -> tuple:
     return type(t)(*out) if hasattr(t, "_fields") else tuple(out)  # a namedtuple stays one (numba types its fields)
 
 
+def _put_back(args, dargs, pristine) -> None:
+    """Copy ``pristine`` (device copies taken before a run) back into the caller's own device arrays among ``dargs``,
+    in tuples too; host arrays are not touched (their device copies are uploaded afresh by the caller)."""
+    def back(a, d, p):
+        if isinstance(a, tuple):
+            for a_k, d_k, p_k in zip(a, d, p):
+                back(a_k, d_k, p_k)
+        elif not isinstance(a, np.ndarray) and hasattr(d, "copy_to_device") and hasattr(p, "copy_to_host"):
+            d.copy_to_device(p)
+
+    for a, d, p in zip(args, dargs, pristine):
+        back(a, d, p)
+
+
 def _write_back(args, dargs, input_only=()):
     def back(a, d):
         if isinstance(a, tuple) and isinstance(d, tuple):

@@ -78,7 +78,7 @@ from ...frontend.plan import plan_for
 from ...frontend.source import python_function
 from ...limits import check_launch, normalize_dims
 from ..base import PlanCache
-from .arguments import _copy_tuple, _write_back, array_arguments, c_contiguous_arguments, launch_arguments
+from .arguments import _copy_tuple, _put_back, _write_back, array_arguments, c_contiguous_arguments, launch_arguments
 from .device import (DeviceTimer, EventTimer, _load_module, gpu_cuda, gpu_versions, kernel_resources,
                      occupancy_register_cap)
 from . import cooperative, recorder_cache
@@ -483,8 +483,8 @@ class GpuRecording:
     def produced_counts(self, bufs) -> np.ndarray | None:
         """(n_slots, 4) in the counting pass's columns: the events and timed events each recorded thread produced in
         the recording run that wrote ``bufs``, whether they fit or not (per-thread mode writes them at END, in the
-        columns that mode leaves free); None when they cannot be trusted (a position past 2**31 in a 32-bit state
-        wrapped: fewer produced than written)."""
+        columns that mode leaves free); None when they cannot be trusted (a thread's overflow count, kept in a 32-bit
+        state, wrapped past 2**31: fewer produced than written)."""
         cnt = bufs[BUFFERS.index("cnt")].copy_to_host()[: self.n_slots].astype(np.int64)
         produced = np.zeros_like(cnt)
         produced[:, :2] = cnt[:, 2:4]
@@ -497,16 +497,7 @@ class GpuRecording:
         numpy inputs uploaded afresh (the host arrays are written only after the capture), the caller's device
         arrays, in tuples too, copied back from ``pristine`` (copies taken before that run)."""
         dargs = self.device_args(fresh=False)
-
-        def back(a, d, p):
-            if isinstance(a, tuple):
-                for a_k, d_k, p_k in zip(a, d, p):
-                    back(a_k, d_k, p_k)
-            elif not isinstance(a, np.ndarray) and hasattr(d, "copy_to_device") and hasattr(p, "copy_to_host"):
-                d.copy_to_device(p)
-
-        for a, d, p in zip(self.args, dargs, pristine):
-            back(a, d, p)
+        _put_back(self.args, dargs, pristine)
         return dargs
 
     def scalar_params(self) -> list:
